@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"math/big"
+	"time"
+
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// Chain is what the engine needs of one network's JSON-RPC node. The
+// go-ethereum adapter lives in engine/evm; *ethclient.Client provides all
+// methods except BlockReceipts by number, which the adapter adds.
+type Chain interface {
+	ChainID(ctx context.Context) (*big.Int, error)
+	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
+	NonceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (uint64, error)
+	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
+	BalanceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (*big.Int, error)
+	EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error)
+	SuggestGasPrice(ctx context.Context) (*big.Int, error)
+	SuggestGasTipCap(ctx context.Context) (*big.Int, error)
+	CallContract(ctx context.Context, msg ethereum.CallMsg, blockNumber *big.Int) ([]byte, error)
+	SendTransaction(ctx context.Context, tx *types.Transaction) error
+	// BlockReceipts returns the receipts of every transaction of block number.
+	BlockReceipts(ctx context.Context, number uint64) ([]*types.Receipt, error)
+	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
+}
+
+// Network is one configured chain as the engine sees it.
+type Network struct {
+	Name    string
+	ChainID *big.Int
+	// Confirmations is how many blocks must be on top of a transaction's
+	// block before it counts as completed (0: completed when mined).
+	Confirmations uint64
+	// InFlight bounds the unconfirmed transactions per account (window W).
+	InFlight int
+	// GasMarginPercent is added to the estimated gas limit.
+	GasMarginPercent uint64
+	// PollInterval is how often the watcher polls for a new head.
+	PollInterval time.Duration
+	Chain        Chain
+}
+
+// Clock tells the time; tests pass a fake one.
+type Clock interface{ Now() time.Time }
+
+// SystemClock is the wall clock in UTC, truncated to milliseconds (the
+// precision of the API's timestamps).
+type SystemClock struct{}
+
+// Now implements Clock.
+func (SystemClock) Now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }

@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a machine-readable error code. The HTTP layer maps each code to a
+// status in one table; the engine never speaks HTTP.
+type Code string
+
+// Error codes of the API contract (API.md, "Errors").
+const (
+	CodeInvalidJSON     Code = "invalid_json"
+	CodeInvalidArgument Code = "invalid_argument"
+	CodeUnauthenticated Code = "unauthenticated"
+	CodeForbidden       Code = "forbidden"
+	CodeNotFound        Code = "not_found"
+	CodeConflict        Code = "conflict"
+	CodePayloadTooLarge Code = "payload_too_large"
+	CodeRateLimited     Code = "rate_limited"
+	CodeInternal        Code = "internal"
+	CodeUnavailable     Code = "unavailable"
+)
+
+// Error is the one error type that crosses the engine boundary with a code.
+// Message is safe to show to the caller; Field names the input at fault.
+type Error struct {
+	Code    Code
+	Message string
+	Field   string
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s (field %s)", e.Code, e.Message, e.Field)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the given code, field and formatted message.
+func Errorf(code Code, field, format string, args ...any) *Error {
+	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns an invalid_argument error for field.
+func Invalid(field, format string, args ...any) *Error {
+	return Errorf(CodeInvalidArgument, field, format, args...)
+}
+
+// ErrNotFound is returned by stores when a row does not exist. Callers that
+// know what was looked up wrap it into a more precise *Error.
+var ErrNotFound = &Error{Code: CodeNotFound, Message: "not found"}
+
+// ErrConflict is returned by stores when a unique constraint is violated.
+var ErrConflict = &Error{Code: CodeConflict, Message: "conflict"}
+
+// ErrorCode returns the code of err: the Code of the first *Error in its
+// chain, or CodeInternal for any other non-nil error.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// ErrorMessage returns the caller-safe message of err: the Message of the
+// first *Error in its chain, or a generic text that leaks nothing.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}
+
+// IsNotFound reports whether err carries CodeNotFound.
+func IsNotFound(err error) bool { return ErrorCode(err) == CodeNotFound }
+
+// TxErrorCode classifies why a transaction failed (Transaction.Error.Code).
+type TxErrorCode string
+
+// Failure codes of a transaction (API.md, "Transactions").
+const (
+	TxReverted          TxErrorCode = "reverted"
+	TxDependencyFailed  TxErrorCode = "dependency_failed"
+	TxExpired           TxErrorCode = "expired"
+	TxInsufficientFunds TxErrorCode = "insufficient_funds"
+	TxInvalid           TxErrorCode = "invalid"
+	TxCancelled         TxErrorCode = "cancelled"
+)
+
+// TxError is the failure reason stored on a failed transaction.
+type TxError struct {
+	Code    TxErrorCode `json:"code"`
+	Message string      `json:"message"`
+}

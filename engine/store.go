@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// The store is split into small role interfaces; each component receives only
+// the roles it uses. persistence/sqlite and persistence/postgres implement all
+// of them (Store). Every method returns ErrNotFound (possibly wrapped) when the
+// row it reads does not exist and ErrConflict when a unique key is taken.
+
+// UserStore keeps users and the hashes of their API tokens.
+type UserStore interface {
+	// CreateUser inserts u and, when tokenHash is not nil, a token for it,
+	// in one database transaction. When account is not nil it is inserted
+	// too (as the user's default account).
+	CreateUser(ctx context.Context, u *User, tokenHash []byte, account *Account) error
+	// UserByTokenHash returns the user holding the token with this hash.
+	UserByTokenHash(ctx context.Context, tokenHash []byte) (*User, error)
+	// UserByID returns the user with this id.
+	UserByID(ctx context.Context, id string) (*User, error)
+	// AddToken stores one more token hash for the user.
+	AddToken(ctx context.Context, userID string, tokenHash []byte) error
+	// FirstOperator returns the earliest created operator user.
+	FirstOperator(ctx context.Context) (*User, error)
+}
+
+// AccountStore keeps custodial accounts.
+type AccountStore interface {
+	// CreateAccount inserts a. When a.Default is true, the owner's other
+	// accounts stop being default in the same database transaction.
+	CreateAccount(ctx context.Context, a *Account) error
+	// AccountByID returns the account with this id (any owner).
+	AccountByID(ctx context.Context, id string) (*Account, error)
+	// AccountByAddress returns the account with this address (any owner).
+	AccountByAddress(ctx context.Context, addr common.Address) (*Account, error)
+	// DefaultAccount returns the owner's default account.
+	DefaultAccount(ctx context.Context, owner string) (*Account, error)
+	// ListAccounts returns the owner's accounts, oldest first.
+	ListAccounts(ctx context.Context, owner string) ([]*Account, error)
+	// SetDefaultAccount makes account id the owner's only default account.
+	SetDefaultAccount(ctx context.Context, owner, id string) error
+}
+
+// ContractFilter selects contracts in ListContracts. Empty fields match all.
+type ContractFilter struct {
+	Owner   string
+	Network string
+	// Text matches name or address, case-insensitively.
+	Text string
+	// Types keeps only contracts whose BWType is one of these.
+	Types []string
+}
+
+// ContractStore keeps registered contracts.
+type ContractStore interface {
+	// CreateContract inserts c.
+	CreateContract(ctx context.Context, c *Contract) error
+	// ContractByID returns the contract with this id (any owner).
+	ContractByID(ctx context.Context, id string) (*Contract, error)
+	// ListContracts returns the contracts matching f, oldest first.
+	ListContracts(ctx context.Context, f ContractFilter) ([]*Contract, error)
+}
+
+// Mined is the outcome of one transaction found in a block.
+type Mined struct {
+	ID          string
+	Status      TxStatus // StatusCompleted or StatusFailed
+	BlockNumber uint64
+	BlockHash   common.Hash
+	GasUsed     uint64
+	Events      []Event
+	Error       *TxError
+	Ended       time.Time
+}
+
+// TxStore keeps transactions and their lifecycle.
+type TxStore interface {
+	// InsertTransactions inserts txs (status new) in one database
+	// transaction: all or none. This is the group commit of the account actor.
+	InsertTransactions(ctx context.Context, txs []*Transaction) error
+	// TransactionByID returns the transaction with this id (any owner).
+	TransactionByID(ctx context.Context, id string) (*Transaction, error)
+	// ReadyTransactions returns up to limit transactions of the account on
+	// the network in status new, in acceptance order (first come, first served).
+	ReadyTransactions(ctx context.Context, accountID, network string, limit int) ([]*Transaction, error)
+	// InFlight returns the account's transactions on the network in status
+	// submitted, by nonce.
+	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
+	// MaxNonce returns the highest nonce ever assigned to the account on the
+	// network, and false when none was.
+	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
+	// MarkSubmitted records nonce, gas limit, hash, signed bytes and the
+	// submitted time of tx and moves it from new to submitted. It fails with
+	// ErrConflict if tx is no longer new.
+	MarkSubmitted(ctx context.Context, tx *Transaction) error
+	// MarkFailed moves a transaction that is not terminal to failed.
+	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	// SubmittedByHash returns the submitted transactions on the network whose
+	// hash is one of hashes.
+	SubmittedByHash(ctx context.Context, network string, hashes []common.Hash) ([]*Transaction, error)
+	// MarkMined applies the outcomes in one database transaction.
+	MarkMined(ctx context.Context, outcomes []Mined) error
+}
+
+// NetworkStore keeps per-network bookkeeping of the watcher.
+type NetworkStore interface {
+	// Cursor returns the last block the watcher processed on network, and
+	// false when it never processed one.
+	Cursor(ctx context.Context, network string) (uint64, bool, error)
+	// SetCursor records the last processed block.
+	SetCursor(ctx context.Context, network string, block uint64) error
+}
+
+// Store is everything a persistence backend implements.
+type Store interface {
+	UserStore
+	AccountStore
+	ContractStore
+	TxStore
+	NetworkStore
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+}

@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"encoding/json"
+	"math/big"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// User is an API user. Tokens are stored elsewhere, only as hashes.
+type User struct {
+	ID string
+	// Owner is the id of the user that created this one; empty when ownerless.
+	Owner string
+	// Operator users administer the service and are exempt from rate limits.
+	Operator bool
+	// CallbackSecret keys the HMAC signatures of this user's callbacks.
+	CallbackSecret string
+	Created        time.Time
+}
+
+// Account is a custodial blockchain account. Its private key is stored only
+// encrypted (EncryptedKey) and is never returned by the API.
+type Account struct {
+	ID           string
+	Owner        string
+	Address      common.Address
+	Default      bool
+	EncryptedKey []byte
+	Created      time.Time
+}
+
+// Contract is a contract registered by a user on one network.
+type Contract struct {
+	ID      string
+	Owner   string
+	Name    string
+	Network string
+	Address common.Address
+	// ABI is the JSON ABI as registered.
+	ABI json.RawMessage
+	// BWType and BWVer are set for built-in contract types (erc20, ...).
+	BWType string
+	BWVer  string
+	// Block is the chain head when the contract was registered.
+	Block   uint64
+	Created time.Time
+}
+
+// IsToken reports whether the contract is of a token type served under /tokens.
+func (c *Contract) IsToken() bool {
+	return c.BWType == TypeERC20 || c.BWType == TypeERC20Security
+}
+
+// Built-in contract types (the `type` of PUT /contracts, `bwtype` of a contract).
+const (
+	TypeERC20         = "erc20"
+	TypeERC20Security = "erc20-security"
+	TypeERC721        = "erc721"
+)
+
+// TxStatus is the lifecycle state of a transaction.
+type TxStatus string
+
+// Transaction states (API.md, "Transactions").
+const (
+	StatusNew       TxStatus = "new"
+	StatusWaiting   TxStatus = "waiting"
+	StatusSubmitted TxStatus = "submitted"
+	StatusCompleted TxStatus = "completed"
+	StatusFailed    TxStatus = "failed"
+)
+
+// Terminal reports whether no further transition is possible (except a reorg).
+func (s TxStatus) Terminal() bool { return s == StatusCompleted || s == StatusFailed }
+
+// Transaction is one blockchain write requested through the API.
+type Transaction struct {
+	ID string
+	// Owner is the id of the user that requested the transaction.
+	Owner     string
+	AccountID string
+	Network   string
+	From      common.Address
+
+	ContractID      string
+	ContractAddress common.Address
+	ContractName    string
+	ContractBWType  string
+
+	Method     string
+	Parameters []any
+	// Data is the ABI-encoded call data.
+	Data  []byte
+	Value *big.Int
+
+	Status    TxStatus
+	Created   time.Time
+	Submitted *time.Time
+	Ended     *time.Time
+
+	Nonce       *uint64
+	GasLimit    uint64
+	Hash        *common.Hash
+	RawTx       []byte
+	BlockNumber *uint64
+	BlockHash   *common.Hash
+	GasUsed     *uint64
+	Events      []Event
+	Error       *TxError
+
+	Callbacks    []string
+	DependsOn    []string
+	WaitForAsset string
+	WaitForValue *big.Int
+}
+
+// Event is one decoded log of a transaction or of a contract.
+type Event struct {
+	Event           string         `json:"event"`
+	Signature       string         `json:"signature"`
+	Address         common.Address `json:"address"`
+	BlockNumber     uint64         `json:"blockNumber"`
+	BlockHash       common.Hash    `json:"blockHash"`
+	TransactionHash common.Hash    `json:"transactionHash"`
+	LogIndex        uint           `json:"logIndex"`
+	ReturnValues    map[string]any `json:"returnValues"`
+}

@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/math"
+)
+
+// ParseAmount parses a non-negative decimal digit string of at most 2^256-1.
+// Anything else (sign, decimal point, exponent, hex, empty) is invalid_argument
+// on field.
+func ParseAmount(field, s string) (*big.Int, error) {
+	if s == "" {
+		return nil, Invalid(field, "%s must be a non-empty string of decimal digits", field)
+	}
+	if len(s) > 78 {
+		return nil, Invalid(field, "%s exceeds 2^256-1", field)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return nil, Invalid(field, "%s must contain only decimal digits (no sign, decimal point, exponent or hex)", field)
+		}
+	}
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return nil, Invalid(field, "%s is not a decimal number", field)
+	}
+	if v.Cmp(math.MaxBig256) > 0 {
+		return nil, Invalid(field, "%s exceeds 2^256-1", field)
+	}
+	return v, nil
+}
+
+// ParseAddress parses a 0x-prefixed 20-byte hex address. All-lower and
+// all-upper case are accepted; mixed case must pass the EIP-55 checksum.
+func ParseAddress(field, s string) (common.Address, error) {
+	if !common.IsHexAddress(s) || !(strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X")) {
+		return common.Address{}, Invalid(field, "%s must be a 0x-prefixed 20-byte hex address", field)
+	}
+	a := common.HexToAddress(s)
+	body := s[2:]
+	if body != strings.ToLower(body) && body != strings.ToUpper(body) && a.Hex() != "0x"+body {
+		return common.Address{}, Invalid(field, "%s fails the EIP-55 checksum (mixed case must match %s)", field, a.Hex())
+	}
+	return a, nil
+}
+
+// IsAddressLike reports whether s looks like an address (0x + 40 hex digits),
+// as opposed to an id.
+func IsAddressLike(s string) bool {
+	return len(s) == 42 && (strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"))
+}
