@@ -104,6 +104,23 @@ type TxStore interface {
 	SubmittedByHash(ctx context.Context, network string, hashes []common.Hash) ([]*Transaction, error)
 	// MarkMined applies the outcomes in one database transaction.
 	MarkMined(ctx context.Context, outcomes []Mined) error
+	// ReleaseNonce undoes MarkSubmitted for a submitted transaction that the
+	// node certainly rejected: nonce, gas limit, hash, signed bytes and
+	// submitted time are cleared, so MaxNonce no longer counts the nonce.
+	// With txErr nil the transaction goes back to new (it is submitted again
+	// in its place in the queue); otherwise it becomes failed with txErr and
+	// ended. It fails with ErrConflict if the transaction is not submitted.
+	ReleaseNonce(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	// Unmine moves every transaction of the network that was mined in block
+	// fromBlock or later (completed, or failed with a block number) back to
+	// submitted, clearing block number, block hash, gas used, events, error
+	// and ended, because those blocks left the chain. It returns the ids of
+	// the accounts concerned (each once).
+	Unmine(ctx context.Context, network string, fromBlock uint64) ([]string, error)
+	// PendingAccounts returns the ids of the accounts (each once) that have
+	// transactions on the network in status new, waiting or submitted:
+	// those whose actors must run after a restart.
+	PendingAccounts(ctx context.Context, network string) ([]string, error)
 }
 
 // NetworkStore keeps per-network bookkeeping of the watcher.

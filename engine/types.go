@@ -127,3 +127,13 @@ type Event struct {
 	LogIndex        uint           `json:"logIndex"`
 	ReturnValues    map[string]any `json:"returnValues"`
 }
+
+// MarshalJSON encodes the event with its address EIP-55 checksummed (the
+// API returns every address checksummed; common.Address encodes lower case).
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	return json.Marshal(struct {
+		plain
+		Address string `json:"address"`
+	}{plain: plain(e), Address: e.Address.Hex()})
+}

@@ -1,0 +1,33 @@
+// Package account holds the account actor: one per (account, network), it
+// owns the account's nonce and serialises acceptance and submission of its
+// transactions. The logic lives in engine.Sender; this is its actor shell.
+package account
+
+import "github.com/txengine/txengine/engine"
+
+// Submit asks the actor to accept a transaction. The actor replies with
+// *Accepted once the transaction's row is committed (group commit: one
+// database transaction for every Submit waiting in the mailbox).
+type Submit struct {
+	Tx *engine.Transaction
+}
+
+// Accepted answers Submit. Err is nil when the transaction is stored.
+type Accepted struct {
+	Tx  *engine.Transaction
+	Err error
+}
+
+// Wake tells the actor that its in-flight window may have room (a
+// transaction of the account was mined) or that work is waiting for it.
+type Wake struct{}
+
+// flush commits the Submits buffered so far.
+type flush struct{}
+
+// pump submits ready transactions while the in-flight window has room.
+type pump struct{}
+
+// passivate is the actor's own request to stop after its registration was
+// removed; every message sent before the removal precedes it in the mailbox.
+type passivate struct{}

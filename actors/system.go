@@ -1,0 +1,254 @@
+// Package actors wires the protoactor actors of txengine (account actors,
+// network watchers, faucets) behind a small facade, so that http/ never sees
+// a PID.
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/txengine/txengine/actors/account"
+	"github.com/txengine/txengine/actors/faucet"
+	"github.com/txengine/txengine/actors/watcher"
+	"github.com/txengine/txengine/engine"
+)
+
+// Store is what the actors need of the store.
+type Store interface {
+	account.Store
+	engine.FollowerStore
+	PendingAccounts(ctx context.Context, network string) ([]string, error)
+}
+
+// Config configures the actor system.
+type Config struct {
+	Store    Store
+	Signer   engine.Signer
+	Clock    engine.Clock
+	Log      *slog.Logger
+	Networks map[string]*engine.Network
+	// Faucets are the faucets of the networks that have one.
+	Faucets map[string]*engine.Faucet
+	// IdleAccount is how long an idle account actor lives (passivation).
+	IdleAccount time.Duration
+	// MaxBatch bounds the rows of one group commit.
+	MaxBatch int
+	// SubmitTimeout bounds the wait for an account actor's group commit.
+	SubmitTimeout time.Duration
+}
+
+// System is the running actor system and the facade the HTTP layer uses.
+type System struct {
+	cfg  Config
+	sys  *actor.ActorSystem
+	acfg account.Config
+
+	mu       sync.Mutex
+	accounts map[string]*actor.PID
+	watchers map[string]*actor.PID
+	faucets  map[string]*actor.PID
+	closed   bool
+}
+
+// Start starts the watchers and faucets, and the account actors of every
+// account that has work left from a previous run (recovery).
+func Start(ctx context.Context, cfg Config) (*System, error) {
+	if cfg.IdleAccount <= 0 {
+		cfg.IdleAccount = 2 * time.Minute
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 500
+	}
+	if cfg.SubmitTimeout <= 0 {
+		cfg.SubmitTimeout = 30 * time.Second
+	}
+	log := cfg.Log
+	s := &System{
+		cfg: cfg,
+		sys: actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+			return log.With("lib", "protoactor")
+		})),
+		accounts: map[string]*actor.PID{},
+		watchers: map[string]*actor.PID{},
+		faucets:  map[string]*actor.PID{},
+	}
+	s.acfg = account.Config{
+		Store: cfg.Store, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
+		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second,
+	}
+	for name, f := range cfg.Faucets {
+		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
+	}
+	for name, net := range cfg.Networks {
+		s.watchers[name] = s.sys.Root.Spawn(watcher.Props(watcher.Config{
+			Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s,
+		}))
+		ids, err := cfg.Store.PendingAccounts(ctx, name)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("recover accounts of %s: %w", name, err)
+		}
+		for _, id := range ids {
+			s.Wake(id, name)
+		}
+	}
+	return s, nil
+}
+
+// Submit hands tx to its account actor, which stores it durably (group
+// commit) before answering. An error means nothing was stored.
+func (s *System) Submit(ctx context.Context, tx *engine.Transaction) (*engine.Transaction, error) {
+	if _, ok := s.cfg.Networks[tx.Network]; !ok {
+		return nil, engine.Errorf(engine.CodeUnavailable, "", "network %q is not configured", tx.Network)
+	}
+	timeout := s.cfg.SubmitTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		fut, err := s.request(tx.AccountID, tx.Network, &account.Submit{Tx: tx}, timeout)
+		if err != nil {
+			return nil, err
+		}
+		res, err := fut.Result()
+		if errors.Is(err, actor.ErrDeadLetter) {
+			continue // the actor stopped meanwhile; spawn a new one
+		}
+		if err != nil {
+			return nil, engine.Errorf(engine.CodeUnavailable, "", "transaction not accepted in time")
+		}
+		acc := res.(*account.Accepted)
+		if acc.Err != nil {
+			return nil, acc.Err
+		}
+		return acc.Tx, nil
+	}
+	return nil, engine.Errorf(engine.CodeUnavailable, "", "account actor unavailable")
+}
+
+// request sends msg to the account actor, spawning it when needed. The send
+// happens under the registry lock, so a passivating actor either gets the
+// message before its passivate or is no longer registered.
+func (s *System) request(accountID, network string, msg any, timeout time.Duration) (*actor.Future, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pid, err := s.pidLocked(accountID, network)
+	if err != nil {
+		return nil, err
+	}
+	return s.sys.Root.RequestFuture(pid, msg, timeout), nil
+}
+
+func (s *System) pidLocked(accountID, network string) (*actor.PID, error) {
+	if s.closed {
+		return nil, engine.Errorf(engine.CodeUnavailable, "", "shutting down")
+	}
+	key := account.Key(accountID, network)
+	if pid, ok := s.accounts[key]; ok {
+		return pid, nil
+	}
+	net, ok := s.cfg.Networks[network]
+	if !ok {
+		return nil, engine.Errorf(engine.CodeUnavailable, "", "network %q is not configured", network)
+	}
+	// A unique name: a passivating incarnation may still be stopping.
+	pid := s.sys.Root.SpawnPrefix(account.Props(s.acfg, accountID, net), "account/"+key+"/")
+	s.accounts[key] = pid
+	return pid, nil
+}
+
+// Wake implements watcher.Waker: it wakes (or starts) an account actor.
+func (s *System) Wake(accountID, network string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pid, err := s.pidLocked(accountID, network)
+	if err != nil {
+		return
+	}
+	s.sys.Root.Send(pid, &account.Wake{})
+}
+
+// Release implements account.Registry.
+func (s *System) Release(key string, pid *actor.PID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.accounts[key]; ok && cur.Equal(pid) {
+		delete(s.accounts, key)
+		return true
+	}
+	return false
+}
+
+// LiveAccounts returns how many account actors are running.
+func (s *System) LiveAccounts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.accounts)
+}
+
+// AccountCreated asks every network's faucet to fund the new account.
+func (s *System) AccountCreated(_ context.Context, a *engine.Account) {
+	s.Fund(a.Address)
+}
+
+// Fund asks every faucet to top up addr, without waiting.
+func (s *System) Fund(addr common.Address) {
+	for _, pid := range s.faucets {
+		s.sys.Root.Send(pid, &faucet.Fund{Addresses: []common.Address{addr}})
+	}
+}
+
+// FundAndWait asks the faucet of network to top up addrs and waits for the
+// funding transactions to be sent.
+func (s *System) FundAndWait(network string, addrs []common.Address, timeout time.Duration) ([]common.Hash, error) {
+	pid, ok := s.faucets[network]
+	if !ok {
+		return nil, fmt.Errorf("network %q has no faucet", network)
+	}
+	res, err := s.sys.Root.RequestFuture(pid, &faucet.Fund{Addresses: addrs}, timeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("faucet of %s: %w", network, err)
+	}
+	f := res.(*faucet.Funded)
+	return f.Hashes, f.Err
+}
+
+// Close stops the watchers first (no more wake-ups), then the account
+// actors (each finishes the message it is handling), then the faucets.
+func (s *System) Close() {
+	s.mu.Lock()
+	s.closed = true
+	accounts := make([]*actor.PID, 0, len(s.accounts))
+	for _, pid := range s.accounts {
+		accounts = append(accounts, pid)
+	}
+	s.mu.Unlock()
+	stopAll := func(pids []*actor.PID) {
+		futs := make([]*actor.Future, len(pids))
+		for i, pid := range pids {
+			futs[i] = s.sys.Root.StopFuture(pid)
+		}
+		for _, f := range futs {
+			_ = f.Wait()
+		}
+	}
+	stopAll(values(s.watchers))
+	stopAll(accounts)
+	stopAll(values(s.faucets))
+	s.sys.Shutdown()
+}
+
+func values(m map[string]*actor.PID) []*actor.PID {
+	out := make([]*actor.PID, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+// Command txengine runs the txengine service: an HTTP API in front of
+// Ethereum-style chains for custodial accounts, contract calls and token
+// transfers. This package is wiring only.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `txengine: an HTTP API in front of Ethereum-style chains.
+
+Usage:
+  txengine serve [--config FILE]   run the service (default command)
+  txengine help                    show this help
+
+With no configuration, serve runs the embedded default: an embedded store and
+an in-process dev chain (network "dev") with a faucet and a demo ERC-20, all
+kept in TXENGINE_DATA_DIR (default ./data), listening on TXENGINE_LISTEN
+(default 127.0.0.1:8080). It prints the base URL and the operator token.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "txengine:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches the subcommand.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		configPath := fs.String("config", "", "YAML configuration file (TXENGINE_* environment variables override it)")
+		fs.Usage = func() {
+			fmt.Fprintln(stderr, "Usage: txengine serve [--config FILE]\n\nRuns the service; with no configuration, the embedded default.")
+			fs.PrintDefaults()
+		}
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		return serve(ctx, *configPath, stdout, stderr, getenv)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}

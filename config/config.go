@@ -1,0 +1,199 @@
+// Package config loads txengine's configuration: defaults, an optional YAML
+// file, then TXENGINE_* environment overrides, then validation that names the
+// bad key and says why.
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole configuration of the service.
+type Config struct {
+	// Listen is the HTTP listen address (TXENGINE_LISTEN).
+	Listen string `yaml:"listen"`
+	// DataDir holds the embedded store, the embedded chain, the generated
+	// master key and the operator token (TXENGINE_DATA_DIR).
+	DataDir string `yaml:"dataDir"`
+	// MasterKey is the hex 32-byte key that encrypts account keys
+	// (TXENGINE_MASTER_KEY). Empty: generated once into <dataDir>/master.key.
+	MasterKey string   `yaml:"masterKey"`
+	Database  Database `yaml:"database"`
+	// Networks are real chains over JSON-RPC. Empty: the embedded dev chain.
+	Networks []Network `yaml:"networks"`
+	Dev      DevChain  `yaml:"dev"`
+	Engine   Engine    `yaml:"engine"`
+	Log      Log       `yaml:"log"`
+}
+
+// Database selects the store.
+type Database struct {
+	// URL is a postgres:// URL (TXENGINE_DATABASE_URL); empty selects the
+	// embedded store under DataDir.
+	URL string `yaml:"url"`
+}
+
+// Network is one real chain.
+type Network struct {
+	Name          string        `yaml:"name"`
+	ChainID       uint64        `yaml:"chainId"`
+	HTTPURL       string        `yaml:"httpUrl"`
+	WSURL         string        `yaml:"wsUrl"`
+	Confirmations uint64        `yaml:"confirmations"`
+	PollInterval  time.Duration `yaml:"pollInterval"`
+	// FaucetKey is a hex private key that funds new accounts with gas.
+	FaucetKey string `yaml:"faucetKey"`
+}
+
+// DevChain configures the embedded in-process chain (network "dev").
+type DevChain struct {
+	// BlockPeriod is the time between blocks (TXENGINE_DEV_BLOCK_PERIOD).
+	BlockPeriod time.Duration `yaml:"blockPeriod"`
+	// FaucetWei is what each new account receives (decimal wei).
+	FaucetWei string `yaml:"faucetWei"`
+}
+
+// Engine tunes the transaction engine.
+type Engine struct {
+	// InFlight is the per-account window of unconfirmed transactions.
+	InFlight int `yaml:"inFlight"`
+	// GasMarginPercent is added to estimated gas limits.
+	GasMarginPercent uint64 `yaml:"gasMarginPercent"`
+	// IdleAccount is how long an idle account actor lives.
+	IdleAccount time.Duration `yaml:"idleAccount"`
+	// MaxBatch bounds the rows of one group commit.
+	MaxBatch int `yaml:"maxBatch"`
+}
+
+// Log configures structured logging.
+type Log struct {
+	// Format is "text" or "json" (TXENGINE_LOG_FORMAT).
+	Format string `yaml:"format"`
+	// Level is debug, info, warn or error (TXENGINE_LOG_LEVEL).
+	Level string `yaml:"level"`
+}
+
+// Default returns the embedded default configuration.
+func Default() Config {
+	return Config{
+		Listen:  "127.0.0.1:8080",
+		DataDir: "./data",
+		Dev:     DevChain{BlockPeriod: time.Second, FaucetWei: "10000000000000000000"},
+		Engine:  Engine{InFlight: 64, GasMarginPercent: 20, IdleAccount: 2 * time.Minute, MaxBatch: 500},
+		Log:     Log{Format: "text", Level: "info"},
+	}
+}
+
+// Load returns the defaults overlaid with the YAML file at path (when not
+// empty) and the environment read through getenv, validated.
+func Load(path string, getenv func(string) string) (Config, error) {
+	cfg := Default()
+	if path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return cfg, fmt.Errorf("config file: %w", err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(raw)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil {
+			return cfg, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	if err := cfg.applyEnv(getenv); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+func (c *Config) applyEnv(getenv func(string) string) error {
+	str := map[string]*string{
+		"TXENGINE_LISTEN":       &c.Listen,
+		"TXENGINE_DATA_DIR":     &c.DataDir,
+		"TXENGINE_MASTER_KEY":   &c.MasterKey,
+		"TXENGINE_DATABASE_URL": &c.Database.URL,
+		"TXENGINE_LOG_FORMAT":   &c.Log.Format,
+		"TXENGINE_LOG_LEVEL":    &c.Log.Level,
+	}
+	for k, p := range str {
+		if v := getenv(k); v != "" {
+			*p = v
+		}
+	}
+	durations := map[string]*time.Duration{
+		"TXENGINE_DEV_BLOCK_PERIOD": &c.Dev.BlockPeriod,
+		"TXENGINE_IDLE_ACCOUNT":     &c.Engine.IdleAccount,
+	}
+	for k, p := range durations {
+		if v := getenv(k); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a duration (e.g. 500ms, 2s)", k, v)
+			}
+			*p = d
+		}
+	}
+	if v := getenv("TXENGINE_IN_FLIGHT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("TXENGINE_IN_FLIGHT: %q is not an integer", v)
+		}
+		c.Engine.InFlight = n
+	}
+	return nil
+}
+
+// Validate checks every key and names the first bad one.
+func (c *Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen: %q is not host:port: %w", c.Listen, err)
+	}
+	if c.DataDir == "" {
+		return fmt.Errorf("dataDir: must not be empty")
+	}
+	if c.MasterKey != "" {
+		if b, err := decodeHex(c.MasterKey); err != nil || len(b) != 32 {
+			return fmt.Errorf("masterKey: must be 64 hex digits (32 bytes)")
+		}
+	}
+	if c.Database.URL != "" && !strings.HasPrefix(c.Database.URL, "postgres://") && !strings.HasPrefix(c.Database.URL, "postgresql://") {
+		return fmt.Errorf("database.url: must be a postgres:// URL")
+	}
+	if c.Database.URL != "" {
+		return fmt.Errorf("database.url: PostgreSQL is not supported yet; leave it empty for the embedded store")
+	}
+	if len(c.Networks) > 0 {
+		return fmt.Errorf("networks: real networks are not supported yet; leave empty for the embedded dev chain")
+	}
+	if c.Dev.BlockPeriod < 0 {
+		return fmt.Errorf("dev.blockPeriod: must not be negative")
+	}
+	if _, ok := parseWei(c.Dev.FaucetWei); !ok {
+		return fmt.Errorf("dev.faucetWei: must be a decimal wei amount")
+	}
+	if c.Engine.InFlight < 1 || c.Engine.InFlight > 4096 {
+		return fmt.Errorf("engine.inFlight: must be between 1 and 4096, got %d", c.Engine.InFlight)
+	}
+	if c.Engine.MaxBatch < 1 {
+		return fmt.Errorf("engine.maxBatch: must be at least 1")
+	}
+	if c.Engine.IdleAccount < time.Second {
+		return fmt.Errorf("engine.idleAccount: must be at least 1s")
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return fmt.Errorf("log.format: must be text or json, got %q", c.Log.Format)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log.level: must be debug, info, warn or error, got %q", c.Log.Level)
+	}
+	return nil
+}

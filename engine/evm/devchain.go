@@ -1,0 +1,244 @@
+package evm
+
+import (
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth"
+	"github.com/ethereum/go-ethereum/eth/catalyst"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/p2p"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// DevChainID is the chain id of the dev chain (as geth --dev and the
+// simulated backend).
+const DevChainID = 1337
+
+// DevChainConfig configures StartDevChain.
+type DevChainConfig struct {
+	// DataDir keeps the chain; required. The layout is geth's
+	// (DataDir/geth/chaindata...), so `geth --dev --datadir DataDir` can open
+	// it too (while the DevChain is closed).
+	DataDir string
+	// Period is the time between blocks, a whole number of seconds. Zero
+	// mines a block as soon as transactions arrive (as geth --dev.period 0).
+	Period time.Duration
+	// GasLimit is the block gas limit of a new chain and the miner's gas
+	// ceiling (0: DefaultDevGasLimit).
+	GasLimit uint64
+	// FaucetKey is the account funded at genesis and paid the fees; required.
+	// Keep it across restarts (LoadOrCreateKey): a restarted chain keeps its
+	// genesis, so a new key would own nothing.
+	FaucetKey *ecdsa.PrivateKey
+}
+
+// DefaultDevGasLimit is the block gas limit of a dev chain unless configured.
+const DefaultDevGasLimit = 60_000_000
+
+// DefaultDevChainConfig returns a config with a one-second block period and
+// the default gas limit; DataDir and FaucetKey are left to the caller.
+func DefaultDevChainConfig() DevChainConfig {
+	return DevChainConfig{Period: time.Second, GasLimit: DefaultDevGasLimit}
+}
+
+// sanitize validates cfg and fills in defaults.
+func (cfg DevChainConfig) sanitize() (DevChainConfig, error) {
+	if cfg.DataDir == "" {
+		return cfg, errors.New("dev chain: DataDir is required")
+	}
+	if cfg.FaucetKey == nil {
+		return cfg, errors.New("dev chain: FaucetKey is required")
+	}
+	if cfg.Period < 0 || cfg.Period%time.Second != 0 {
+		return cfg, fmt.Errorf("dev chain: Period must be zero or a whole number of seconds, got %s", cfg.Period)
+	}
+	if cfg.GasLimit == 0 {
+		cfg.GasLimit = DefaultDevGasLimit
+	}
+	return cfg, nil
+}
+
+// DevChain is an in-process go-ethereum dev chain (node, eth service and
+// simulated beacon, assembled as geth --dev --datadir does) whose state
+// survives a clean Close and restart on the same DataDir. After a hard kill
+// it comes back at its last persisted head, losing the newest blocks.
+type DevChain struct {
+	stack   *node.Node
+	client  *Client
+	chainID *big.Int
+	faucet  common.Address
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// StartDevChain opens or creates the dev chain in cfg.DataDir and starts
+// mining. A new chain gets a dev genesis (every fork enabled, chain id 1337)
+// that funds the faucet; an existing chain keeps its stored genesis.
+func StartDevChain(cfg DevChainConfig) (*DevChain, error) {
+	cfg, err := cfg.sanitize()
+	if err != nil {
+		return nil, err
+	}
+	faucet := crypto.PubkeyToAddress(cfg.FaucetKey.PublicKey)
+
+	stack, err := node.New(&node.Config{
+		// "geth" gives the data dir geth's layout; a name derived from the
+		// executable (the default) would differ between binaries and tests.
+		Name:    "geth",
+		DataDir: cfg.DataDir,
+		// No listener, no discovery, no HTTP, WS or IPC: in-process RPC only.
+		P2P: p2p.Config{NoDiscovery: true, MaxPeers: 0, ListenAddr: ""},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dev chain %s: node: %w", cfg.DataDir, err)
+	}
+	d, err := startOnNode(stack, cfg, faucet)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("dev chain %s: %w", cfg.DataDir, err), closeNode(stack))
+	}
+	return d, nil
+}
+
+// closeNode closes a node that failed to start; Start already closes one
+// whose start-up failed.
+func closeNode(stack *node.Node) error {
+	if err := stack.Close(); err != nil && !errors.Is(err, node.ErrNodeStopped) {
+		return fmt.Errorf("close node: %w", err)
+	}
+	return nil
+}
+
+func startOnNode(stack *node.Node, cfg DevChainConfig, faucet common.Address) (*DevChain, error) {
+	genesis, err := devGenesis(stack, cfg.GasLimit, faucet)
+	if err != nil {
+		return nil, err
+	}
+	ethCfg := ethconfig.Defaults
+	ethCfg.Genesis = genesis
+	ethCfg.NetworkId = DevChainID
+	ethCfg.SyncMode = ethconfig.FullSync
+	ethCfg.Miner.PendingFeeRecipient = faucet
+	ethCfg.Miner.GasCeil = cfg.GasLimit
+	ethCfg.Miner.GasPrice = big.NewInt(1) // as geth --dev: accept any tip
+	// The engine bursts transactions: geth's defaults (16 executable per
+	// account, 64 queued) silently drop the excess.
+	ethCfg.TxPool.AccountSlots = 1024
+	ethCfg.TxPool.GlobalSlots = 8192
+	ethCfg.TxPool.AccountQueue = 1024
+	ethCfg.TxPool.GlobalQueue = 8192
+	// Caches sized for an embedded chain rather than a mainnet node.
+	ethCfg.DatabaseCache = 128
+	ethCfg.TrieCleanCache = 64
+	ethCfg.TrieDirtyCache = 64
+	ethCfg.SnapshotCache = 32
+
+	backend, err := eth.New(stack, &ethCfg)
+	if err != nil {
+		return nil, fmt.Errorf("eth service: %w", err)
+	}
+	chainID := backend.BlockChain().Config().ChainID
+	// eth_getLogs, eth_newFilter and log subscriptions, as geth registers them.
+	filterSystem := filters.NewFilterSystem(backend.APIBackend, filters.Config{
+		LogCacheSize:  ethCfg.FilterLogCacheSize,
+		LogQueryLimit: ethCfg.LogQueryLimit,
+		RangeLimit:    ethCfg.RangeLimit,
+	})
+	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(filterSystem)}})
+
+	beacon, err := catalyst.NewSimulatedBeacon(uint64(cfg.Period/time.Second), faucet, backend)
+	if err != nil {
+		// The eth service holds files (and locks) that only its Stop
+		// releases, and it can only be stopped once started.
+		if serr := stack.Start(); serr == nil {
+			err = errors.Join(err, closeNode(stack))
+		}
+		return nil, fmt.Errorf("simulated beacon: %w", err)
+	}
+	// With period 0 this starts the goroutine that mines on new transactions;
+	// it ends when the beacon stops (node Close, or below).
+	catalyst.RegisterSimulatedBeaconAPIs(stack, beacon)
+	stack.RegisterLifecycle(beacon)
+	if err := stack.Start(); err != nil {
+		// The beacon is the last lifecycle and its Start cannot fail, so it
+		// was not started and the node did not stop it.
+		_ = beacon.Stop()
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	return &DevChain{
+		stack:   stack,
+		client:  NewClient(stack.Attach()),
+		chainID: new(big.Int).Set(chainID),
+		faucet:  faucet,
+	}, nil
+}
+
+// devGenesis returns the dev genesis for a new data dir, and nil if the data
+// dir already holds a chain: eth.New then reuses the stored genesis (as geth
+// --dev --datadir does), after checking that it is a dev chain whose genesis
+// funds faucet. The checks come before eth.New because the eth service cannot
+// be shut down cleanly before it has started.
+func devGenesis(stack *node.Node, gasLimit uint64, faucet common.Address) (*core.Genesis, error) {
+	if rawdb.PreexistingDatabase(stack.ResolvePath("chaindata")) == "" {
+		return core.DeveloperGenesisBlock(gasLimit, &faucet), nil
+	}
+	db, err := stack.OpenDatabaseWithOptions("chaindata", node.DatabaseOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("open chain database: %w", err)
+	}
+	var stored *core.Genesis
+	if rawdb.ReadCanonicalHash(db, 0) != (common.Hash{}) {
+		stored, err = core.ReadGenesis(db)
+	}
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close chain database: %w", cerr)
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("stored genesis: %w", err)
+	case stored == nil: // database created, genesis never written
+		return core.DeveloperGenesisBlock(gasLimit, &faucet), nil
+	case stored.Config.ChainID == nil || stored.Config.ChainID.Int64() != DevChainID:
+		return nil, fmt.Errorf("data dir holds chain id %v, not a dev chain (%d)", stored.Config.ChainID, DevChainID)
+	case stored.Config.TerminalTotalDifficulty == nil || stored.Config.TerminalTotalDifficulty.Sign() != 0:
+		return nil, errors.New("data dir holds a chain that is not merged at genesis, not a dev chain")
+	}
+	if acct, ok := stored.Alloc[faucet]; !ok || acct.Balance == nil || acct.Balance.Sign() == 0 {
+		return nil, fmt.Errorf("the stored genesis does not fund faucet %s: pass the key the chain was created with", faucet)
+	}
+	return nil, nil
+}
+
+// Client returns the in-process client of the chain. The DevChain owns it:
+// it is closed by Close and must not be closed by the caller.
+func (d *DevChain) Client() *Client { return d.client }
+
+// ChainID returns the chain id (DevChainID).
+func (d *DevChain) ChainID() *big.Int { return new(big.Int).Set(d.chainID) }
+
+// Faucet returns the address funded at genesis, which receives the fees.
+func (d *DevChain) Faucet() common.Address { return d.faucet }
+
+// Close stops mining, closes the client and shuts the node down, persisting
+// the state so that StartDevChain on the same DataDir resumes at this head.
+// Calls after the first return the first result.
+func (d *DevChain) Close() error {
+	d.closeOnce.Do(func() {
+		d.client.Close()
+		if err := d.stack.Close(); err != nil {
+			d.closeErr = fmt.Errorf("dev chain: close: %w", err)
+		}
+	})
+	return d.closeErr
+}

@@ -1,0 +1,290 @@
+package engine
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"strings"
+	"time"
+
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// SenderStore is what a Sender needs of the store.
+type SenderStore interface {
+	InsertTransactions(ctx context.Context, txs []*Transaction) error
+	ReadyTransactions(ctx context.Context, accountID, network string, limit int) ([]*Transaction, error)
+	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
+	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
+	MarkSubmitted(ctx context.Context, tx *Transaction) error
+	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	ReleaseNonce(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+}
+
+// Sender is the logic of one account on one network: it accepts
+// transactions (one database transaction per batch), assigns gapless nonces
+// in acceptance order, signs, persists the signed bytes before broadcasting,
+// and keeps at most Network.InFlight transactions unconfirmed. It is not safe
+// for concurrent use: the account actor owns it and calls it from one
+// goroutine at a time.
+type Sender struct {
+	account *Account
+	net     *Network
+	store   SenderStore
+	signer  Signer
+	clock   Clock
+	log     *slog.Logger
+
+	// next is the nonce the next submitted transaction gets; valid when
+	// synced is true.
+	next   uint64
+	synced bool
+	// rebroadcastAfter is how long a submitted transaction may stay
+	// unmined before its signed bytes are sent again.
+	rebroadcastAfter time.Duration
+}
+
+// NewSender returns the sender of account on net.
+func NewSender(account *Account, net *Network, store SenderStore, signer Signer, clock Clock, log *slog.Logger) *Sender {
+	return &Sender{
+		account: account, net: net, store: store, signer: signer, clock: clock,
+		log:              log.With("account", account.ID, "network", net.Name),
+		rebroadcastAfter: 30 * time.Second,
+	}
+}
+
+// Accept stores txs durably (status new) in one database transaction.
+func (s *Sender) Accept(ctx context.Context, txs []*Transaction) error {
+	if err := s.store.InsertTransactions(ctx, txs); err != nil {
+		return fmt.Errorf("accept %d transactions: %w", len(txs), err)
+	}
+	return nil
+}
+
+// Sync reconciles the next nonce with the store and the chain and
+// re-broadcasts the signed bytes of every in-flight transaction. The next
+// nonce is the larger of the store's highest assigned nonce + 1 and the
+// chain's confirmed nonce: never the pending nonce of a pool, which may hold
+// transactions we do not know of, so the counter can never run ahead of
+// what the store holds.
+func (s *Sender) Sync(ctx context.Context) error {
+	maxNonce, any, err := s.store.MaxNonce(ctx, s.account.ID, s.net.Name)
+	if err != nil {
+		return fmt.Errorf("sync nonce: %w", err)
+	}
+	chainNonce, err := s.net.Chain.NonceAt(ctx, s.account.Address, nil)
+	if err != nil {
+		return fmt.Errorf("sync nonce: read chain nonce: %w", err)
+	}
+	next := chainNonce
+	if any && maxNonce+1 > next {
+		next = maxNonce + 1
+	}
+	s.next, s.synced = next, true
+	inflight, err := s.store.InFlight(ctx, s.account.ID, s.net.Name)
+	if err != nil {
+		return fmt.Errorf("sync: in flight: %w", err)
+	}
+	s.rebroadcast(ctx, inflight)
+	return nil
+}
+
+// Pump submits ready transactions while the in-flight window has room. It
+// returns how many it submitted or failed; an error means the node or the
+// store is unavailable and the caller should retry later.
+func (s *Sender) Pump(ctx context.Context) (int, error) {
+	if !s.synced {
+		if err := s.Sync(ctx); err != nil {
+			return 0, err
+		}
+	}
+	inflight, err := s.store.InFlight(ctx, s.account.ID, s.net.Name)
+	if err != nil {
+		return 0, fmt.Errorf("pump: in flight: %w", err)
+	}
+	if len(inflight) > 0 && s.clock.Now().Sub(*inflight[0].Submitted) > s.rebroadcastAfter {
+		s.rebroadcast(ctx, inflight)
+	}
+	free := s.net.InFlight - len(inflight)
+	if free <= 0 {
+		return 0, nil
+	}
+	ready, err := s.store.ReadyTransactions(ctx, s.account.ID, s.net.Name, free)
+	if err != nil {
+		return 0, fmt.Errorf("pump: ready: %w", err)
+	}
+	if len(ready) == 0 {
+		return 0, nil
+	}
+	fees, err := s.fees(ctx)
+	if err != nil {
+		return 0, err
+	}
+	done := 0
+	for _, tx := range ready {
+		if err := s.submit(ctx, tx, fees); err != nil {
+			return done, err
+		}
+		done++
+	}
+	return done, nil
+}
+
+// feeQuote is the fee part of the transactions of one pump.
+type feeQuote struct {
+	baseFee  *big.Int // nil on legacy networks
+	tip      *big.Int
+	gasPrice *big.Int
+}
+
+func (s *Sender) fees(ctx context.Context) (feeQuote, error) {
+	head, err := s.net.Chain.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return feeQuote{}, fmt.Errorf("fees: head: %w", err)
+	}
+	if head.BaseFee == nil {
+		price, err := s.net.Chain.SuggestGasPrice(ctx)
+		if err != nil {
+			return feeQuote{}, fmt.Errorf("fees: gas price: %w", err)
+		}
+		return feeQuote{gasPrice: price}, nil
+	}
+	tip, err := s.net.Chain.SuggestGasTipCap(ctx)
+	if err != nil {
+		return feeQuote{}, fmt.Errorf("fees: tip: %w", err)
+	}
+	return feeQuote{baseFee: head.BaseFee, tip: tip}, nil
+}
+
+// submit estimates, assigns the nonce, signs, persists and broadcasts tx.
+func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) error {
+	value := tx.Value
+	if value == nil {
+		value = new(big.Int)
+	}
+	to := tx.ContractAddress
+	gas, err := s.net.Chain.EstimateGas(ctx, ethereum.CallMsg{From: s.account.Address, To: &to, Value: value, Data: tx.Data})
+	if err != nil {
+		if txErr := estimateFailure(err); txErr != nil {
+			// The transaction can not succeed now: fail it before a nonce is taken.
+			s.log.Info("transaction fails estimation", "tx", tx.ID, "code", txErr.Code, "reason", txErr.Message)
+			return s.store.MarkFailed(ctx, tx.ID, txErr, s.clock.Now())
+		}
+		return fmt.Errorf("estimate gas of %s: %w", tx.ID, err)
+	}
+	gas += gas * s.net.GasMarginPercent / 100
+
+	nonce := s.next
+	var unsigned *types.Transaction
+	if fees.baseFee != nil {
+		feeCap := new(big.Int).Add(new(big.Int).Mul(fees.baseFee, big.NewInt(2)), fees.tip)
+		unsigned = types.NewTx(&types.DynamicFeeTx{
+			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: fees.tip, GasFeeCap: feeCap,
+			Gas: gas, To: &to, Value: value, Data: tx.Data,
+		})
+	} else {
+		unsigned = types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: fees.gasPrice, Gas: gas, To: &to, Value: value, Data: tx.Data})
+	}
+	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
+	if err != nil {
+		return fmt.Errorf("sign %s: %w", tx.ID, err)
+	}
+	raw, err := signed.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", tx.ID, err)
+	}
+	hash := signed.Hash()
+	now := s.clock.Now()
+	tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx, tx.Submitted = &nonce, gas, &hash, raw, &now
+	// Persist before broadcast: after a crash the signed bytes are sent again as they are.
+	if err := s.store.MarkSubmitted(ctx, tx); err != nil {
+		if errors.Is(err, ErrConflict) {
+			// Cancelled meanwhile: the nonce was not used.
+			return nil
+		}
+		return fmt.Errorf("persist signed %s: %w", tx.ID, err)
+	}
+	s.next = nonce + 1
+
+	kind := ClassifyNodeError(s.net.Chain.SendTransaction(ctx, signed))
+	switch {
+	case kind == NodeOK || kind == NodeAlreadyKnown:
+		return nil
+	case kind == NodeNonceTooLow:
+		// Our nonce is behind the chain (the key was used elsewhere): the node
+		// certainly did not take this one. Requeue it and resync.
+		s.synced = false
+		s.next = nonce
+		s.log.Warn("nonce too low; requeued and resyncing", "tx", tx.ID, "nonce", nonce)
+		return s.store.ReleaseNonce(ctx, tx.ID, nil, now)
+	case kind.CertainlyRejected():
+		// Nothing later was assigned yet (we broadcast before assigning the
+		// next), so releasing this nonce leaves no gap.
+		s.next = nonce
+		txErr := &TxError{Code: TxInvalid, Message: "rejected by the node: " + string(kind)}
+		if kind == NodeInsufficientFunds {
+			txErr = &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
+		}
+		s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
+		return s.store.ReleaseNonce(ctx, tx.ID, txErr, now)
+	default:
+		// Unknown outcome: counts as sent; re-broadcast until the chain settles it.
+		s.log.Warn("broadcast outcome unknown; will re-broadcast", "tx", tx.ID, "kind", kind)
+		return nil
+	}
+}
+
+// rebroadcast sends the persisted signed bytes of txs again, in nonce order.
+func (s *Sender) rebroadcast(ctx context.Context, txs []*Transaction) {
+	for _, tx := range txs {
+		var signed types.Transaction
+		if err := signed.UnmarshalBinary(tx.RawTx); err != nil {
+			s.log.Error("stored signed transaction unreadable", "tx", tx.ID, "err", err)
+			continue
+		}
+		if kind := ClassifyNodeError(s.net.Chain.SendTransaction(ctx, &signed)); kind != NodeOK && kind != NodeAlreadyKnown && kind != NodeNonceTooLow {
+			s.log.Warn("re-broadcast failed", "tx", tx.ID, "kind", kind)
+		}
+	}
+}
+
+// estimateFailure turns an estimation error into the failure of the
+// transaction when the error is the transaction's fault (revert,
+// insufficient funds), or nil when it is the node's.
+func estimateFailure(err error) *TxError {
+	switch {
+	case IsRevert(err):
+		msg := "execution reverted"
+		if reason, ok := revertReasonOf(err); ok {
+			msg = "execution reverted: " + reason
+		}
+		return &TxError{Code: TxReverted, Message: msg}
+	case ClassifyNodeError(err) == NodeInsufficientFunds:
+		return &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
+	}
+	return nil
+}
+
+// revertReasonOf extracts the decoded revert reason from a JSON-RPC error
+// that carries revert data (go-ethereum's rpc.DataError), or from its text.
+func revertReasonOf(err error) (string, bool) {
+	var de interface{ ErrorData() interface{} }
+	if errors.As(err, &de) {
+		if s, ok := de.ErrorData().(string); ok {
+			if data, herr := hex.DecodeString(strings.TrimPrefix(s, "0x")); herr == nil {
+				if reason, ok := RevertReason(data); ok {
+					return reason, true
+				}
+			}
+		}
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "execution reverted: "); i >= 0 {
+		return msg[i+len("execution reverted: "):], true
+	}
+	return "", false
+}

@@ -1,0 +1,345 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/big"
+	"sort"
+	"testing"
+	"time"
+
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// fakeChain is a scripted node: estimation and broadcast answers come from
+// functions the test sets; every broadcast is recorded.
+type fakeChain struct {
+	nonce    uint64
+	estimate func(msg ethereum.CallMsg) (uint64, error)
+	send     func(tx *types.Transaction) error
+	sent     []*types.Transaction
+}
+
+func (c *fakeChain) ChainID(context.Context) (*big.Int, error) { return big.NewInt(1337), nil }
+func (c *fakeChain) HeaderByNumber(context.Context, *big.Int) (*types.Header, error) {
+	return &types.Header{Number: big.NewInt(10), BaseFee: big.NewInt(1_000_000_000)}, nil
+}
+func (c *fakeChain) NonceAt(context.Context, common.Address, *big.Int) (uint64, error) {
+	return c.nonce, nil
+}
+func (c *fakeChain) PendingNonceAt(context.Context, common.Address) (uint64, error) {
+	return c.nonce, nil
+}
+func (c *fakeChain) BalanceAt(context.Context, common.Address, *big.Int) (*big.Int, error) {
+	return big.NewInt(0), nil
+}
+func (c *fakeChain) EstimateGas(_ context.Context, msg ethereum.CallMsg) (uint64, error) {
+	if c.estimate != nil {
+		return c.estimate(msg)
+	}
+	return 50_000, nil
+}
+func (c *fakeChain) SuggestGasPrice(context.Context) (*big.Int, error) { return big.NewInt(1), nil }
+func (c *fakeChain) SuggestGasTipCap(context.Context) (*big.Int, error) {
+	return big.NewInt(1_000_000), nil
+}
+func (c *fakeChain) CallContract(context.Context, ethereum.CallMsg, *big.Int) ([]byte, error) {
+	return nil, nil
+}
+func (c *fakeChain) SendTransaction(_ context.Context, tx *types.Transaction) error {
+	c.sent = append(c.sent, tx)
+	if c.send != nil {
+		return c.send(tx)
+	}
+	return nil
+}
+func (c *fakeChain) BlockReceipts(context.Context, uint64) ([]*types.Receipt, error) { return nil, nil }
+func (c *fakeChain) TransactionReceipt(context.Context, common.Hash) (*types.Receipt, error) {
+	return nil, ethereum.NotFound
+}
+
+// memStore is an in-memory SenderStore with the store's documented rules.
+type memStore struct {
+	txs       map[string]*Transaction
+	order     []string
+	failWrite error
+}
+
+func newMemStore() *memStore { return &memStore{txs: map[string]*Transaction{}} }
+
+func (m *memStore) InsertTransactions(_ context.Context, txs []*Transaction) error {
+	for _, tx := range txs {
+		cp := *tx
+		m.txs[tx.ID] = &cp
+		m.order = append(m.order, tx.ID)
+	}
+	return nil
+}
+
+func (m *memStore) ReadyTransactions(_ context.Context, _, _ string, limit int) ([]*Transaction, error) {
+	var out []*Transaction
+	for _, id := range m.order {
+		if tx := m.txs[id]; tx.Status == StatusNew && len(out) < limit {
+			cp := *tx
+			out = append(out, &cp)
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) InFlight(context.Context, string, string) ([]*Transaction, error) {
+	var out []*Transaction
+	for _, tx := range m.txs {
+		if tx.Status == StatusSubmitted {
+			out = append(out, tx)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return *out[i].Nonce < *out[j].Nonce })
+	return out, nil
+}
+
+func (m *memStore) MaxNonce(context.Context, string, string) (uint64, bool, error) {
+	var max uint64
+	found := false
+	for _, tx := range m.txs {
+		if tx.Nonce != nil && (!found || *tx.Nonce > max) {
+			max, found = *tx.Nonce, true
+		}
+	}
+	return max, found, nil
+}
+
+func (m *memStore) MarkSubmitted(_ context.Context, tx *Transaction) error {
+	if m.failWrite != nil {
+		return m.failWrite
+	}
+	cur := m.txs[tx.ID]
+	if cur.Status != StatusNew {
+		return ErrConflict
+	}
+	cp := *tx
+	cp.Status = StatusSubmitted
+	m.txs[tx.ID] = &cp
+	return nil
+}
+
+func (m *memStore) MarkFailed(_ context.Context, id string, e *TxError, ended time.Time) error {
+	tx := m.txs[id]
+	if tx.Status.Terminal() {
+		return ErrConflict
+	}
+	tx.Status, tx.Error, tx.Ended = StatusFailed, e, &ended
+	return nil
+}
+
+func (m *memStore) ReleaseNonce(_ context.Context, id string, e *TxError, ended time.Time) error {
+	tx := m.txs[id]
+	tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted = nil, nil, nil, nil
+	if e == nil {
+		tx.Status = StatusNew
+		return nil
+	}
+	tx.Status, tx.Error, tx.Ended = StatusFailed, e, &ended
+	return nil
+}
+
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
+
+func newTestSender(t *testing.T, chain *fakeChain, store *memStore, window int) *Sender {
+	t.Helper()
+	sealer, err := NewKeySealer(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := sealer.NewAccount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct.ID = "acct"
+	net := &Network{Name: "dev", ChainID: big.NewInt(1337), InFlight: window, GasMarginPercent: 20, Chain: chain}
+	return NewSender(acct, net, store, sealer, fixedClock{time.Unix(1_700_000_000, 0).UTC()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func queue(t *testing.T, s *Sender, ids ...string) {
+	t.Helper()
+	var txs []*Transaction
+	for _, id := range ids {
+		txs = append(txs, &Transaction{ID: id, AccountID: "acct", Network: "dev", Status: StatusNew, ContractAddress: common.Address{1}, Data: []byte{0xa9, 0x05, 0x9c, 0xbb}})
+	}
+	if err := s.Accept(context.Background(), txs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func nonces(store *memStore, ids ...string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		if n := store.txs[id].Nonce; n != nil {
+			out[i] = *n
+		} else {
+			out[i] = nil
+		}
+	}
+	return out
+}
+
+func TestSenderAssignsGaplessNoncesInOrderWithinWindow(t *testing.T) {
+	chain := &fakeChain{nonce: 7}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 2)
+	queue(t, s, "a", "b", "c")
+	n, err := s.Pump(context.Background())
+	if err != nil || n != 2 {
+		t.Fatalf("Pump = %d, %v; want 2 submitted (window 2)", n, err)
+	}
+	if got := nonces(store, "a", "b", "c"); got[0] != uint64(7) || got[1] != uint64(8) || got[2] != nil {
+		t.Fatalf("nonces = %v, want [7 8 <nil>]", got)
+	}
+	if store.txs["c"].Status != StatusNew || len(chain.sent) != 2 {
+		t.Fatalf("c = %s, sent %d", store.txs["c"].Status, len(chain.sent))
+	}
+	// Gas limit has the 20% margin; the signed bytes were stored before the broadcast.
+	if store.txs["a"].GasLimit != 60_000 || len(store.txs["a"].RawTx) == 0 {
+		t.Fatalf("a: gas %d raw %d", store.txs["a"].GasLimit, len(store.txs["a"].RawTx))
+	}
+	// The window opens when a is mined.
+	store.txs["a"].Status = StatusCompleted
+	if n, _ := s.Pump(context.Background()); n != 1 || *store.txs["c"].Nonce != 9 {
+		t.Fatalf("after a mined: pumped %d, c nonce %v", n, store.txs["c"].Nonce)
+	}
+}
+
+func TestSenderSyncNeverTrustsPendingAndResumesAfterStore(t *testing.T) {
+	chain := &fakeChain{nonce: 3}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 10)
+	five := uint64(5)
+	store.txs["old"] = &Transaction{ID: "old", Status: StatusCompleted, Nonce: &five}
+	queue(t, s, "x")
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := *store.txs["x"].Nonce; got != 6 {
+		t.Fatalf("nonce = %d, want 6 (store max 5 + 1, chain at 3)", got)
+	}
+}
+
+func TestSenderBroadcastOutcomes(t *testing.T) {
+	tests := []struct {
+		name       string
+		sendErr    error
+		wantStatus TxStatus
+		wantCode   TxErrorCode
+		wantNextB  uint64 // nonce the following transaction gets
+	}{
+		{"accepted", nil, StatusSubmitted, "", 1},
+		{"already known", errors.New("already known"), StatusSubmitted, "", 1},
+		{"timeout counts as sent", context.DeadlineExceeded, StatusSubmitted, "", 1},
+		{"connection lost counts as sent", errors.New("connection reset by peer"), StatusSubmitted, "", 1},
+		{"insufficient funds releases nonce", errors.New("insufficient funds for gas * price + value"), StatusFailed, TxInsufficientFunds, 0},
+		{"underpriced releases nonce", errors.New("transaction underpriced"), StatusFailed, TxInvalid, 0},
+		{"nonce too low requeues", errors.New("nonce too low"), StatusNew, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := true
+			chain := &fakeChain{send: func(*types.Transaction) error {
+				if first {
+					first = false
+					return tt.sendErr
+				}
+				return nil
+			}}
+			store := newMemStore()
+			s := newTestSender(t, chain, store, 1)
+			queue(t, s, "a")
+			if _, err := s.Pump(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			a := store.txs["a"]
+			if a.Status != tt.wantStatus {
+				t.Fatalf("status = %s, want %s", a.Status, tt.wantStatus)
+			}
+			if tt.wantCode != "" && (a.Error == nil || a.Error.Code != tt.wantCode) {
+				t.Fatalf("error = %+v, want %s", a.Error, tt.wantCode)
+			}
+			if a.Status != StatusSubmitted && a.Nonce != nil {
+				t.Fatalf("released transaction keeps nonce %d", *a.Nonce)
+			}
+			if a.Status == StatusSubmitted {
+				a.Status = StatusCompleted // free the window
+			}
+			queue(t, s, "b")
+			if _, err := s.Pump(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// After "nonce too low", a is requeued ahead of b and gets nonce 0 again.
+			next := store.txs["b"]
+			if tt.wantStatus == StatusNew {
+				next = store.txs["a"]
+			}
+			if next.Nonce == nil || *next.Nonce != tt.wantNextB {
+				t.Fatalf("next nonce = %v, want %d", next.Nonce, tt.wantNextB)
+			}
+		})
+	}
+}
+
+func TestSenderEstimationRevertFailsBeforeNonce(t *testing.T) {
+	chain := &fakeChain{estimate: func(ethereum.CallMsg) (uint64, error) {
+		return 0, errors.New("execution reverted: ERC20: transfer amount exceeds balance")
+	}}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	queue(t, s, "a")
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := store.txs["a"]
+	if a.Status != StatusFailed || a.Error.Code != TxReverted || a.Error.Message != "execution reverted: ERC20: transfer amount exceeds balance" || a.Nonce != nil {
+		t.Fatalf("a = %s %+v nonce %v", a.Status, a.Error, a.Nonce)
+	}
+	if len(chain.sent) != 0 {
+		t.Fatalf("a reverted estimation was broadcast")
+	}
+}
+
+func TestSenderEstimationNodeErrorRetriesLater(t *testing.T) {
+	chain := &fakeChain{estimate: func(ethereum.CallMsg) (uint64, error) { return 0, errors.New("connection refused") }}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	queue(t, s, "a")
+	if _, err := s.Pump(context.Background()); err == nil {
+		t.Fatal("Pump succeeded with the node down")
+	}
+	if store.txs["a"].Status != StatusNew {
+		t.Fatalf("a = %s, want still new", store.txs["a"].Status)
+	}
+}
+
+func TestSenderPersistsBeforeBroadcast(t *testing.T) {
+	chain := &fakeChain{}
+	store := newMemStore()
+	store.failWrite = errors.New("disk full")
+	s := newTestSender(t, chain, store, 4)
+	queue(t, s, "a")
+	if _, err := s.Pump(context.Background()); err == nil {
+		t.Fatal("Pump succeeded though the signed transaction could not be stored")
+	}
+	if len(chain.sent) != 0 {
+		t.Fatal("broadcast a transaction whose signed bytes were not stored")
+	}
+	store.failWrite = nil
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if *store.txs["a"].Nonce != 0 {
+		t.Fatalf("nonce after failed write = %d, want 0 (not consumed)", *store.txs["a"].Nonce)
+	}
+}

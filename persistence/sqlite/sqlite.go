@@ -1,0 +1,286 @@
+// Package sqlite is the embedded default store of txengine: an engine.Store
+// on one SQLite file, through sqlx and the pure-Go driver modernc.org/sqlite.
+//
+// Durability: every connection runs in WAL mode with synchronous=FULL, so a
+// committed transaction (a 202 of the API) survives kill -9 and power loss.
+//
+// Connections: SQLite allows one writer at a time. The store keeps two pools
+// on the same file:
+//
+//   - a write pool of exactly one connection whose transactions begin with
+//     BEGIN IMMEDIATE (the _txlock DSN parameter). Writers of this process
+//     queue in database/sql for that connection instead of failing with
+//     SQLITE_BUSY; BEGIN IMMEDIATE plus busy_timeout covers writers of other
+//     processes, and a read-then-write transaction never has to upgrade its
+//     lock (the classic deadlock of deferred transactions).
+//   - a read pool of several connections opened with query_only. In WAL mode
+//     readers never block the writer nor wait for it, so lookups from the HTTP
+//     layer keep flowing during a long group commit.
+//
+// A write is visible to the read pool as soon as it is committed. Reads that
+// must be consistent with a write (existence checks) run inside the write
+// transaction.
+//
+// Path must name a file: ":memory:" would give each connection its own
+// database.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// driverName is the database/sql name of modernc.org/sqlite.
+const driverName = "sqlite"
+
+// busyTimeoutMillis is how long a connection waits for a lock held by
+// another connection (another process, or a checkpoint) before SQLITE_BUSY.
+const busyTimeoutMillis = 5000
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+var _ engine.Store = (*Store)(nil)
+
+// Store is an engine.Store on one SQLite file. It is safe for concurrent use.
+// Create it with Open and release it with Close.
+type Store struct {
+	// w is the write pool (one connection, BEGIN IMMEDIATE).
+	w *sqlx.DB
+	// r is the read pool (several query_only connections).
+	r *sqlx.DB
+}
+
+// Open opens (creating it if needed) the SQLite database file at path and
+// applies the pending migrations. The directory of path must exist.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite: open %q: path must be a plain file path", path)
+	}
+	w, err := sqlx.Open(driverName, dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	// The first connection creates the file and switches it to WAL, which
+	// the read pool's connections then find in place.
+	if err := w.PingContext(ctx); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+
+	r, err := sqlx.Open(driverName, dsn(path, true))
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: open %s for reading: %w", path, err)
+	}
+	n := max(4, runtime.NumCPU())
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(5 * time.Minute)
+
+	s := &Store{w: w, r: r}
+	if err := s.Migrate(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := r.PingContext(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("sqlite: open %s for reading: %w", path, err)
+	}
+	return s, nil
+}
+
+// dsn returns the data source name of path with the pragmas every pooled
+// connection applies when it opens. The driver runs busy_timeout first and
+// the others in lexicographic order, so query_only comes after journal_mode.
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMillis)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// Close releases both connection pools.
+func (s *Store) Close() error {
+	var errs []error
+	if err := s.r.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("sqlite: close read pool: %w", err))
+	}
+	if err := s.w.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("sqlite: close write pool: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Ping checks that the database answers on both pools.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping write pool: %w", err)
+	}
+	if err := s.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping read pool: %w", err)
+	}
+	return nil
+}
+
+// migration is one numbered SQL file of migrations/.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations ordered by version.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read migrations: %w", err)
+	}
+	var ms []migration
+	seen := map[int]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("sqlite: migration %s: name must start with a positive number and '_'", name)
+		}
+		if other, dup := seen[v]; dup {
+			return nil, fmt.Errorf("sqlite: migrations %s and %s share version %d", other, name, v)
+		}
+		seen[v] = name
+		b, err := fs.ReadFile(migrationFS, "migrations/"+name)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: read migration %s: %w", name, err)
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// Migrate applies the embedded migrations that the database has not seen
+// yet, each in its own database transaction together with its row in
+// schema_migrations. Open calls it; calling it again is a no-op.
+func (s *Store) Migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY,
+		name    TEXT    NOT NULL,
+		applied INTEGER NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("sqlite: create schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		if err := s.applyMigration(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyMigration runs m unless schema_migrations records it already. The
+// check runs inside the (immediate) transaction, so two processes opening
+// the same file apply each migration once.
+func (s *Store) applyMigration(ctx context.Context, m migration) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var n int
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.version); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)`,
+			m.version, m.name, time.Now().UnixMilli()); err != nil {
+			return fmt.Errorf("sqlite: record migration %s: %w", m.name, err)
+		}
+		return nil
+	})
+}
+
+// inTx runs fn in a write transaction and commits it when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return nil
+}
+
+// wrap adds context to a database error and maps constraint violations to
+// the engine's sentinels: a unique key that is taken is engine.ErrConflict,
+// a reference to a missing row (foreign key) is engine.ErrNotFound, and
+// sql.ErrNoRows is engine.ErrNotFound.
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("sqlite: %s: %w", what, engine.ErrNotFound)
+	}
+	var se *msqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("sqlite: %s: %s: %w", what, se.Error(), engine.ErrConflict)
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return fmt.Errorf("sqlite: %s: references a missing row: %w", what, engine.ErrNotFound)
+		}
+	}
+	return fmt.Errorf("sqlite: %s: %w", what, err)
+}
+
+// notFound returns engine.ErrNotFound wrapped with context.
+func notFound(format string, args ...any) error {
+	return fmt.Errorf("sqlite: %s: %w", fmt.Sprintf(format, args...), engine.ErrNotFound)
+}
+
+// conflict returns engine.ErrConflict wrapped with context.
+func conflict(format string, args ...any) error {
+	return fmt.Errorf("sqlite: %s: %w", fmt.Sprintf(format, args...), engine.ErrConflict)
+}

@@ -1,0 +1,142 @@
+package sqlite_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/sqlite"
+	"github.com/txengine/txengine/persistence/storetest"
+)
+
+// mustOpen opens a store on path and closes it at the end of the test.
+func mustOpen(t *testing.T, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) engine.Store {
+		return mustOpen(t, filepath.Join(t.TempDir(), "txengine.db"))
+	})
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "txengine.db")
+	created := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: "cs", Created: created}
+	a := &engine.Account{ID: "a1", Owner: "u1", EncryptedKey: []byte{1, 2}, Created: created}
+	a.Address[19] = 1
+	if err := s.CreateUser(ctx, u, engine.HashToken("tok"), a); err != nil {
+		t.Fatal(err)
+	}
+	tx := &engine.Transaction{ID: "t1", Owner: "u1", AccountID: "a1", Network: "dev", From: a.Address, Status: engine.StatusNew, Created: created}
+	if err := s.InsertTransactions(ctx, []*engine.Transaction{tx}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetCursor(ctx, "dev", 12); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = mustOpen(t, path) // migrations run again: a no-op
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("second Migrate: %v", err)
+	}
+	got, err := s.UserByTokenHash(ctx, engine.HashToken("tok"))
+	if err != nil || got.ID != "u1" || !got.Created.Equal(created) {
+		t.Fatalf("user after reopen = %+v, %v", got, err)
+	}
+	def, err := s.DefaultAccount(ctx, "u1")
+	if err != nil || def.ID != "a1" {
+		t.Fatalf("default account after reopen = %+v, %v", def, err)
+	}
+	ready, err := s.ReadyTransactions(ctx, "a1", "dev", 10)
+	if err != nil || len(ready) != 1 || ready[0].ID != "t1" {
+		t.Fatalf("ready after reopen = %v, %v", ready, err)
+	}
+	if b, ok, err := s.Cursor(ctx, "dev"); err != nil || !ok || b != 12 {
+		t.Fatalf("cursor after reopen = %d, %v, %v", b, ok, err)
+	}
+	// New rows still come after the old ones.
+	tx2 := &engine.Transaction{ID: "t2", Owner: "u1", AccountID: "a1", Network: "dev", From: a.Address, Status: engine.StatusNew, Created: created}
+	if err := s.InsertTransactions(ctx, []*engine.Transaction{tx2}); err != nil {
+		t.Fatal(err)
+	}
+	ready, err = s.ReadyTransactions(ctx, "a1", "dev", 10)
+	if err != nil || len(ready) != 2 || ready[0].ID != "t1" || ready[1].ID != "t2" {
+		t.Fatalf("ready after second insert = %v, %v", ready, err)
+	}
+}
+
+func TestPragmas(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "txengine.db"))
+	ctx := context.Background()
+	checks := map[string]string{
+		"journal_mode": "wal",
+		"synchronous":  "2", // FULL
+		"foreign_keys": "1",
+		"busy_timeout": "5000",
+	}
+	for pragma, want := range checks {
+		for _, pool := range []string{"write", "read"} {
+			got, err := sqlite.PragmaForTest(ctx, s, pool, pragma)
+			if err != nil {
+				t.Fatalf("%s pool: pragma %s: %v", pool, pragma, err)
+			}
+			if got != want {
+				t.Errorf("%s pool: pragma %s = %q, want %q", pool, pragma, got, want)
+			}
+		}
+	}
+}
+
+func TestOpenRejectsMemoryAndMissingDir(t *testing.T) {
+	ctx := context.Background()
+	if _, err := sqlite.Open(ctx, ":memory:"); err == nil {
+		t.Fatal("Open(:memory:) succeeded")
+	}
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")
+	if s, err := sqlite.Open(ctx, missing); err == nil {
+		s.Close()
+		t.Fatal("Open in a missing directory succeeded")
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Fatalf("Open created the directory: %v", err)
+	}
+}
+
+func TestOpenOddPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a dir%20with #odd?chars")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "tx engine.db")
+	s := mustOpen(t, path)
+	if err := s.SetCursor(context.Background(), "dev", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at %s: %v", path, err)
+	}
+}

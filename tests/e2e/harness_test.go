@@ -1,0 +1,213 @@
+// Package e2e runs the real txengine binary on port 0 and drives it over
+// HTTP, as a user following the README would.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the txengine binary built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "txengine-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "txengine")
+	build := exec.Command("go", "build", "-o", binary, "../../cmd/txengine")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build txengine:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// service is one running txengine process.
+type service struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	URL    string
+	Token  string
+	mu     sync.Mutex
+	logs   bytes.Buffer
+	exited chan error
+}
+
+// startService runs the binary on dataDir with a free port and waits for its
+// banner (base URL and operator token).
+func startService(t *testing.T, dataDir string, env ...string) *service {
+	t.Helper()
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = append(os.Environ(), "TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s")
+	cmd.Env = append(cmd.Env, env...)
+	s := &service{t: t, cmd: cmd, exited: make(chan error, 1)}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.logs.Write(p)
+	})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	banner := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.logs.WriteString("stdout: " + line + "\n")
+			if u, ok := strings.CutPrefix(line, "txengine is listening on "); ok {
+				s.URL = u
+			}
+			if tok, ok := strings.CutPrefix(line, "operator token: "); ok {
+				s.Token = tok
+				close(banner)
+			}
+			s.mu.Unlock()
+		}
+	}()
+	go func() { s.exited <- cmd.Wait() }()
+	select {
+	case <-banner:
+	case err := <-s.exited:
+		t.Fatalf("txengine exited before serving: %v\n%s", err, s.Logs())
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("txengine did not print its banner in 90s\n%s", s.Logs())
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-s.exited
+		}
+		if t.Failed() {
+			t.Logf("txengine output:\n%s", s.Logs())
+		}
+	})
+	return s
+}
+
+// Logs returns what the process wrote so far.
+func (s *service) Logs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs.String()
+}
+
+// stop sends SIGTERM and expects exit status 0 within 30 s.
+func (s *service) stop() {
+	s.t.Helper()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.exited:
+		if err != nil {
+			s.t.Fatalf("txengine exited with %v after SIGTERM\n%s", err, s.Logs())
+		}
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		s.t.Fatalf("txengine did not exit within 30s of SIGTERM")
+	}
+}
+
+// kill sends SIGKILL and waits for the process to go.
+func (s *service) kill() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// response is a decoded API response.
+type response struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    []byte
+}
+
+// call sends one request with token (none when empty) and a JSON body
+// (nil: none; string: sent as is).
+func (s *service) call(method, path, token string, body any) response {
+	s.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, s.URL+path, rd)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	_ = json.Unmarshal(raw, &r.Body)
+	return r
+}
+
+// must calls and fails the test unless the status is want; it returns data.
+func (s *service) must(want int, method, path, token string, body any) any {
+	s.t.Helper()
+	r := s.call(method, path, token, body)
+	if r.Status != want {
+		s.t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.Status, want, r.Raw)
+	}
+	return r.Body["data"]
+}
+
+// waitStatus polls a transaction until it reaches a terminal status.
+func (s *service) waitTerminal(id, token string, timeout time.Duration) map[string]any {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		tx := s.must(200, "GET", "/transactions/"+id, token, nil).(map[string]any)
+		if st := tx["status"]; st == "completed" || st == "failed" {
+			return tx
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("transaction %s still %v after %s", id, tx["status"], timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
