@@ -1,0 +1,115 @@
+package http
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// listAccounts serves GET /accounts: the caller's accounts, oldest first.
+func (s *Server) listAccounts(c *gin.Context) {
+	u := currentUser(c)
+	accts, err := s.store.ListAccounts(c.Request.Context(), u.ID)
+	if err != nil {
+		s.fail(c, fmt.Errorf("list accounts of %s: %w", u.ID, err))
+		return
+	}
+	out := make([]accountView, 0, len(accts))
+	for _, a := range accts {
+		out = append(out, viewAccount(a))
+	}
+	ok(c, out)
+}
+
+// createAccountRequest is the body of POST /accounts: no fields. The body
+// may be absent or {}; any field is refused so that typos do not pass.
+type createAccountRequest struct{}
+
+// createAccount serves POST /accounts: a new account, not the default.
+func (s *Server) createAccount(c *gin.Context) {
+	var req createAccountRequest
+	if err := s.decodeBody(c, &req, true); err != nil {
+		s.fail(c, err)
+		return
+	}
+	u := currentUser(c)
+	a, err := s.newAccount(u.ID, false)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := s.store.CreateAccount(c.Request.Context(), a); err != nil {
+		s.fail(c, fmt.Errorf("create account for %s: %w", u.ID, err))
+		return
+	}
+	s.engine.AccountCreated(context.WithoutCancel(c.Request.Context()), a)
+	created(c, viewAccount(a))
+}
+
+// newAccount generates a key pair and returns the account (not yet stored).
+func (s *Server) newAccount(owner string, isDefault bool) (*engine.Account, error) {
+	a, err := s.sealer.NewAccount()
+	if err != nil {
+		return nil, fmt.Errorf("new account: %w", err)
+	}
+	a.ID = uuid.NewString()
+	a.Owner = owner
+	a.Default = isDefault
+	a.Created = s.clock.Now()
+	return a, nil
+}
+
+// defaultAccount serves GET /accounts/default.
+func (s *Server) defaultAccount(c *gin.Context) {
+	a, err := s.callerDefaultAccount(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, viewAccount(a))
+}
+
+// callerDefaultAccount returns the caller's default account, or not_found.
+func (s *Server) callerDefaultAccount(c *gin.Context) (*engine.Account, error) {
+	u := currentUser(c)
+	a, err := s.store.DefaultAccount(c.Request.Context(), u.ID)
+	if engine.IsNotFound(err) {
+		return nil, notFound("", "the current user has no default account")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("default account of %s: %w", u.ID, err)
+	}
+	return a, nil
+}
+
+// getAccount serves GET /accounts/{id}. Accounts of other users are
+// reported as not found.
+func (s *Server) getAccount(c *gin.Context) {
+	id, err := pathID(c, "id", "account")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	a, err := s.ownAccountByID(c.Request.Context(), currentUser(c), id, "")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, viewAccount(a))
+}
+
+// ownAccountByID returns the account id of u, or not_found on field.
+func (s *Server) ownAccountByID(ctx context.Context, u *engine.User, id, field string) (*engine.Account, error) {
+	a, err := s.store.AccountByID(ctx, id)
+	if engine.IsNotFound(err) || (err == nil && a.Owner != u.ID) {
+		return nil, notFound(field, "account %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", id, err)
+	}
+	return a, nil
+}

@@ -1,0 +1,129 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// decodeBody decodes the JSON object of the request body into dst (a pointer
+// to a struct) strictly:
+//   - a body over MaxBodyBytes is payload_too_large;
+//   - an empty body is invalid_json, unless optional, when dst stays as is;
+//   - malformed JSON and anything after the object is invalid_json;
+//   - a body that is not an object, a field of the wrong JSON type and an
+//     unknown field are invalid_argument, naming the field.
+func (s *Server) decodeBody(c *gin.Context, dst any, optional bool) error {
+	raw, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return tooLarge(tooBig.Limit)
+		}
+		return engine.Errorf(engine.CodeInvalidJSON, "", "reading the request body failed")
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		if optional {
+			return nil
+		}
+		return engine.Errorf(engine.CodeInvalidJSON, "", "request body is empty: a JSON object is required")
+	}
+
+	// First pass: well-formed JSON, one value, nothing after it.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var value json.RawMessage
+	if err := dec.Decode(&value); err != nil {
+		return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: %s", jsonErrorText(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: unexpected data after the JSON object")
+	}
+	if value[0] != '{' {
+		return engine.Invalid("", "request body must be a JSON object, not %s", jsonKindOf(value))
+	}
+
+	// Second pass: the shape of dst.
+	dec = json.NewDecoder(bytes.NewReader(value))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			field := typeErr.Field
+			return engine.Invalid(field, "wrong JSON type for %s: expected %s, got %s", fieldLabel(field), describeType(typeErr.Type), typeErr.Value)
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			name = strings.Trim(name, `"`)
+			return engine.Invalid(name, "unknown field %q", name)
+		}
+		return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: %s", jsonErrorText(err))
+	}
+	return nil
+}
+
+func fieldLabel(field string) string {
+	if field == "" {
+		return "the request body"
+	}
+	return field
+}
+
+// jsonErrorText is the text of a JSON syntax error without the "json: "
+// prefix, plus the byte offset when known.
+func jsonErrorText(err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(syn.Error(), "json: "), syn.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKindOf names the JSON type of a well-formed value.
+func jsonKindOf(v json.RawMessage) string {
+	switch v[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// describeType names the JSON type that decodes into t.
+func describeType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	default:
+		return "a JSON value of another type"
+	}
+}

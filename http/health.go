@@ -1,0 +1,113 @@
+package http
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// openAPIDocument is the OpenAPI 3 description of exactly the routes
+// registered in routes(); TestOpenAPIMatchesRoutes keeps them in step.
+//
+//go:embed openapi.json
+var openAPIDocument []byte
+
+// healthz serves GET /healthz: the process is alive.
+func (s *Server) healthz(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+// openAPI serves GET /openapi.json.
+func (s *Server) openAPI(c *gin.Context) {
+	c.Data(http.StatusOK, "application/json; charset=utf-8", openAPIDocument)
+}
+
+// readyBody is the answer of /readyz; Error is set when not ready.
+type readyBody struct {
+	Status string            `json:"status,omitempty"`
+	Error  *errorDetail      `json:"error,omitempty"`
+	Checks map[string]string `json:"checks"`
+}
+
+// readyz serves GET /readyz: 200 when the database and every configured
+// network answer, 503 unavailable otherwise, with the result of each check.
+func (s *Server) readyz(c *gin.Context) {
+	checks := s.Ready(c.Request.Context())
+	var failed []string
+	for name, result := range checks {
+		if result != "ok" {
+			failed = append(failed, name+": "+result)
+		}
+	}
+	if s.draining.Load() {
+		failed = append(failed, "shutting down")
+	}
+	if len(failed) == 0 {
+		c.JSON(http.StatusOK, readyBody{Status: "ready", Checks: checks})
+		return
+	}
+	sort.Strings(failed)
+	c.JSON(http.StatusServiceUnavailable, readyBody{
+		Error: &errorDetail{
+			Code:    engine.CodeUnavailable,
+			Message: "not ready: " + strings.Join(failed, "; "),
+		},
+		Checks: checks,
+	})
+}
+
+// Ready checks the database ("database") and each configured network
+// ("network:<name>", by asking for the latest header), in parallel, each
+// within ReadyTimeout. Each result is "ok" or the reason of the failure.
+func (s *Server) Ready(ctx context.Context) map[string]string {
+	type check struct {
+		name string
+		run  func(context.Context) error
+	}
+	checks := []check{{"database", s.store.Ping}}
+	for name, nw := range s.networks {
+		checks = append(checks, check{"network:" + name, func(ctx context.Context) error {
+			if nw.Chain == nil {
+				return errors.New("no client")
+			}
+			_, err := nw.Chain.HeaderByNumber(ctx, nil)
+			return err
+		}})
+	}
+	results := make(map[string]string, len(checks))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, ch := range checks {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, s.cfg.ReadyTimeout)
+			defer cancel()
+			result := "ok"
+			if err := ch.run(ctx); err != nil {
+				result = s.readyReason(ctx, err)
+				s.log.WarnContext(ctx, "readiness check failed", "check", ch.name, "reason", result)
+			}
+			mu.Lock()
+			results[ch.name] = result
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+// readyReason is a short reason for a failed check, without node URLs.
+func (s *Server) readyReason(ctx context.Context, err error) string {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Sprintf("no answer within %s", s.cfg.ReadyTimeout)
+	}
+	return nodeReason(err)
+}

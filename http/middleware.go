@@ -1,0 +1,209 @@
+package http
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// Keys of the values the middleware puts in the gin context.
+const (
+	keyRequestID = "txengine.requestID"
+	keyUser      = "txengine.user"
+)
+
+// maxRequestIDLen bounds an X-Request-Id that is echoed back.
+const maxRequestIDLen = 128
+
+// maxTokenLen bounds a bearer token before it is hashed and looked up.
+const maxTokenLen = 512
+
+// commonHeaders sets X-API-Version and X-Request-Id before anything else
+// runs, so that every response carries them, errors and 404s included. A
+// sane incoming X-Request-Id (1 to 128 of [A-Za-z0-9._-]) is echoed; any
+// other is replaced by a new UUID.
+func (s *Server) commonHeaders(c *gin.Context) {
+	id := c.GetHeader("X-Request-Id")
+	if !saneRequestID(id) {
+		id = uuid.NewString()
+	}
+	c.Set(keyRequestID, id)
+	h := c.Writer.Header()
+	h.Set("X-Request-Id", id)
+	h.Set("X-API-Version", s.cfg.Version)
+	c.Next()
+}
+
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		b := id[i]
+		switch {
+		case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9', b == '.', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func requestID(c *gin.Context) string { return c.GetString(keyRequestID) }
+
+// accessLog writes one line per request: method, route template (never the
+// raw path with ids or the Authorization header), status, duration, request id.
+func (s *Server) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "(unmatched)"
+	}
+	attrs := []any{
+		"method", c.Request.Method,
+		"route", route,
+		"status", c.Writer.Status(),
+		"duration", time.Since(start),
+		"request_id", requestID(c),
+	}
+	if u := currentUser(c); u != nil {
+		attrs = append(attrs, "user", u.ID)
+	}
+	s.log.InfoContext(c.Request.Context(), "http request", attrs...)
+}
+
+// recovery turns a panic of a handler into 500 internal in the error format.
+// The panic value and stack are logged, never sent.
+func (s *Server) recovery(c *gin.Context) {
+	defer func() {
+		rec := recover()
+		if rec == nil {
+			return
+		}
+		if rec == http.ErrAbortHandler {
+			panic(rec)
+		}
+		s.log.ErrorContext(c.Request.Context(), "panic serving request",
+			"request_id", requestID(c), "method", c.Request.Method, "route", c.FullPath(),
+			"panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
+		if c.Writer.Written() {
+			c.Abort()
+			return
+		}
+		c.AbortWithStatusJSON(http.StatusInternalServerError, errorBody{Error: errorDetail{
+			Code: engine.CodeInternal, Message: "internal error",
+		}})
+	}()
+	c.Next()
+}
+
+// limitBody bounds the request body to MaxBodyBytes. A declared length over
+// the limit is refused at once; otherwise reading past it fails with
+// *http.MaxBytesError, which decoding reports as 413.
+func (s *Server) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > s.cfg.MaxBodyBytes {
+		s.fail(c, tooLarge(s.cfg.MaxBodyBytes))
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBodyBytes)
+	c.Next()
+}
+
+func tooLarge(limit int64) *engine.Error {
+	return engine.Errorf(engine.CodePayloadTooLarge, "", "request body exceeds %d bytes", limit)
+}
+
+// refuseWhenDraining answers 503 once Drain was called.
+func (s *Server) refuseWhenDraining(c *gin.Context) {
+	if s.draining.Load() {
+		c.Header("Connection", "close")
+		s.fail(c, unavailable("the service is shutting down"))
+		return
+	}
+	c.Next()
+}
+
+// authenticate resolves "Authorization: Bearer <token>" to the current user.
+// Missing, malformed and unknown tokens get 401 unauthenticated with a
+// WWW-Authenticate challenge (RFC 6750). The token is never logged.
+func (s *Server) authenticate(c *gin.Context) {
+	header := c.GetHeader("Authorization")
+	if header == "" {
+		s.fail(c, engine.Errorf(engine.CodeUnauthenticated, "", "missing Authorization header: send Authorization: Bearer <token>"))
+		return
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !saneToken(token) {
+		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_request"`)
+		s.fail(c, engine.Errorf(engine.CodeUnauthenticated, "", "malformed Authorization header: expected Bearer <token>"))
+		return
+	}
+	u, err := s.store.UserByTokenHash(c.Request.Context(), engine.HashToken(token))
+	if engine.IsNotFound(err) {
+		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_token"`)
+		s.fail(c, engine.Errorf(engine.CodeUnauthenticated, "", "unknown or revoked token"))
+		return
+	}
+	if err != nil {
+		s.fail(c, fmt.Errorf("authenticate: %w", err))
+		return
+	}
+	c.Set(keyUser, u)
+	c.Next()
+}
+
+// saneToken accepts the token68 characters of RFC 7235, within a length bound.
+func saneToken(t string) bool {
+	if t == "" || len(t) > maxTokenLen {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		b := t[i]
+		switch {
+		case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9':
+		case strings.IndexByte("-._~+/=", b) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// currentUser returns the authenticated user, or nil on public routes.
+func currentUser(c *gin.Context) *engine.User {
+	v, ok := c.Get(keyUser)
+	if !ok {
+		return nil
+	}
+	u, _ := v.(*engine.User)
+	return u
+}
+
+func (s *Server) noRoute(c *gin.Context) {
+	path := c.Request.URL.Path
+	if len(path) > 200 {
+		path = path[:200] + "..."
+	}
+	s.fail(c, notFound("", "no route for %s %q", c.Request.Method, path))
+}
+
+func (s *Server) noMethod(c *gin.Context) {
+	s.fail(c, engine.Errorf(codeMethodNotAllowed, "", "method %s is not allowed here (allowed: %s)",
+		c.Request.Method, c.Writer.Header().Get("Allow")))
+}
+
+// asEngineError returns the first *engine.Error in err's chain.
+func asEngineError(err error) (*engine.Error, bool) {
+	var e *engine.Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

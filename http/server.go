@@ -1,0 +1,195 @@
+// Package http serves the txengine HTTP API with gin: routing, request
+// decoding, bearer authentication, the mapping of engine error codes to HTTP
+// statuses, and the OpenAPI document of what is implemented.
+//
+// The package depends on the engine's store roles and on the small Engine
+// facade declared here; it knows nothing of actors.
+package http
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// Engine is what the HTTP layer needs of the actor system. It is declared
+// here and implemented by actors/.
+type Engine interface {
+	// Submit hands a fully built, validated transaction (status new, ID,
+	// Created, Data set) to the sender account's actor, which stores it
+	// durably and returns it. An error means nothing was stored.
+	Submit(ctx context.Context, tx *engine.Transaction) (*engine.Transaction, error)
+	// AccountCreated tells the engine about a new account (faucet funding
+	// on networks with a faucet). Best effort, non-blocking.
+	AccountCreated(ctx context.Context, a *engine.Account)
+}
+
+// Store is the part of engine.Store that the HTTP layer uses. Any
+// engine.Store satisfies it.
+type Store interface {
+	engine.UserStore
+	engine.AccountStore
+	engine.ContractStore
+	// TransactionByID returns the transaction with this id (any owner).
+	TransactionByID(ctx context.Context, id string) (*engine.Transaction, error)
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+}
+
+var _ Store = engine.Store(nil)
+
+// Config tunes the HTTP layer. Zero fields take the values of DefaultConfig.
+type Config struct {
+	// MaxBodyBytes bounds request bodies; larger ones get 413.
+	MaxBodyBytes int64
+	// Version is sent as X-API-Version on every response.
+	Version string
+	// ReadyTimeout bounds each dependency check of /readyz.
+	ReadyTimeout time.Duration
+	// ChainTimeout bounds the node calls made while serving one request.
+	ChainTimeout time.Duration
+	// MaxCallbacks bounds the callback URLs of one transaction.
+	MaxCallbacks int
+	// AllowPrivateCallbacks accepts callback URLs whose host is a loopback,
+	// private, link-local or unspecified IP address, or "localhost".
+	AllowPrivateCallbacks bool
+}
+
+// DefaultConfig returns the defaults: 1 MiB bodies, API version 1.2.1,
+// 2 s readiness checks, 10 s node calls, at most 10 callbacks, private
+// callback addresses refused.
+func DefaultConfig() Config {
+	return Config{
+		MaxBodyBytes: 1 << 20,
+		Version:      "1.2.1",
+		ReadyTimeout: 2 * time.Second,
+		ChainTimeout: 10 * time.Second,
+		MaxCallbacks: 10,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if c.Version == "" {
+		c.Version = d.Version
+	}
+	if c.ReadyTimeout <= 0 {
+		c.ReadyTimeout = d.ReadyTimeout
+	}
+	if c.ChainTimeout <= 0 {
+		c.ChainTimeout = d.ChainTimeout
+	}
+	if c.MaxCallbacks <= 0 {
+		c.MaxCallbacks = d.MaxCallbacks
+	}
+	return c
+}
+
+// Deps are the collaborators of the server.
+type Deps struct {
+	// Store is usually the whole engine.Store of the persistence backend.
+	Store Store
+	// Sealer creates accounts with their sealed keys.
+	Sealer *engine.KeySealer
+	// Networks are the configured networks by name.
+	Networks map[string]*engine.Network
+	Engine   Engine
+	// Clock defaults to engine.SystemClock.
+	Clock engine.Clock
+	// Logger defaults to a logger that discards.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP API. Create it with NewServer and serve Handler().
+type Server struct {
+	cfg      Config
+	store    Store
+	sealer   *engine.KeySealer
+	networks map[string]*engine.Network
+	engine   Engine
+	clock    engine.Clock
+	log      *slog.Logger
+	router   *gin.Engine
+	draining atomic.Bool
+}
+
+// NewServer builds the server and registers its routes.
+//
+// It puts gin in release mode; that setting is process-wide in gin and only
+// silences gin's debug output.
+func NewServer(cfg Config, deps Deps) *Server {
+	gin.SetMode(gin.ReleaseMode)
+	s := &Server{
+		cfg:      cfg.withDefaults(),
+		store:    deps.Store,
+		sealer:   deps.Sealer,
+		networks: deps.Networks,
+		engine:   deps.Engine,
+		clock:    deps.Clock,
+		log:      deps.Logger,
+	}
+	if s.clock == nil {
+		s.clock = engine.SystemClock{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.networks == nil {
+		s.networks = map[string]*engine.Network{}
+	}
+	s.router = s.routes()
+	return s
+}
+
+// Handler returns the http.Handler that serves the API.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Drain makes the server refuse new API requests with 503 unavailable and
+// report not ready, while /healthz stays ok. Call it when shutdown begins,
+// before http.Server.Shutdown waits for the requests in progress.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// routes builds the router. Each path position uses one parameter name
+// across all routes, as gin requires: /tokens/:contractId/... also serves the
+// later /tokens/{network}/{address}/... as /tokens/:contractId/:address/...
+func (s *Server) routes() *gin.Engine {
+	r := gin.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+
+	r.Use(s.commonHeaders, s.accessLog, s.recovery, s.limitBody)
+	r.NoRoute(s.noRoute)
+	r.NoMethod(s.noMethod)
+
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+	r.GET("/openapi.json", s.openAPI)
+
+	api := r.Group("/", s.refuseWhenDraining, s.authenticate)
+	api.GET("/accounts", s.listAccounts)
+	api.POST("/accounts", s.createAccount)
+	api.GET("/accounts/default", s.defaultAccount)
+	api.GET("/accounts/:id", s.getAccount)
+
+	api.POST("/users", s.createUser)
+
+	api.GET("/tokens", s.listTokens)
+	api.GET("/tokens/:contractId", s.getToken)
+	api.GET("/tokens/:contractId/balances/default", s.defaultBalance)
+	api.GET("/tokens/:contractId/balances/:address", s.addressBalance)
+	api.POST("/tokens/:contractId/transfers", s.createTransfer)
+
+	api.GET("/transactions/:id", s.getTransaction)
+	return r
+}

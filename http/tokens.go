@@ -1,0 +1,203 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/gin-gonic/gin"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// tokenReadConcurrency bounds the parallel chain reads of GET /tokens.
+const tokenReadConcurrency = 8
+
+// listTokens serves GET /tokens?network=&name=&symbol=: the caller's token
+// contracts with their parameters read from the chain. name matches the
+// registered contract name and symbol the on-chain symbol, both exactly but
+// case-insensitively; an unknown network matches nothing.
+func (s *Server) listTokens(c *gin.Context) {
+	u := currentUser(c)
+	ctx := c.Request.Context()
+	name, symbol := c.Query("name"), c.Query("symbol")
+	contracts, err := s.store.ListContracts(ctx, engine.ContractFilter{
+		Owner:   u.ID,
+		Network: c.Query("network"),
+		Types:   []string{engine.TypeERC20, engine.TypeERC20Security},
+	})
+	if err != nil {
+		s.fail(c, fmt.Errorf("list tokens of %s: %w", u.ID, err))
+		return
+	}
+	var kept []*engine.Contract
+	for _, ct := range contracts {
+		if ct.IsToken() && (name == "" || strings.EqualFold(ct.Name, name)) {
+			kept = append(kept, ct)
+		}
+	}
+
+	infos := make([]engine.TokenInfo, len(kept))
+	errs := make([]error, len(kept))
+	sem := make(chan struct{}, tokenReadConcurrency)
+	var wg sync.WaitGroup
+	for i, ct := range kept {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			infos[i], errs[i] = s.readToken(ctx, ct)
+		})
+	}
+	wg.Wait()
+
+	out := make([]tokenView, 0, len(kept))
+	for i, ct := range kept {
+		if errs[i] != nil {
+			s.fail(c, errs[i])
+			return
+		}
+		if symbol != "" && !strings.EqualFold(infos[i].Symbol, symbol) {
+			continue
+		}
+		out = append(out, viewToken(ct, infos[i]))
+	}
+	ok(c, out)
+}
+
+// getToken serves GET /tokens/{contractId}.
+func (s *Server) getToken(c *gin.Context) {
+	ct, err := s.pathToken(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	info, err := s.readToken(c.Request.Context(), ct)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, viewToken(ct, info))
+}
+
+// defaultBalance serves GET /tokens/{contractId}/balances/default: the token
+// balance of the caller's default account.
+func (s *Server) defaultBalance(c *gin.Context) {
+	ct, err := s.pathToken(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	a, err := s.callerDefaultAccount(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeBalance(c, ct, a.Address)
+}
+
+// addressBalance serves GET /tokens/{contractId}/balances/{address}: the
+// token balance of any address.
+func (s *Server) addressBalance(c *gin.Context) {
+	ct, err := s.pathToken(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	holder, err := engine.ParseAddress("address", c.Param("address"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeBalance(c, ct, holder)
+}
+
+func (s *Server) writeBalance(c *gin.Context, ct *engine.Contract, holder common.Address) {
+	nw, err := s.network(ct.Network)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.ChainTimeout)
+	defer cancel()
+	bal, err := engine.BalanceOf(ctx, nw.Chain, ct.Address, holder)
+	if err != nil {
+		s.fail(c, chainFailure(ct, err))
+		return
+	}
+	ok(c, bal.String())
+}
+
+// pathToken returns the caller's token contract named by the path parameter
+// contractId; contracts of other users and contracts that are not tokens are
+// not found.
+func (s *Server) pathToken(c *gin.Context) (*engine.Contract, error) {
+	id, err := pathID(c, "contractId", "token")
+	if err != nil {
+		return nil, err
+	}
+	u := currentUser(c)
+	ct, err := s.store.ContractByID(c.Request.Context(), id)
+	if engine.IsNotFound(err) || (err == nil && (ct.Owner != u.ID || !ct.IsToken())) {
+		return nil, notFound("", "token %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("token %s: %w", id, err)
+	}
+	return ct, nil
+}
+
+// network returns the configured network name; a contract on a network that
+// is no longer configured cannot be served: unavailable.
+func (s *Server) network(name string) (*engine.Network, error) {
+	nw, ok := s.networks[name]
+	if !ok || nw.Chain == nil {
+		return nil, unavailable("network %s is not configured", name)
+	}
+	return nw, nil
+}
+
+// readToken reads the on-chain parameters of a registered token.
+func (s *Server) readToken(ctx context.Context, ct *engine.Contract) (engine.TokenInfo, error) {
+	nw, err := s.network(ct.Network)
+	if err != nil {
+		return engine.TokenInfo{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ChainTimeout)
+	defer cancel()
+	info, err := engine.ReadTokenInfo(ctx, nw.Chain, ct.Address)
+	if err != nil {
+		return engine.TokenInfo{}, chainFailure(ct, err)
+	}
+	if info.TotalSupply == nil {
+		info.TotalSupply = new(big.Int)
+	}
+	return info, nil
+}
+
+// chainFailure turns a failed read of a registered token into 503
+// unavailable. The caller sees which network failed; the log also gets the
+// node's reason (without the node URL, which may carry credentials).
+func chainFailure(ct *engine.Contract, err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %s", unavailable("network %s did not answer in time", ct.Network), nodeReason(err))
+	case engine.IsNotToken(err):
+		return fmt.Errorf("%w: %s", unavailable("token %s on network %s does not answer as an ERC-20 contract", ct.Address.Hex(), ct.Network), nodeReason(err))
+	default:
+		return fmt.Errorf("%w: %s", unavailable("network %s is unavailable", ct.Network), nodeReason(err))
+	}
+}
+
+// nodeReason is the text of a node error without the URL of the node.
+func nodeReason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,76 @@
+package http
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// createUserRequest is the body of POST /users. Every flag is optional and
+// false when absent; the body itself may be absent.
+type createUserRequest struct {
+	// Auth asks for an API token for the new user (returned once).
+	Auth bool `json:"auth"`
+	// Account asks for a new default account for the new user.
+	Account bool `json:"account"`
+	// Ownerless makes the new user owned by nobody instead of the caller.
+	Ownerless bool `json:"ownerless"`
+}
+
+// createUser serves POST /users. The user, its token hash and its account
+// are stored in one database transaction: all or nothing.
+func (s *Server) createUser(c *gin.Context) {
+	var req createUserRequest
+	if err := s.decodeBody(c, &req, true); err != nil {
+		s.fail(c, err)
+		return
+	}
+	caller := currentUser(c)
+	secret, err := engine.NewSecret(32)
+	if err != nil {
+		s.fail(c, fmt.Errorf("create user: %w", err))
+		return
+	}
+	u := &engine.User{
+		ID:             uuid.NewString(),
+		CallbackSecret: secret,
+		Created:        s.clock.Now(),
+	}
+	if !req.Ownerless {
+		u.Owner = caller.ID
+	}
+	var token string
+	var tokenHash []byte
+	if req.Auth {
+		if token, tokenHash, err = engine.NewToken(); err != nil {
+			s.fail(c, fmt.Errorf("create user: %w", err))
+			return
+		}
+	}
+	var acct *engine.Account
+	if req.Account {
+		if acct, err = s.newAccount(u.ID, true); err != nil {
+			s.fail(c, fmt.Errorf("create user: %w", err))
+			return
+		}
+	}
+	if err := s.store.CreateUser(c.Request.Context(), u, tokenHash, acct); err != nil {
+		s.fail(c, fmt.Errorf("create user: %w", err))
+		return
+	}
+
+	view := userView{ID: u.ID, Created: engine.FormatTime(u.Created), Token: token}
+	if u.Owner != "" {
+		view.Owner = &u.Owner
+	}
+	if acct != nil {
+		s.engine.AccountCreated(context.WithoutCancel(c.Request.Context()), acct)
+		av := viewAccount(acct)
+		view.Account = &av
+	}
+	created(c, view)
+}
