@@ -55,6 +55,7 @@ type System struct {
 	watchers map[string]*actor.PID
 	faucets  map[string]*actor.PID
 	closed   bool
+	stop     sync.Once
 }
 
 // Start starts the watchers and faucets, and the account actors of every
@@ -81,7 +82,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	s.acfg = account.Config{
 		Store: cfg.Store, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
-		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second,
+		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: 10 * time.Second,
 	}
 	for name, f := range cfg.Faucets {
 		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
@@ -96,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			return nil, fmt.Errorf("recover accounts of %s: %w", name, err)
 		}
 		for _, id := range ids {
-			s.Wake(id, name)
+			s.Wake(id, name, false)
 		}
 	}
 	return s, nil
@@ -164,15 +165,16 @@ func (s *System) pidLocked(accountID, network string) (*actor.PID, error) {
 	return pid, nil
 }
 
-// Wake implements watcher.Waker: it wakes (or starts) an account actor.
-func (s *System) Wake(accountID, network string) {
+// Wake implements watcher.Waker and account.Registry: it wakes (or starts)
+// an account actor.
+func (s *System) Wake(accountID, network string, resync bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pid, err := s.pidLocked(accountID, network)
 	if err != nil {
 		return
 	}
-	s.sys.Root.Send(pid, &account.Wake{})
+	s.sys.Root.Send(pid, &account.Wake{Resync: resync})
 }
 
 // Release implements account.Registry.
@@ -221,8 +223,11 @@ func (s *System) FundAndWait(network string, addrs []common.Address, timeout tim
 }
 
 // Close stops the watchers first (no more wake-ups), then the account
-// actors (each finishes the message it is handling), then the faucets.
-func (s *System) Close() {
+// actors (each finishes the message it is handling), then the faucets. It
+// may be called more than once.
+func (s *System) Close() { s.stop.Do(s.close) }
+
+func (s *System) close() {
 	s.mu.Lock()
 	s.closed = true
 	accounts := make([]*actor.PID, 0, len(s.accounts))

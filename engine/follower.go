@@ -14,7 +14,8 @@ import (
 // FollowerStore is what a Follower needs of the store.
 type FollowerStore interface {
 	Cursor(ctx context.Context, network string) (uint64, bool, error)
-	SetCursor(ctx context.Context, network string, block uint64) error
+	SetCursor(ctx context.Context, network string, block uint64, hash common.Hash) error
+	ProcessedHash(ctx context.Context, network string, number uint64) (common.Hash, bool, error)
 	SubmittedByHash(ctx context.Context, network string, hashes []common.Hash) ([]*Transaction, error)
 	MarkMined(ctx context.Context, outcomes []Mined) error
 	Unmine(ctx context.Context, network string, fromBlock uint64) ([]string, error)
@@ -23,8 +24,11 @@ type FollowerStore interface {
 
 // Follower is the logic of a network watcher: it walks the chain block by
 // block from its stored cursor, reads each block's receipts in one call,
-// and completes or fails the submitted transactions found there. It is not
-// safe for concurrent use; the watcher actor owns it.
+// and completes or fails the submitted transactions found there. Before
+// walking on, it checks that the blocks it processed are still on the
+// chain; when they are not (a reorg, or a dev chain that came back from a
+// hard kill at an older head), their transactions go back to submitted.
+// It is not safe for concurrent use; the watcher actor owns it.
 type Follower struct {
 	net   *Network
 	store FollowerStore
@@ -44,9 +48,14 @@ func NewFollower(net *Network, store FollowerStore, clock Clock, log *slog.Logge
 type PollResult struct {
 	// Head is the chain's latest block number.
 	Head uint64
-	// Accounts are the ids of accounts whose transactions changed state
+	// Accounts are the ids of accounts whose transactions were mined
 	// (their actors should pump: the in-flight window has room).
 	Accounts []string
+	// Reorged are the ids of accounts whose mined transactions left the
+	// chain: their actors must broadcast their signed transactions again.
+	Reorged []string
+	// Depth is how many processed blocks left the chain (0: none).
+	Depth uint64
 	// More is true when blocks remain to be handled.
 	More bool
 }
@@ -66,23 +75,10 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 	}
 	if !ok {
 		// First run on this network: nothing of ours can be in older blocks.
-		return res, f.store.SetCursor(ctx, f.net.Name, res.Head)
+		return res, f.store.SetCursor(ctx, f.net.Name, res.Head, head.Hash())
 	}
-	accounts := map[string]bool{}
-	if res.Head < cursor {
-		// The chain lost blocks we handled (a reorg to a shorter chain, or
-		// a dev chain that came back from a hard kill at an older head):
-		// what they held goes back to submitted and is re-broadcast.
-		ids, err := f.store.Unmine(ctx, f.net.Name, res.Head+1)
-		if err != nil {
-			return res, fmt.Errorf("unmine from %d: %w", res.Head+1, err)
-		}
-		f.log.Warn("chain head went back; transactions of lost blocks are pending again", "cursor", cursor, "head", res.Head, "transactions", len(ids))
-		if err := f.store.SetCursor(ctx, f.net.Name, res.Head); err != nil {
-			return res, err
-		}
-		cursor = res.Head
-		res.Accounts = append(res.Accounts, ids...)
+	if cursor, err = f.checkCursor(ctx, cursor, res.Head, &res); err != nil {
+		return res, err
 	}
 	if res.Head < f.net.Confirmations {
 		return res, nil
@@ -91,18 +87,31 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 	if last > cursor+f.maxBlocks {
 		last, res.More = cursor+f.maxBlocks, true
 	}
+	accounts := map[string]bool{}
 	abis := map[string]*abi.ABI{}
 	for n := cursor + 1; n <= last; n++ {
-		touched, err := f.block(ctx, n, abis)
+		header, err := f.net.Chain.HeaderByNumber(ctx, new(big.Int).SetUint64(n))
+		if err != nil {
+			return res, fmt.Errorf("header %d: %w", n, err)
+		}
+		if prev, ok, err := f.store.ProcessedHash(ctx, f.net.Name, n-1); err != nil {
+			return res, err
+		} else if ok && n-1 == cursor && header.ParentHash != prev {
+			// The chain changed under us since the check: look again next time.
+			res.More = true
+			break
+		}
+		touched, err := f.block(ctx, header, abis)
 		if err != nil {
 			return res, fmt.Errorf("block %d: %w", n, err)
 		}
 		for _, a := range touched {
 			accounts[a] = true
 		}
-		if err := f.store.SetCursor(ctx, f.net.Name, n); err != nil {
+		if err := f.store.SetCursor(ctx, f.net.Name, n, header.Hash()); err != nil {
 			return res, err
 		}
+		cursor = n
 	}
 	for a := range accounts {
 		res.Accounts = append(res.Accounts, a)
@@ -110,14 +119,64 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 	return res, nil
 }
 
-// block completes the transactions of block n and returns their accounts.
-func (f *Follower) block(ctx context.Context, n uint64, abis map[string]*abi.ABI) ([]string, error) {
-	receipts, err := f.net.Chain.BlockReceipts(ctx, n)
+// checkCursor makes sure the processed blocks up to cursor are still on
+// the chain. When some are not, it finds the newest processed block that
+// still is (the fork point), moves the transactions of the blocks above it
+// back to submitted and returns the fork point as the new cursor.
+func (f *Follower) checkCursor(ctx context.Context, cursor, head uint64, res *PollResult) (uint64, error) {
+	fork := cursor
+	for fork > 0 && cursor-fork < ProcessedRetention {
+		stored, ok, err := f.store.ProcessedHash(ctx, f.net.Name, fork)
+		if err != nil {
+			return cursor, err
+		}
+		if !ok {
+			break // older than what we remember: assume it is settled
+		}
+		if fork <= head {
+			h, err := f.net.Chain.HeaderByNumber(ctx, new(big.Int).SetUint64(fork))
+			if err != nil {
+				return cursor, fmt.Errorf("header %d: %w", fork, err)
+			}
+			if h.Hash() == stored {
+				break
+			}
+		}
+		fork--
+	}
+	if fork == cursor {
+		return cursor, nil
+	}
+	ids, err := f.store.Unmine(ctx, f.net.Name, fork+1)
+	if err != nil {
+		return cursor, fmt.Errorf("unmine from %d: %w", fork+1, err)
+	}
+	hash, _, err := f.store.ProcessedHash(ctx, f.net.Name, fork)
+	if err != nil {
+		return cursor, err
+	}
+	if err := f.store.SetCursor(ctx, f.net.Name, fork, hash); err != nil {
+		return cursor, err
+	}
+	res.Depth = cursor - fork
+	res.Reorged = ids
+	f.log.Warn("processed blocks left the chain; their transactions are pending again",
+		"cursor", cursor, "head", head, "fork", fork, "depth", res.Depth, "accounts", len(ids))
+	return fork, nil
+}
+
+// block completes the transactions of the block of header and returns
+// their accounts.
+func (f *Follower) block(ctx context.Context, header *types.Header, abis map[string]*abi.ABI) ([]string, error) {
+	receipts, err := f.net.Chain.BlockReceipts(ctx, header.Number.Uint64())
 	if err != nil {
 		return nil, fmt.Errorf("receipts: %w", err)
 	}
 	if len(receipts) == 0 {
 		return nil, nil
+	}
+	if receipts[0].BlockHash != header.Hash() {
+		return nil, fmt.Errorf("receipts of block %d changed while reading (reorg)", header.Number.Uint64())
 	}
 	hashes := make([]common.Hash, len(receipts))
 	byHash := make(map[common.Hash]*types.Receipt, len(receipts))
@@ -180,6 +239,3 @@ func (f *Follower) decode(ctx context.Context, tx *Transaction, r *types.Receipt
 	}
 	return events
 }
-
-// bigOf returns n as a *big.Int.
-func bigOf(n uint64) *big.Int { return new(big.Int).SetUint64(n) }

@@ -93,6 +93,10 @@ func (s *Sender) Sync(ctx context.Context) error {
 	return nil
 }
 
+// Resync makes the next Pump reconcile the nonce and broadcast the
+// in-flight transactions again (Sync), e.g. after their blocks left the chain.
+func (s *Sender) Resync() { s.synced = false }
+
 // Pump submits ready transactions while the in-flight window has room. It
 // returns how many it submitted or failed; an error means the node or the
 // store is unavailable and the caller should retry later.

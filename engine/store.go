@@ -128,9 +128,19 @@ type NetworkStore interface {
 	// Cursor returns the last block the watcher processed on network, and
 	// false when it never processed one.
 	Cursor(ctx context.Context, network string) (uint64, bool, error)
-	// SetCursor records the last processed block.
-	SetCursor(ctx context.Context, network string, block uint64) error
+	// SetCursor records block, whose hash is hash, as the last processed
+	// one (it may go back, after a reorg), and remembers the hash so that a
+	// later Poll can tell whether the block is still on the chain. Hashes
+	// of blocks more than ProcessedRetention below block are forgotten.
+	SetCursor(ctx context.Context, network string, block uint64, hash common.Hash) error
+	// ProcessedHash returns the hash recorded for block number on network,
+	// and false when none is (never processed, or forgotten).
+	ProcessedHash(ctx context.Context, network string, number uint64) (common.Hash, bool, error)
 }
+
+// ProcessedRetention is how many processed block hashes a store keeps per
+// network: the deepest reorg the watcher can detect.
+const ProcessedRetention = 256
 
 // Store is everything a persistence backend implements.
 type Store interface {

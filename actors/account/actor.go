@@ -23,7 +23,7 @@ type Store interface {
 // incarnation when the released actor found work it must hand over.
 type Registry interface {
 	Release(key string, pid *actor.PID) bool
-	Wake(accountID, network string)
+	Wake(accountID, network string, resync bool)
 }
 
 // Config is what every account actor shares.
@@ -40,6 +40,8 @@ type Config struct {
 	// RetryAfter is the pause before a pump that failed (node or database
 	// unavailable) is tried again.
 	RetryAfter time.Duration
+	// CheckEvery is the period of the check of in-flight transactions.
+	CheckEvery time.Duration
 }
 
 // Key names the actor of an account on a network.
@@ -70,6 +72,8 @@ type Actor struct {
 	flushQueued bool
 	pumpQueued  bool
 	retry       *time.Timer
+	ticker      *time.Ticker
+	tickerDone  chan struct{}
 	ctx         context.Context
 	cancel      context.CancelFunc
 }
@@ -80,16 +84,19 @@ func (a *Actor) Receive(c actor.Context) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		c.SetReceiveTimeout(a.cfg.Idle)
+		a.startTicker(c)
 		a.queuePump(c)
 	case *actor.Restarting:
 		// State is rebuilt from the database on the restart's Started.
 		a.sender = nil
 		a.failBuffer(c, fmt.Errorf("account actor restarting"))
+		a.stopTicker()
 	case *actor.Stopping:
 		a.failBuffer(c, engine.Errorf(engine.CodeUnavailable, "", "account actor stopping"))
 		if a.retry != nil {
 			a.retry.Stop()
 		}
+		a.stopTicker()
 		if a.cancel != nil {
 			a.cancel()
 		}
@@ -103,6 +110,11 @@ func (a *Actor) Receive(c actor.Context) {
 		a.flushQueued = false
 		a.flush(c)
 	case *Wake:
+		if msg.Resync && a.sender != nil {
+			a.sender.Resync()
+		}
+		a.queuePump(c)
+	case tick:
 		a.queuePump(c)
 	case pump:
 		a.pumpQueued = false
@@ -118,7 +130,7 @@ func (a *Actor) Receive(c actor.Context) {
 		}
 		c.Stop(c.Self())
 		if handOver {
-			a.cfg.Registry.Wake(a.accountID, a.net.Name)
+			a.cfg.Registry.Wake(a.accountID, a.net.Name, false)
 		}
 	}
 }
@@ -211,5 +223,34 @@ func (a *Actor) maybePassivate(c actor.Context) {
 	}
 	if a.cfg.Registry.Release(a.key, c.Self()) {
 		c.Send(c.Self(), passivate{})
+	}
+}
+
+// startTicker starts the goroutine that sends the periodic tick; it stops
+// with the actor (stopTicker).
+func (a *Actor) startTicker(c actor.Context) {
+	if a.cfg.CheckEvery <= 0 {
+		return
+	}
+	a.ticker = time.NewTicker(a.cfg.CheckEvery)
+	a.tickerDone = make(chan struct{})
+	self, root, ticker, done := c.Self(), c.ActorSystem().Root, a.ticker, a.tickerDone
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ticker.C:
+				root.Send(self, tick{})
+			}
+		}
+	}()
+}
+
+func (a *Actor) stopTicker() {
+	if a.ticker != nil {
+		a.ticker.Stop()
+		close(a.tickerDone)
+		a.ticker = nil
 	}
 }

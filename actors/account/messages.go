@@ -20,7 +20,20 @@ type Accepted struct {
 
 // Wake tells the actor that its in-flight window may have room (a
 // transaction of the account was mined) or that work is waiting for it.
-type Wake struct{}
+type Wake struct {
+	// Resync asks the actor to reconcile its nonce and broadcast its
+	// in-flight transactions again: blocks that held some of them left the
+	// chain.
+	Resync bool
+}
+
+// tick is the actor's periodic check of its in-flight transactions (a
+// transaction neither pending nor mined is broadcast again). It does not
+// count as activity, so an idle actor still passivates.
+type tick struct{}
+
+// NotInfluenceReceiveTimeout implements actor.NotInfluenceReceiveTimeout.
+func (tick) NotInfluenceReceiveTimeout() {}
 
 // flush commits the Submits buffered so far.
 type flush struct{}

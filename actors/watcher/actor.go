@@ -10,9 +10,10 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
-// Waker wakes the actor of an account on a network (spawning it if needed).
+// Waker wakes the actor of an account on a network (spawning it if needed);
+// with resync the actor also broadcasts its in-flight transactions again.
 type Waker interface {
-	Wake(accountID, network string)
+	Wake(accountID, network string, resync bool)
 }
 
 // Config is what a watcher needs.
@@ -67,8 +68,11 @@ func (a *Actor) poll(c actor.Context) {
 	} else {
 		a.head = res.Head
 	}
+	for _, id := range res.Reorged {
+		a.cfg.Waker.Wake(id, a.cfg.Network.Name, true)
+	}
 	for _, id := range res.Accounts {
-		a.cfg.Waker.Wake(id, a.cfg.Network.Name)
+		a.cfg.Waker.Wake(id, a.cfg.Network.Name, false)
 	}
 	if err == nil && res.More {
 		c.Send(c.Self(), tick{})

@@ -206,23 +206,33 @@ func bootstrap(ctx context.Context, store *sqlite.Store, sealer *engine.KeySeale
 	return op, token, nil
 }
 
+// demoName is the registered name of the demo token.
+const demoName = "Demo Token"
+
 // demoSupply is the demo token's supply: one million tokens of 18 decimals.
 var demoSupply = new(big.Int).Mul(big.NewInt(1_000_000), new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
 
 // ensureDemoToken deploys the demo ERC-20 (supply to the operator's default
-// account) and registers it to the operator, once.
+// account) and registers it to the operator, once. After a hard kill the
+// embedded chain may come back without the deployment's block: the token is
+// then deployed again by the same key with the same nonce, so at the same
+// address, and the registration stays valid.
 func ensureDemoToken(ctx context.Context, store *sqlite.Store, dev *engine.Network, faucet *engine.Faucet, op *engine.User, acct *engine.Account, log *slog.Logger) error {
 	existing, err := store.ListContracts(ctx, engine.ContractFilter{Owner: op.ID, Network: dev.Name, Types: []string{engine.TypeERC20}})
 	if err != nil {
 		return err
 	}
+	var registered *engine.Contract
 	for _, c := range existing {
-		if code, err := codeAt(ctx, dev, c.Address); err == nil && code {
-			return nil
+		if c.Name == demoName {
+			registered = c
+			if deployed, err := codeAt(ctx, dev, c.Address); err == nil && deployed {
+				return nil
+			}
 		}
 	}
 	art := contracts.ERC20()
-	data, err := art.DeployData("Demo Token", "DEMO", demoSupply, acct.Address)
+	data, err := art.DeployData(demoName, "DEMO", demoSupply, acct.Address)
 	if err != nil {
 		return err
 	}
@@ -234,9 +244,13 @@ func ensureDemoToken(ctx context.Context, store *sqlite.Store, dev *engine.Netwo
 	if err != nil {
 		return err
 	}
+	if registered != nil && registered.Address == addr {
+		log.Warn("demo token was lost with the chain's newest blocks; deployed it again at its address", "address", addr.Hex())
+		return nil
+	}
 	now := engine.SystemClock{}.Now()
 	c := &engine.Contract{
-		ID: uuid.NewString(), Owner: op.ID, Name: "Demo Token", Network: dev.Name, Address: addr,
+		ID: uuid.NewString(), Owner: op.ID, Name: demoName, Network: dev.Name, Address: addr,
 		ABI: art.ABI, BWType: engine.TypeERC20, BWVer: "1", Block: head.Number.Uint64(), Created: now,
 	}
 	if err := store.CreateContract(ctx, c); err != nil {

@@ -138,6 +138,14 @@ func startOnNode(stack *node.Node, cfg DevChainConfig, faucet common.Address) (*
 	ethCfg.TxPool.GlobalSlots = 8192
 	ethCfg.TxPool.AccountQueue = 1024
 	ethCfg.TxPool.GlobalQueue = 8192
+	// Crash safety: with the path scheme, state lives in a memory buffer
+	// until it fills or the node stops, so a kill -9 leaves a chain without
+	// any usable state (seen: "Head state missing", then a node stuck
+	// waiting for a state sync that never comes). The hash scheme in archive
+	// mode writes every block's state as it is imported; a hard kill then
+	// loses at most the newest blocks, which the engine treats as a reorg.
+	ethCfg.StateScheme = rawdb.HashScheme
+	ethCfg.NoPruning = true
 	// Caches sized for an embedded chain rather than a mainnet node.
 	ethCfg.DatabaseCache = 128
 	ethCfg.TrieCleanCache = 64

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/jmoiron/sqlx"
+
+	"github.com/txengine/txengine/engine"
 )
 
 // Cursor returns the last block the watcher processed on network, and false
@@ -27,9 +30,8 @@ func (s *Store) Cursor(ctx context.Context, network string) (uint64, bool, error
 	return u, true, nil
 }
 
-// SetCursor records the last processed block of network (it may go back,
-// after a reorg).
-func (s *Store) SetCursor(ctx context.Context, network string, block uint64) error {
+// SetCursor implements engine.NetworkStore.
+func (s *Store) SetCursor(ctx context.Context, network string, block uint64, hash common.Hash) error {
 	b, err := int64Of("block", block)
 	if err != nil {
 		return fmt.Errorf("sqlite: set cursor of %s: %w", network, err)
@@ -39,6 +41,33 @@ func (s *Store) SetCursor(ctx context.Context, network string, block uint64) err
 			ON CONFLICT (network) DO UPDATE SET block = excluded.block`, network, b); err != nil {
 			return wrap(err, "set cursor of %s", network)
 		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO processed_blocks (network, number, hash) VALUES (?, ?, ?)
+			ON CONFLICT (network, number) DO UPDATE SET hash = excluded.hash`, network, b, hash.Hex()); err != nil {
+			return wrap(err, "record block %d of %s", block, network)
+		}
+		// Forget what lies above the cursor (a reorg went back) and what is
+		// older than the retention.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM processed_blocks WHERE network = ? AND (number > ? OR number < ?)`,
+			network, b, b-engine.ProcessedRetention); err != nil {
+			return wrap(err, "prune processed blocks of %s", network)
+		}
 		return nil
 	})
+}
+
+// ProcessedHash implements engine.NetworkStore.
+func (s *Store) ProcessedHash(ctx context.Context, network string, number uint64) (common.Hash, bool, error) {
+	n, err := int64Of("number", number)
+	if err != nil {
+		return common.Hash{}, false, fmt.Errorf("sqlite: processed hash of %s: %w", network, err)
+	}
+	var h string
+	err = s.r.GetContext(ctx, &h, `SELECT hash FROM processed_blocks WHERE network = ? AND number = ?`, network, n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return common.Hash{}, false, nil
+	}
+	if err != nil {
+		return common.Hash{}, false, wrap(err, "processed hash of block %d of %s", number, network)
+	}
+	return common.HexToHash(h), true, nil
 }

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"github.com/ethereum/go-ethereum/common"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,7 +53,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err := s.InsertTransactions(ctx, []*engine.Transaction{tx}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetCursor(ctx, "dev", 12); err != nil {
+	if err := s.SetCursor(ctx, "dev", 12, common.Hash{12}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -133,7 +134,7 @@ func TestOpenOddPath(t *testing.T) {
 	}
 	path := filepath.Join(dir, "tx engine.db")
 	s := mustOpen(t, path)
-	if err := s.SetCursor(context.Background(), "dev", 1); err != nil {
+	if err := s.SetCursor(context.Background(), "dev", 1, common.Hash{1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); err != nil {

@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"MarkMinedIsAtomic", testMarkMinedIsAtomic},
 		{"MarkFailed", testMarkFailed},
 		{"Cursors", testCursors},
+		{"ProcessedHashes", testProcessedHashes},
 		{"ReleaseNonce", testReleaseNonce},
 		{"Unmine", testUnmine},
 		{"PendingAccounts", testPendingAccounts},

@@ -548,15 +548,48 @@ func testCursors(t *testing.T, s engine.Store) {
 		}
 	}
 	wantCursor("dev", 0, false)
-	must(t, s.SetCursor(ctx, "dev", 0))
+	must(t, s.SetCursor(ctx, "dev", 0, common.Hash{0xa0}))
 	wantCursor("dev", 0, true)
-	must(t, s.SetCursor(ctx, "dev", 100))
+	must(t, s.SetCursor(ctx, "dev", 100, common.Hash{0xa1}))
 	wantCursor("dev", 100, true)
 	wantCursor("sepolia", 0, false)
-	must(t, s.SetCursor(ctx, "sepolia", 1<<40))
-	must(t, s.SetCursor(ctx, "dev", 97)) // back, after a reorg
+	must(t, s.SetCursor(ctx, "sepolia", 1<<40, common.Hash{0xb0}))
+	must(t, s.SetCursor(ctx, "dev", 97, common.Hash{0xa2})) // back, after a reorg
 	wantCursor("dev", 97, true)
 	wantCursor("sepolia", 1<<40, true)
+}
+
+func testProcessedHashes(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	wantHash := func(n uint64, want common.Hash, wantOK bool) {
+		t.Helper()
+		got, ok, err := s.ProcessedHash(ctx, "dev", n)
+		must(t, err)
+		if got != want || ok != wantOK {
+			t.Fatalf("ProcessedHash(%d) = %s, %v; want %s, %v", n, got, ok, want, wantOK)
+		}
+	}
+	for n := uint64(1); n <= 10; n++ {
+		must(t, s.SetCursor(ctx, "dev", n, common.Hash{byte(n)}))
+	}
+	wantHash(10, common.Hash{10}, true)
+	wantHash(3, common.Hash{3}, true)
+	wantHash(11, common.Hash{}, false)
+	// Another network keeps its own hashes.
+	must(t, s.SetCursor(ctx, "main", 3, common.Hash{0xee}))
+	wantHash(3, common.Hash{3}, true)
+	// Going back forgets the hashes above the new cursor.
+	must(t, s.SetCursor(ctx, "dev", 6, common.Hash{6}))
+	wantHash(7, common.Hash{}, false)
+	wantHash(6, common.Hash{6}, true)
+	// Replacing a block's hash (same height, other block) keeps the new one.
+	must(t, s.SetCursor(ctx, "dev", 6, common.Hash{0x66}))
+	wantHash(6, common.Hash{0x66}, true)
+	// Only the last ProcessedRetention hashes are kept.
+	far := uint64(6 + engine.ProcessedRetention + 1)
+	must(t, s.SetCursor(ctx, "dev", far, common.Hash{0xff}))
+	wantHash(5, common.Hash{}, false)
+	wantHash(far, common.Hash{0xff}, true)
 }
 
 // testConcurrentWriters runs writers that group-commit batches at once,

@@ -1,0 +1,419 @@
+package actors_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/google/uuid"
+
+	"github.com/txengine/txengine/actors"
+	"github.com/txengine/txengine/contracts"
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/evm"
+	"github.com/txengine/txengine/engine/evm/evmtest"
+	"github.com/txengine/txengine/persistence/sqlite"
+)
+
+// countingStore counts group commits and tracks how many transactions are
+// in flight (submitted, not yet mined) at most.
+type countingStore struct {
+	*sqlite.Store
+	inserts     atomic.Int64
+	rows        atomic.Int64
+	inflight    atomic.Int64
+	maxInflight atomic.Int64
+}
+
+func (c *countingStore) InsertTransactions(ctx context.Context, txs []*engine.Transaction) error {
+	err := c.Store.InsertTransactions(ctx, txs)
+	if err == nil {
+		c.inserts.Add(1)
+		c.rows.Add(int64(len(txs)))
+	}
+	return err
+}
+
+func (c *countingStore) MarkSubmitted(ctx context.Context, tx *engine.Transaction) error {
+	err := c.Store.MarkSubmitted(ctx, tx)
+	if err == nil {
+		n := c.inflight.Add(1)
+		for {
+			m := c.maxInflight.Load()
+			if n <= m || c.maxInflight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+	}
+	return err
+}
+
+func (c *countingStore) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
+	err := c.Store.MarkMined(ctx, outcomes)
+	if err == nil {
+		c.inflight.Add(-int64(len(outcomes)))
+	}
+	return err
+}
+
+// fixture is a simulated chain, a store, a funded account holding a token,
+// and the actor system over them.
+type fixture struct {
+	t       *testing.T
+	sim     *evmtest.Sim
+	store   *countingStore
+	net     *engine.Network
+	sealer  *engine.KeySealer
+	user    *engine.User
+	account *engine.Account
+	token   *engine.Contract
+	tokenA  abi.ABI
+	sys     *actors.System
+	cfg     actors.Config
+}
+
+func newFixture(t *testing.T, window int, idle time.Duration) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	faucetKey, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := evmtest.Start(t, 10*time.Millisecond, crypto.PubkeyToAddress(faucetKey.PublicKey))
+	client, err := evm.Dial(ctx, sim.IPC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sealer, err := engine.NewKeySealer(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, sim: sim, store: &countingStore{Store: st}, sealer: sealer}
+	f.net = &engine.Network{
+		Name: "dev", ChainID: big.NewInt(1337), InFlight: window, GasMarginPercent: 20,
+		PollInterval: 10 * time.Millisecond, Chain: client,
+	}
+	now := engine.SystemClock{}.Now()
+	f.user = &engine.User{ID: uuid.NewString(), Created: now}
+	f.account = f.newAccount(nil)
+	if err := st.CreateUser(ctx, f.user, nil, f.account); err != nil {
+		t.Fatal(err)
+	}
+	faucet := engine.NewFaucet(f.net, faucetKey, evmtest.Ether(10))
+	hashes, err := faucet.Fund(ctx, []common.Address{f.account.Address})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hashes {
+		if _, err := evm.WaitMined(ctx, client, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	art := contracts.ERC20()
+	data, err := art.DeployData("T", "T", evmtest.Ether(1_000_000), f.account.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _, err := evm.Deploy(ctx, client, faucetKey, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.token = &engine.Contract{ID: uuid.NewString(), Owner: f.user.ID, Name: "T", Network: "dev", Address: addr, ABI: art.ABI, BWType: engine.TypeERC20, Created: now}
+	if err := st.CreateContract(ctx, f.token); err != nil {
+		t.Fatal(err)
+	}
+	if f.tokenA, err = art.ParsedABI(); err != nil {
+		t.Fatal(err)
+	}
+	f.cfg = actors.Config{
+		Store: f.store, Signer: sealer, Clock: engine.SystemClock{},
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Networks: map[string]*engine.Network{"dev": f.net}, IdleAccount: idle,
+	}
+	f.start()
+	return f
+}
+
+func (f *fixture) start() {
+	sys, err := actors.Start(context.Background(), f.cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.sys = sys
+	f.t.Cleanup(sys.Close)
+}
+
+func (f *fixture) newAccount(owner *engine.User) *engine.Account {
+	a, err := f.sealer.NewAccount()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	a.ID, a.Default, a.Created = uuid.NewString(), true, engine.SystemClock{}.Now()
+	if owner != nil {
+		a.Owner = owner.ID
+	}
+	return a
+}
+
+// transfer builds a token transfer of value to `to` from the fixture's account.
+func (f *fixture) transfer(to common.Address, value int64) *engine.Transaction {
+	data, err := f.tokenA.Pack("transfer", to, big.NewInt(value))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return &engine.Transaction{
+		ID: uuid.NewString(), Owner: f.user.ID, AccountID: f.account.ID, Network: "dev", From: f.account.Address,
+		ContractID: f.token.ID, ContractAddress: f.token.Address, Method: "transfer",
+		Parameters: []any{to.Hex(), fmt.Sprint(value)}, Data: data, Status: engine.StatusNew, Created: engine.SystemClock{}.Now(),
+	}
+}
+
+// waitAll waits until every id is terminal and returns the transactions.
+func (f *fixture) waitAll(ids []string, timeout time.Duration) []*engine.Transaction {
+	f.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var out []*engine.Transaction
+		pending := 0
+		for _, id := range ids {
+			tx, err := f.store.TransactionByID(context.Background(), id)
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			if !tx.Status.Terminal() {
+				pending++
+			}
+			out = append(out, tx)
+		}
+		if pending == 0 {
+			return out
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%d of %d transactions still pending after %s", pending, len(ids), timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (f *fixture) balanceOf(holder common.Address) *big.Int {
+	f.t.Helper()
+	b, err := engine.BalanceOf(context.Background(), f.net.Chain, f.token.Address, holder)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
+func randomAddress(t *testing.T) common.Address {
+	k, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crypto.PubkeyToAddress(k.PublicKey)
+}
+
+// TestBurstGroupCommitWindowAndNonces fires a burst from one account at
+// once: every transaction is accepted durably, batched into fewer database
+// transactions than requests, never more than W in flight, all complete, and
+// the nonces are exactly 0..n-1.
+func TestBurstGroupCommitWindowAndNonces(t *testing.T) {
+	const n, window = 120, 8
+	f := newFixture(t, window, time.Minute)
+	recipients := make([]common.Address, 4)
+	for i := range recipients {
+		recipients[i] = randomAddress(t)
+	}
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		tx := f.transfer(recipients[i%len(recipients)], int64(i+1))
+		ids[i] = tx.ID
+		wg.Go(func() {
+			got, err := f.sys.Submit(context.Background(), tx)
+			if err == nil && (got.ID != tx.ID || got.Status != engine.StatusNew) {
+				err = fmt.Errorf("accepted %s as %s", got.ID, got.Status)
+			}
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if rows, batches := f.store.rows.Load(), f.store.inserts.Load(); rows != n || batches >= n {
+		t.Fatalf("%d rows in %d group commits; want %d rows in fewer commits", rows, batches, n)
+	} else {
+		t.Logf("%d rows in %d group commits", rows, batches)
+	}
+	txs := f.waitAll(ids, 60*time.Second)
+	nonces := make([]int, 0, n)
+	for _, tx := range txs {
+		if tx.Status != engine.StatusCompleted {
+			t.Fatalf("%s ended %s: %+v", tx.ID, tx.Status, tx.Error)
+		}
+		nonces = append(nonces, int(*tx.Nonce))
+	}
+	sort.Ints(nonces)
+	for i, nonce := range nonces {
+		if nonce != i {
+			t.Fatalf("nonces not contiguous from 0: %v", nonces)
+		}
+	}
+	if max := f.store.maxInflight.Load(); max > window {
+		t.Fatalf("%d transactions were in flight at once; window is %d", max, window)
+	}
+	var total int64
+	for i := 0; i < n; i++ {
+		total += int64(i + 1)
+	}
+	sum := new(big.Int)
+	for _, r := range recipients {
+		sum.Add(sum, f.balanceOf(r))
+	}
+	if sum.Int64() != total {
+		t.Fatalf("recipients hold %s, want %d", sum, total)
+	}
+}
+
+// TestIdleActorPassivatesAndReturns checks that an account actor stops when
+// idle and that the next request brings it back.
+func TestIdleActorPassivatesAndReturns(t *testing.T) {
+	f := newFixture(t, 4, time.Second)
+	to := randomAddress(t)
+	first := f.transfer(to, 5)
+	if _, err := f.sys.Submit(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	f.waitAll([]string{first.ID}, 30*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for f.sys.LiveAccounts() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d account actors still alive after idling", f.sys.LiveAccounts())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	second := f.transfer(to, 7)
+	if _, err := f.sys.Submit(context.Background(), second); err != nil {
+		t.Fatal(err)
+	}
+	txs := f.waitAll([]string{second.ID}, 30*time.Second)
+	if txs[0].Status != engine.StatusCompleted || *txs[0].Nonce != 1 {
+		t.Fatalf("after passivation: %s nonce %v", txs[0].Status, txs[0].Nonce)
+	}
+	if got := f.balanceOf(to); got.Int64() != 12 {
+		t.Fatalf("balance %s, want 12", got)
+	}
+}
+
+// TestRecoveryResumesQueuedWork stores transactions while no actor runs (as
+// after a crash between acceptance and submission) and checks that a new
+// actor system finds and completes them.
+func TestRecoveryResumesQueuedWork(t *testing.T) {
+	f := newFixture(t, 4, time.Minute)
+	f.sys.Close()
+	to := randomAddress(t)
+	var txs []*engine.Transaction
+	for i := 0; i < 5; i++ {
+		txs = append(txs, f.transfer(to, 1))
+	}
+	if err := f.store.InsertTransactions(context.Background(), txs); err != nil {
+		t.Fatal(err)
+	}
+	f.start()
+	ids := make([]string, len(txs))
+	for i, tx := range txs {
+		ids[i] = tx.ID
+	}
+	for _, tx := range f.waitAll(ids, 30*time.Second) {
+		if tx.Status != engine.StatusCompleted {
+			t.Fatalf("%s ended %s", tx.ID, tx.Status)
+		}
+	}
+	if got := f.balanceOf(to); got.Int64() != 5 {
+		t.Fatalf("balance %s, want 5", got)
+	}
+}
+
+// waitStatus waits until transaction id has status want and returns it.
+func (f *fixture) waitStatus(id string, want engine.TxStatus, cond func(*engine.Transaction) bool) *engine.Transaction {
+	f.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tx, err := f.store.TransactionByID(context.Background(), id)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if tx.Status == want && (cond == nil || cond(tx)) {
+			return tx
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("transaction %s is %s, want %s", id, tx.Status, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestReorgPutsTransactionBackAndCompletesItOnce mines a transfer, forks
+// the chain below its block, and checks that the transaction goes back to
+// submitted, is mined again on the new chain, completes with the new
+// block, and moves the tokens exactly once.
+func TestReorgPutsTransactionBackAndCompletesItOnce(t *testing.T) {
+	f := newFixture(t, 4, time.Minute)
+	ctx := context.Background()
+	f.sim.Pause(true)
+	to := randomAddress(t)
+	tx := f.transfer(to, 42)
+	if _, err := f.sys.Submit(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	f.waitStatus(tx.ID, engine.StatusSubmitted, nil)
+	parent, err := f.net.Chain.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sim.Backend.Commit()
+	first := f.waitStatus(tx.ID, engine.StatusCompleted, nil)
+	if *first.BlockNumber != parent.Number.Uint64()+1 {
+		t.Fatalf("mined in %d, want %d", *first.BlockNumber, parent.Number.Uint64()+1)
+	}
+	if err := f.sim.Backend.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	f.sim.Backend.Commit()
+	f.sim.Backend.Commit()
+	f.sim.Pause(false)
+	again := f.waitStatus(tx.ID, engine.StatusCompleted, func(t *engine.Transaction) bool {
+		return *t.BlockHash != *first.BlockHash
+	})
+	if *again.Nonce != *first.Nonce || *again.Hash != *first.Hash {
+		t.Fatalf("re-mined with nonce %d hash %s; want the same signed transaction (nonce %d hash %s)", *again.Nonce, again.Hash, *first.Nonce, first.Hash)
+	}
+	onChain, err := f.net.Chain.TransactionReceipt(ctx, *again.Hash)
+	if err != nil || onChain.BlockHash != *again.BlockHash {
+		t.Fatalf("receipt on the new chain: %v, %v; store says block %s", onChain, err, again.BlockHash)
+	}
+	if got := f.balanceOf(to); got.Int64() != 42 {
+		t.Fatalf("recipient holds %s, want 42 (exactly once)", got)
+	}
+}
