@@ -2,20 +2,7 @@ package postgres
 
 import (
 	"context"
-
-	"github.com/txengine/txengine/engine"
 )
-
-// InsertStrategies are the ways InsertTransactions can write a batch, by
-// name, for the benchmark that chooses between them.
-var InsertStrategies = map[string]func(ctx context.Context, s *Store, txs []*engine.Transaction) error{
-	"copy": func(ctx context.Context, s *Store, txs []*engine.Transaction) error {
-		return s.insertTransactions(ctx, txs, copyRows)
-	},
-	"values": func(ctx context.Context, s *Store, txs []*engine.Transaction) error {
-		return s.insertTransactions(ctx, txs, valuesRows)
-	},
-}
 
 // AppliedMigrations returns the versions recorded in schema_migrations.
 func AppliedMigrations(ctx context.Context, s *Store) ([]int, error) {

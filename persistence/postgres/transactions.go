@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -60,9 +58,6 @@ const txColumns = `id, owner, account_id, network, from_address,
 	events, error, callbacks, depends_on, wait_for_asset, wait_for_value`
 
 const txSelect = `SELECT seq, ` + txColumns + ` FROM transactions`
-
-// txColumnCount is the number of txColumns.
-const txColumnCount = 30
 
 // insertArgs returns the values of txColumns for t.
 func insertArgs(t *engine.Transaction) ([]any, error) {
@@ -221,16 +216,14 @@ func transactions(rows []txRow) ([]*engine.Transaction, error) {
 // in slice order. Every field is stored as given; an empty Status is stored
 // as new. A taken id is engine.ErrConflict; an owner or account that does
 // not exist is engine.ErrNotFound. txs is not modified.
+//
+// The rows are streamed with COPY: one round trip for the whole batch and
+// no bind-parameter limit. Measured against multi-row INSERTs of 500 rows
+// (BenchmarkInsertTransactions, batches of 500 ERC-20 transfers, on the
+// pgtest cluster with fsync off, loopback, 2 CPUs): about 11-12 ms per
+// batch (40-47k rows/s) against 23-27 ms (18-21k rows/s), and no slower for
+// a batch of one (0.4 ms each).
 func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transaction) error {
-	return s.insertTransactions(ctx, txs, copyRows)
-}
-
-// rowWriter writes encoded rows of transactions inside tx.
-type rowWriter func(ctx context.Context, tx *sqlx.Tx, rows [][]any) error
-
-// insertTransactions encodes txs and writes them with write in one
-// database transaction.
-func (s *Store) insertTransactions(ctx context.Context, txs []*engine.Transaction, write rowWriter) error {
 	if len(txs) == 0 {
 		return nil
 	}
@@ -244,7 +237,7 @@ func (s *Store) insertTransactions(ctx context.Context, txs []*engine.Transactio
 		rows[i] = a
 	}
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := write(ctx, tx, rows); err != nil {
+		if err := copyRows(ctx, tx, rows); err != nil {
 			return wrap(err, "insert %d transactions (first %s)", len(txs), txs[0].ID)
 		}
 		return nil
@@ -275,42 +268,6 @@ func copyRows(ctx context.Context, tx *sqlx.Tx, rows [][]any) (err error) {
 	}
 	if _, err := stmt.ExecContext(ctx); err != nil {
 		return err
-	}
-	return nil
-}
-
-// valuesChunk is the number of rows of one multi-row INSERT: 500 rows of 30
-// columns are 15,000 bind parameters, below PostgreSQL's limit of 65,535.
-const valuesChunk = 500
-
-// valuesRows writes rows with multi-row INSERT statements of up to
-// valuesChunk rows. The identity default is evaluated row after row, so
-// seq follows the slice.
-func valuesRows(ctx context.Context, tx *sqlx.Tx, rows [][]any) error {
-	for start := 0; start < len(rows); start += valuesChunk {
-		chunk := rows[start:min(start+valuesChunk, len(rows))]
-		var q strings.Builder
-		q.Grow(len(chunk) * txColumnCount * 6)
-		q.WriteString(`INSERT INTO transactions (` + txColumns + `) VALUES `)
-		args := make([]any, 0, len(chunk)*txColumnCount)
-		for i, r := range chunk {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteByte('(')
-			for j := range r {
-				if j > 0 {
-					q.WriteString(", ")
-				}
-				q.WriteByte('$')
-				q.WriteString(strconv.Itoa(len(args) + j + 1))
-			}
-			q.WriteByte(')')
-			args = append(args, r...)
-		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return err
-		}
 	}
 	return nil
 }
