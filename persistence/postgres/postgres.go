@@ -1,0 +1,293 @@
+// Package postgres is the production store of txengine: an engine.Store on
+// PostgreSQL, through sqlx and the driver github.com/lib/pq.
+//
+// Semantics are those of persistence/sqlite (both pass persistence/storetest):
+// a unique key that is taken is engine.ErrConflict, a missing row or a
+// reference to one (foreign key) is engine.ErrNotFound, every write that
+// touches several rows is one database transaction.
+//
+// Schema: embedded numbered migrations (migrations/NNNN_name.sql), applied
+// by Open, each in its own transaction together with its row in
+// schema_migrations. Every migration transaction first takes a transaction
+// level advisory lock (pg_advisory_xact_lock), so processes that start at
+// the same time on the same database apply each migration once and the
+// others wait, then find it recorded.
+//
+// Connections: one pool of at most MaxOpenConns connections, shared by
+// readers and writers (PostgreSQL's MVCC lets readers run beside writers).
+// Transactions run at READ COMMITTED; writes whose outcome depends on other
+// rows of the same owner (the default account) lock the owner's users row
+// first, so that concurrent callers queue instead of failing on the unique
+// index as they would never do on SQLite, whose writers are serialised.
+//
+// Acceptance order: transactions.seq is an identity column. It is taken
+// when a row is inserted, not when its transaction commits, so batches of
+// different accounts inserted concurrently may become visible out of seq
+// order. ReadyTransactions serves one account, whose rows are written by
+// its one actor one batch after the other: within an account, seq order is
+// acceptance order, which is the engine's first come, first served promise.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/lib/pq/pqerror"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// driverName is the database/sql name of lib/pq.
+const driverName = "postgres"
+
+// Pool sizing. A group commit holds one connection for the length of one
+// database transaction; the HTTP lookups and the watcher take the others.
+// 16 stays well below PostgreSQL's default max_connections (100), so a few
+// replicas of the service fit on one server.
+const (
+	// MaxOpenConns bounds the connections of one Store.
+	MaxOpenConns = 16
+	// maxIdleConns keeps the whole pool warm under load.
+	maxIdleConns = MaxOpenConns
+	// connMaxIdleTime returns idle connections to the server after a while.
+	connMaxIdleTime = 5 * time.Minute
+	// connMaxLifetime recycles connections, so that a failover or a change
+	// behind a connection pooler or DNS name reaches every connection.
+	connMaxLifetime = 30 * time.Minute
+)
+
+// migrationLockKey is the pg_advisory_xact_lock key that serialises
+// migrations on one database ("txengine" in ASCII, as an int64).
+const migrationLockKey int64 = 0x7478656e67696e65
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+var _ engine.Store = (*Store)(nil)
+
+// Store is an engine.Store on a PostgreSQL database. It is safe for
+// concurrent use. Create it with Open and release it with Close.
+type Store struct {
+	db *sqlx.DB
+}
+
+// Open connects to the PostgreSQL database at url (a postgres:// URL or a
+// lib/pq key=value connection string) and applies the pending migrations.
+func Open(ctx context.Context, url string) (*Store, error) {
+	db, err := sqlx.Open(driverName, url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	db.SetMaxOpenConns(MaxOpenConns)
+	db.SetMaxIdleConns(maxIdleConns)
+	db.SetConnMaxIdleTime(connMaxIdleTime)
+	db.SetConnMaxLifetime(connMaxLifetime)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	s := &Store{db: db}
+	if err := s.Migrate(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the connection pool.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("postgres: close: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// migration is one numbered SQL file of migrations/.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations ordered by version.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read migrations: %w", err)
+	}
+	var ms []migration
+	seen := map[int]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("postgres: migration %s: name must start with a positive number and '_'", name)
+		}
+		if other, dup := seen[v]; dup {
+			return nil, fmt.Errorf("postgres: migrations %s and %s share version %d", other, name, v)
+		}
+		seen[v] = name
+		b, err := fs.ReadFile(migrationFS, "migrations/"+name)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: read migration %s: %w", name, err)
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// Migrate applies the embedded migrations that the database has not seen
+// yet, each in its own database transaction together with its row in
+// schema_migrations, under the migration advisory lock. Open calls it;
+// calling it again is a no-op. Concurrent callers (other processes) wait for
+// each other.
+func (s *Store) Migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	// CREATE TABLE IF NOT EXISTS is not safe against a concurrent creator
+	// (both may pass the check): it runs under the lock too.
+	err = s.migrationTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version INTEGER     PRIMARY KEY,
+			name    TEXT        NOT NULL,
+			applied TIMESTAMPTZ NOT NULL
+		)`); err != nil {
+			return fmt.Errorf("postgres: create schema_migrations: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if err := s.migrationTx(ctx, func(tx *sqlx.Tx) error { return applyMigration(ctx, tx, m) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrationTx runs fn in a transaction that holds the migration lock.
+func (s *Store) migrationTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
+			return fmt.Errorf("postgres: take the migration lock: %w", err)
+		}
+		return fn(tx)
+	})
+}
+
+// applyMigration runs m unless schema_migrations records it already.
+func applyMigration(ctx context.Context, tx *sqlx.Tx, m migration) error {
+	var n int
+	if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.version); err != nil {
+		return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	// Without arguments lib/pq uses the simple query protocol, which runs
+	// a file of several statements.
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)`,
+		m.version, m.name, time.Now().UTC()); err != nil {
+		return fmt.Errorf("postgres: record migration %s: %w", m.name, err)
+	}
+	return nil
+}
+
+// inTx runs fn in a database transaction and commits it when fn returns
+// nil; otherwise it rolls back and returns fn's error.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("postgres: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return wrap(err, "commit")
+	}
+	return nil
+}
+
+// lockOwner locks the users row of owner until the end of tx, so that the
+// writes of one owner's default account run one after the other. The lock
+// (FOR NO KEY UPDATE) does not block the foreign key checks of inserts that
+// reference the user. A missing owner is not an error here: the insert that
+// follows reports it.
+func lockOwner(ctx context.Context, tx *sqlx.Tx, owner string) error {
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE`, owner); err != nil {
+		return wrap(err, "lock user %s", owner)
+	}
+	return nil
+}
+
+// wrap adds context to a database error and maps constraint violations to
+// the engine's sentinels: a unique key that is taken is engine.ErrConflict,
+// a reference to a missing row (foreign key) is engine.ErrNotFound, and
+// sql.ErrNoRows is engine.ErrNotFound.
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("postgres: %s: %w", what, engine.ErrNotFound)
+	}
+	if pe := pq.As(err, pqerror.UniqueViolation); pe != nil {
+		return fmt.Errorf("postgres: %s: %s: %w", what, detail(pe), engine.ErrConflict)
+	}
+	if pe := pq.As(err, pqerror.ForeignKeyViolation); pe != nil {
+		return fmt.Errorf("postgres: %s: references a missing row (%s): %w", what, detail(pe), engine.ErrNotFound)
+	}
+	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// detail is the message of a constraint violation with its detail (which
+// names the key), on one line.
+func detail(pe *pq.Error) string {
+	if pe.Detail == "" {
+		return pe.Message
+	}
+	return pe.Message + ": " + pe.Detail
+}
+
+// notFound returns engine.ErrNotFound wrapped with context.
+func notFound(format string, args ...any) error {
+	return fmt.Errorf("postgres: %s: %w", fmt.Sprintf(format, args...), engine.ErrNotFound)
+}
+
+// conflict returns engine.ErrConflict wrapped with context.
+func conflict(format string, args ...any) error {
+	return fmt.Errorf("postgres: %s: %w", fmt.Sprintf(format, args...), engine.ErrConflict)
+}
