@@ -5,6 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/txengine/txengine/engine"
 )
 
 // Cursor returns the last block the watcher processed on network, and false
@@ -25,17 +30,44 @@ func (s *Store) Cursor(ctx context.Context, network string) (uint64, bool, error
 	return u, true, nil
 }
 
-// SetCursor records the last processed block of network (it may go back,
-// after a reorg).
-func (s *Store) SetCursor(ctx context.Context, network string, block uint64) error {
+// SetCursor implements engine.NetworkStore.
+func (s *Store) SetCursor(ctx context.Context, network string, block uint64, hash common.Hash) error {
 	b, err := int64Of("block", block)
 	if err != nil {
 		return fmt.Errorf("postgres: set cursor of %s: %w", network, err)
 	}
-	// One statement: no explicit transaction needed.
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO network_cursors (network, block) VALUES ($1, $2)
-		ON CONFLICT (network) DO UPDATE SET block = excluded.block`, network, b); err != nil {
-		return wrap(err, "set cursor of %s", network)
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO network_cursors (network, block) VALUES ($1, $2)
+			ON CONFLICT (network) DO UPDATE SET block = excluded.block`, network, b); err != nil {
+			return wrap(err, "set cursor of %s", network)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO processed_blocks (network, number, hash) VALUES ($1, $2, $3)
+			ON CONFLICT (network, number) DO UPDATE SET hash = excluded.hash`, network, b, hash.Hex()); err != nil {
+			return wrap(err, "record block %d of %s", block, network)
+		}
+		// Forget what lies above the cursor (a reorg went back) and what is
+		// older than the retention.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM processed_blocks WHERE network = $1 AND (number > $2 OR number < $3)`,
+			network, b, b-engine.ProcessedRetention); err != nil {
+			return wrap(err, "prune processed blocks of %s", network)
+		}
+		return nil
+	})
+}
+
+// ProcessedHash implements engine.NetworkStore.
+func (s *Store) ProcessedHash(ctx context.Context, network string, number uint64) (common.Hash, bool, error) {
+	n, err := int64Of("number", number)
+	if err != nil {
+		return common.Hash{}, false, fmt.Errorf("postgres: processed hash of %s: %w", network, err)
 	}
-	return nil
+	var h string
+	err = s.db.GetContext(ctx, &h, `SELECT hash FROM processed_blocks WHERE network = $1 AND number = $2`, network, n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return common.Hash{}, false, nil
+	}
+	if err != nil {
+		return common.Hash{}, false, wrap(err, "processed hash of block %d of %s", number, network)
+	}
+	return common.HexToHash(h), true, nil
 }

@@ -136,7 +136,7 @@ func TestConcurrentOpen(t *testing.T) {
 		return
 	}
 	wantMigrated(t, stores[0])
-	if err := stores[n-1].SetCursor(ctx, "dev", 1); err != nil {
+	if err := stores[n-1].SetCursor(ctx, "dev", 1, common.Hash{1}); err != nil {
 		t.Fatal(err)
 	}
 }
