@@ -114,6 +114,12 @@ type Transaction struct {
 	DependsOn    []string
 	WaitForAsset string
 	WaitForValue *big.Int
+
+	// ABI is the JSON ABI the follower decodes the transaction's events
+	// with when ContractID is empty (a direct send to an unregistered
+	// contract). Nil for transactions of registered contracts, whose ABI
+	// is read from the contract.
+	ABI json.RawMessage
 }
 
 // Event is one decoded log of a transaction or of a contract.

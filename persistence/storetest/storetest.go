@@ -56,6 +56,9 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"Unmine", testUnmine},
 		{"PendingAccounts", testPendingAccounts},
 		{"ConcurrentWriters", testConcurrentWriters},
+		{"TransactionABIRoundTrip", testTransactionABIRoundTrip},
+		{"ListTransactions", testListTransactions},
+		{"CancelTransaction", testCancelTransaction},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
