@@ -29,6 +29,7 @@ type fakeStore struct {
 	accounts  []*engine.Account
 	contracts []*engine.Contract
 	txs       map[string]*engine.Transaction
+	seq       map[string]int64 // acceptance order of txs
 	pingErr   error
 	writes    int
 }
@@ -245,6 +246,12 @@ func (s *fakeStore) putTransaction(tx *engine.Transaction) {
 	defer s.mu.Unlock()
 	cp := *tx
 	s.txs[tx.ID] = &cp
+	if s.seq == nil {
+		s.seq = map[string]int64{}
+	}
+	if _, known := s.seq[tx.ID]; !known {
+		s.seq[tx.ID] = int64(len(s.seq) + 1)
+	}
 }
 
 func (s *fakeStore) Ping(context.Context) error { return s.pingErr }

@@ -38,6 +38,10 @@ type Store interface {
 	engine.ContractStore
 	// TransactionByID returns the transaction with this id (any owner).
 	TransactionByID(ctx context.Context, id string) (*engine.Transaction, error)
+	// ListTransactions lists transactions (GET /transactions).
+	ListTransactions(ctx context.Context, f engine.TxFilter) ([]*engine.Transaction, *engine.TxCursor, error)
+	// CancelTransaction cancels a transaction still new or waiting.
+	CancelTransaction(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) (*engine.Transaction, error)
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 }
@@ -190,6 +194,21 @@ func (s *Server) routes() *gin.Engine {
 	api.GET("/tokens/:contractId/balances/:address", s.addressBalance)
 	api.POST("/tokens/:contractId/transfers", s.createTransfer)
 
+	api.GET("/transactions", s.listTransactions)
 	api.GET("/transactions/:id", s.getTransaction)
+	api.DELETE("/transactions/:id", s.cancelTransaction)
+
+	api.PUT("/contracts", s.createContract)
+	api.GET("/contracts", s.listContracts)
+	api.POST("/contracts/call", s.batchCall)
+	api.GET("/contracts/:contractId", s.getContract)
+	api.POST("/contracts/:contractId/send/:method", s.sendContract)
+	api.POST("/contracts/:contractId/call/:method", s.callContract)
+	api.GET("/contracts/:contractId/events", s.contractEvents)
+	api.GET("/contracts/network/:network/block/latest", s.latestBlock)
+	api.GET("/contracts/network/:network/block/:number", s.blockByNumber)
+	api.GET("/contracts/network/:network/gas-price", s.gasPrice)
+	api.POST("/contracts/network/:network/address/:address/call/:method", s.callDirect)
+	api.POST("/contracts/network/:network/address/:address/send/:method", s.sendDirect)
 	return r
 }
