@@ -22,10 +22,26 @@ type UserStore interface {
 	UserByTokenHash(ctx context.Context, tokenHash []byte) (*User, error)
 	// UserByID returns the user with this id.
 	UserByID(ctx context.Context, id string) (*User, error)
-	// AddToken stores one more token hash for the user.
-	AddToken(ctx context.Context, userID string, tokenHash []byte) error
+	// AddToken stores one more token hash for the user, and idem (when not
+	// nil) in the same database transaction.
+	AddToken(ctx context.Context, userID string, tokenHash []byte, idem *IdempotencyRecord) error
 	// FirstOperator returns the earliest created operator user.
 	FirstOperator(ctx context.Context) (*User, error)
+}
+
+// IdempotencyStore looks up idempotency records. Records are written by the
+// creating methods (CreateUser, AddToken, CreateAccount, CreateContract,
+// InsertTransactions) in their own database transaction; an expired record
+// of the same (user, key) is replaced there, a live one is ErrConflict.
+type IdempotencyStore interface {
+	// IdempotencyRecord returns the record of (userID, key), expired or not.
+	IdempotencyRecord(ctx context.Context, userID, key string) (*IdempotencyRecord, error)
+}
+
+// UserAdminStore changes users after their creation.
+type UserAdminStore interface {
+	// SetUserLimits stores the rate limits of user id (nil: the defaults).
+	SetUserLimits(ctx context.Context, id string, limits *RateLimits) error
 }
 
 // AccountStore keeps custodial accounts.
@@ -174,6 +190,9 @@ type Store interface {
 	ContractStore
 	TxStore
 	NetworkStore
+	IdempotencyStore
+	UserAdminStore
+	TransferIndexStore
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database.

@@ -247,6 +247,9 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 			if _, err := stmt.ExecContext(ctx, a...); err != nil {
 				return wrap(err, "insert transaction %s (%d of %d)", txs[i].ID, i+1, len(txs))
 			}
+			if err := insertIdempotency(ctx, tx, txs[i].Idempotency); err != nil {
+				return fmt.Errorf("insert transaction %s: %w", txs[i].ID, err)
+			}
 		}
 		return nil
 	})
