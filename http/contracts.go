@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -161,6 +162,9 @@ func (s *Server) createContract(c *gin.Context) {
 	}
 	if typ != "" {
 		ct.BWType, ct.BWVer = typ, builtinVersion
+	}
+	if !s.idempotency(c, http.StatusCreated, viewContract(ct), &ct.Idempotency) {
+		return
 	}
 	if err := s.store.CreateContract(c.Request.Context(), ct); err != nil {
 		s.fail(c, fmt.Errorf("create contract %s: %w", ct.ID, err))

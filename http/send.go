@@ -237,6 +237,9 @@ func (s *Server) buildTx(c *gin.Context, tg txTarget, method string, args []json
 
 // submitTx hands tx to the engine and answers 202 with the stored record.
 func (s *Server) submitTx(c *gin.Context, tx *engine.Transaction) {
+	if !s.idempotency(c, http.StatusAccepted, engine.ViewTransaction(tx), &tx.Idempotency) {
+		return
+	}
 	stored, err := s.engine.Submit(c.Request.Context(), tx)
 	if err != nil {
 		s.fail(c, fmt.Errorf("submit %s %s: %w", tx.Method, tx.ID, err))
