@@ -16,6 +16,7 @@ import (
 
 	"github.com/txengine/txengine/actors/account"
 	"github.com/txengine/txengine/actors/faucet"
+	"github.com/txengine/txengine/actors/indexer"
 	"github.com/txengine/txengine/actors/watcher"
 	"github.com/txengine/txengine/engine"
 )
@@ -24,6 +25,7 @@ import (
 type Store interface {
 	account.Store
 	engine.FollowerStore
+	engine.IndexerStore
 	PendingAccounts(ctx context.Context, network string) ([]string, error)
 }
 
@@ -53,6 +55,7 @@ type System struct {
 	mu       sync.Mutex
 	accounts map[string]*actor.PID
 	watchers map[string]*actor.PID
+	indexers map[string]*actor.PID
 	faucets  map[string]*actor.PID
 	closed   bool
 	stop     sync.Once
@@ -78,6 +81,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		})),
 		accounts: map[string]*actor.PID{},
 		watchers: map[string]*actor.PID{},
+		indexers: map[string]*actor.PID{},
 		faucets:  map[string]*actor.PID{},
 	}
 	s.acfg = account.Config{
@@ -91,6 +95,10 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		s.watchers[name] = s.sys.Root.Spawn(watcher.Props(watcher.Config{
 			Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s,
 		}))
+		if err := s.startIndexer(net); err != nil {
+			s.Close()
+			return nil, err
+		}
 		ids, err := cfg.Store.PendingAccounts(ctx, name)
 		if err != nil {
 			s.Close()
@@ -101,6 +109,16 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		}
 	}
 	return s, nil
+}
+
+// startIndexer spawns the transfer indexer of net.
+func (s *System) startIndexer(net *engine.Network) error {
+	props, err := indexer.Props(indexer.Config{Network: net, Store: s.cfg.Store, Log: s.cfg.Log})
+	if err != nil {
+		return fmt.Errorf("start indexer: %w", err)
+	}
+	s.indexers[net.Name] = s.sys.Root.Spawn(props)
+	return nil
 }
 
 // Submit hands tx to its account actor, which stores it durably (group
@@ -244,6 +262,7 @@ func (s *System) close() {
 			_ = f.Wait()
 		}
 	}
+	stopAll(values(s.indexers))
 	stopAll(values(s.watchers))
 	stopAll(accounts)
 	stopAll(values(s.faucets))

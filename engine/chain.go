@@ -43,6 +43,9 @@ type Network struct {
 	// PollInterval is how often the watcher polls for a new head.
 	PollInterval time.Duration
 	Chain        Chain
+	// SystemNFTs are the network's System NFT contracts (ERC-721): the
+	// token balances of their holders do not count as circulating supply.
+	SystemNFTs []common.Address
 }
 
 // Clock tells the time; tests pass a fake one.

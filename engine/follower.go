@@ -217,9 +217,23 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 }
 
 // decode turns the receipt's logs into events with the ABI of the
-// transaction's contract; logs it cannot decode are left out.
+// transaction's contract (or the transaction's own ABI when it has no
+// contract id); logs it cannot decode are left out.
 func (f *Follower) decode(ctx context.Context, tx *Transaction, r *types.Receipt, abis map[string]*abi.ABI) []Event {
 	events := []Event{}
+	if tx.ContractID == "" {
+		// A direct send: the transaction carries its own ABI.
+		a, err := ParseABI(tx.ABI)
+		if err != nil {
+			return events
+		}
+		for _, l := range r.Logs {
+			if ev, ok := DecodeLog(a, l); ok {
+				events = append(events, ev)
+			}
+		}
+		return events
+	}
 	a, ok := abis[tx.ContractID]
 	if !ok {
 		if c, err := f.store.ContractByID(ctx, tx.ContractID); err == nil {

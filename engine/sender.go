@@ -185,7 +185,7 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) err
 	nonce := s.next
 	var unsigned *types.Transaction
 	if fees.baseFee != nil {
-		feeCap := new(big.Int).Add(new(big.Int).Mul(fees.baseFee, big.NewInt(2)), fees.tip)
+		feeCap := MaxFeePerGas(fees.baseFee, fees.tip)
 		unsigned = types.NewTx(&types.DynamicFeeTx{
 			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: fees.tip, GasFeeCap: feeCap,
 			Gas: gas, To: &to, Value: value, Data: tx.Data,

@@ -22,10 +22,26 @@ type UserStore interface {
 	UserByTokenHash(ctx context.Context, tokenHash []byte) (*User, error)
 	// UserByID returns the user with this id.
 	UserByID(ctx context.Context, id string) (*User, error)
-	// AddToken stores one more token hash for the user.
-	AddToken(ctx context.Context, userID string, tokenHash []byte) error
+	// AddToken stores one more token hash for the user, and idem (when not
+	// nil) in the same database transaction.
+	AddToken(ctx context.Context, userID string, tokenHash []byte, idem *IdempotencyRecord) error
 	// FirstOperator returns the earliest created operator user.
 	FirstOperator(ctx context.Context) (*User, error)
+}
+
+// IdempotencyStore looks up idempotency records. Records are written by the
+// creating methods (CreateUser, AddToken, CreateAccount, CreateContract,
+// InsertTransactions) in their own database transaction; an expired record
+// of the same (user, key) is replaced there, a live one is ErrConflict.
+type IdempotencyStore interface {
+	// IdempotencyRecord returns the record of (userID, key), expired or not.
+	IdempotencyRecord(ctx context.Context, userID, key string) (*IdempotencyRecord, error)
+}
+
+// UserAdminStore changes users after their creation.
+type UserAdminStore interface {
+	// SetUserLimits stores the rate limits of user id (nil: the defaults).
+	SetUserLimits(ctx context.Context, id string, limits *RateLimits) error
 }
 
 // AccountStore keeps custodial accounts.
@@ -77,6 +93,34 @@ type Mined struct {
 	Ended       time.Time
 }
 
+// TxCursor is a position in a transaction listing: the keyset (created,
+// acceptance order) of the last row of a page.
+type TxCursor struct {
+	Created time.Time
+	Seq     int64
+}
+
+// TxFilter selects and orders transactions in ListTransactions. Empty
+// fields match all.
+type TxFilter struct {
+	// Owner is the user that requested the transactions (required by the API).
+	Owner      string
+	Statuses   []TxStatus
+	ContractID string
+	Method     string
+	From       *common.Address
+	Network    string
+	// Since (inclusive) and Until (exclusive) bound Created.
+	Since, Until *time.Time
+	// Ascending sorts oldest first; the default is newest first. Ties on
+	// Created are broken by acceptance order in the same direction.
+	Ascending bool
+	// After continues a listing after this position (exclusive).
+	After *TxCursor
+	// Limit bounds the page; it must be positive.
+	Limit int
+}
+
 // TxStore keeps transactions and their lifecycle.
 type TxStore interface {
 	// InsertTransactions inserts txs (status new) in one database
@@ -99,6 +143,13 @@ type TxStore interface {
 	MarkSubmitted(ctx context.Context, tx *Transaction) error
 	// MarkFailed moves a transaction that is not terminal to failed.
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	// ListTransactions returns up to f.Limit transactions matching f in its
+	// order, and the cursor of the next page (nil when no row follows).
+	ListTransactions(ctx context.Context, f TxFilter) ([]*Transaction, *TxCursor, error)
+	// CancelTransaction moves a transaction that is new or waiting to
+	// failed with txErr and ended, in one conditional update, and returns
+	// it. It fails with ErrConflict if the transaction is in another state.
+	CancelTransaction(ctx context.Context, id string, txErr *TxError, ended time.Time) (*Transaction, error)
 	// SubmittedByHash returns the submitted transactions on the network whose
 	// hash is one of hashes.
 	SubmittedByHash(ctx context.Context, network string, hashes []common.Hash) ([]*Transaction, error)
@@ -149,6 +200,9 @@ type Store interface {
 	ContractStore
 	TxStore
 	NetworkStore
+	IdempotencyStore
+	UserAdminStore
+	TransferIndexStore
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database.

@@ -18,6 +18,18 @@ type User struct {
 	// CallbackSecret keys the HMAC signatures of this user's callbacks.
 	CallbackSecret string
 	Created        time.Time
+	// Limits are the per-user rate limits an operator set; nil means the
+	// service defaults apply.
+	Limits *RateLimits
+	// Idempotency, when set on a user passed to CreateUser, is stored in
+	// the same database transaction. Stores never fill it on reads.
+	Idempotency *IdempotencyRecord
+}
+
+// RateLimits are per-user request limits (PUT /users/{id}/limits).
+type RateLimits struct {
+	PerSecond int
+	PerHour   int
 }
 
 // Account is a custodial blockchain account. Its private key is stored only
@@ -29,6 +41,9 @@ type Account struct {
 	Default      bool
 	EncryptedKey []byte
 	Created      time.Time
+	// Idempotency, when set on an account passed to CreateAccount, is
+	// stored in the same database transaction. Stores never fill it on reads.
+	Idempotency *IdempotencyRecord
 }
 
 // Contract is a contract registered by a user on one network.
@@ -46,6 +61,9 @@ type Contract struct {
 	// Block is the chain head when the contract was registered.
 	Block   uint64
 	Created time.Time
+	// Idempotency, when set on a contract passed to CreateContract, is
+	// stored in the same database transaction. Stores never fill it on reads.
+	Idempotency *IdempotencyRecord
 }
 
 // IsToken reports whether the contract is of a token type served under /tokens.
@@ -114,6 +132,17 @@ type Transaction struct {
 	DependsOn    []string
 	WaitForAsset string
 	WaitForValue *big.Int
+
+	// Idempotency, when set on a transaction passed to InsertTransactions,
+	// is stored in the same database transaction (the group commit). Stores
+	// never fill it on reads.
+	Idempotency *IdempotencyRecord
+
+	// ABI is the JSON ABI the follower decodes the transaction's events
+	// with when ContractID is empty (a direct send to an unregistered
+	// contract). Nil for transactions of registered contracts, whose ABI
+	// is read from the contract.
+	ABI json.RawMessage
 }
 
 // Event is one decoded log of a transaction or of a contract.

@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -40,6 +41,9 @@ func (s *Server) createAccount(c *gin.Context) {
 	a, err := s.newAccount(u.ID, false)
 	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if !s.idempotency(c, http.StatusCreated, viewAccount(a), &a.Idempotency) {
 		return
 	}
 	if err := s.store.CreateAccount(c.Request.Context(), a); err != nil {

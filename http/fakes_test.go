@@ -29,8 +29,12 @@ type fakeStore struct {
 	accounts  []*engine.Account
 	contracts []*engine.Contract
 	txs       map[string]*engine.Transaction
+	seq       map[string]int64 // acceptance order of txs
 	pingErr   error
 	writes    int
+	idem      map[string]*engine.IdempotencyRecord
+	transfers []engine.TokenTransfer
+	nftOwners []common.Address
 }
 
 var _ Store = (*fakeStore)(nil)
@@ -54,6 +58,9 @@ func (s *fakeStore) CreateUser(_ context.Context, u *engine.User, tokenHash []by
 	defer s.mu.Unlock()
 	if _, ok := s.users[u.ID]; ok {
 		return engine.ErrConflict
+	}
+	if err := s.putIdemLocked(u.Idempotency); err != nil {
+		return err
 	}
 	cp := *u
 	s.users[u.ID] = &cp
@@ -91,9 +98,12 @@ func (s *fakeStore) UserByID(_ context.Context, id string) (*engine.User, error)
 	return &cp, nil
 }
 
-func (s *fakeStore) AddToken(_ context.Context, userID string, tokenHash []byte) error {
+func (s *fakeStore) AddToken(_ context.Context, userID string, tokenHash []byte, idem *engine.IdempotencyRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.putIdemLocked(idem); err != nil {
+		return err
+	}
 	s.tokens[fmt.Sprintf("%x", tokenHash)] = userID
 	s.writes++
 	return nil
@@ -114,6 +124,9 @@ func (s *fakeStore) FirstOperator(context.Context) (*engine.User, error) {
 func (s *fakeStore) CreateAccount(_ context.Context, a *engine.Account) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.putIdemLocked(a.Idempotency); err != nil {
+		return err
+	}
 	if a.Default {
 		for _, o := range s.accounts {
 			if o.Owner == a.Owner {
@@ -191,6 +204,9 @@ func (s *fakeStore) SetDefaultAccount(_ context.Context, owner, id string) error
 func (s *fakeStore) CreateContract(_ context.Context, c *engine.Contract) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.putIdemLocked(c.Idempotency); err != nil {
+		return err
+	}
 	cp := *c
 	s.contracts = append(s.contracts, &cp)
 	s.writes++
@@ -240,11 +256,21 @@ func (s *fakeStore) TransactionByID(_ context.Context, id string) (*engine.Trans
 	return &cp, nil
 }
 
-func (s *fakeStore) putTransaction(tx *engine.Transaction) {
+func (s *fakeStore) putTransaction(tx *engine.Transaction) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.putIdemLocked(tx.Idempotency); err != nil {
+		return err
+	}
 	cp := *tx
 	s.txs[tx.ID] = &cp
+	if s.seq == nil {
+		s.seq = map[string]int64{}
+	}
+	if _, known := s.seq[tx.ID]; !known {
+		s.seq[tx.ID] = int64(len(s.seq) + 1)
+	}
+	return nil
 }
 
 func (s *fakeStore) Ping(context.Context) error { return s.pingErr }
@@ -266,8 +292,10 @@ func (e *fakeEngine) Submit(_ context.Context, tx *engine.Transaction) (*engine.
 		return nil, e.submitErr
 	}
 	cp := *tx
+	if err := e.store.putTransaction(&cp); err != nil {
+		return nil, err
+	}
 	e.submitted = append(e.submitted, &cp)
-	e.store.putTransaction(&cp)
 	return &cp, nil
 }
 

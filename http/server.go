@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/gin-gonic/gin"
 
 	"github.com/txengine/txengine/engine"
@@ -38,6 +39,16 @@ type Store interface {
 	engine.ContractStore
 	// TransactionByID returns the transaction with this id (any owner).
 	TransactionByID(ctx context.Context, id string) (*engine.Transaction, error)
+	// ListTransactions lists transactions (GET /transactions).
+	ListTransactions(ctx context.Context, f engine.TxFilter) ([]*engine.Transaction, *engine.TxCursor, error)
+	// CancelTransaction cancels a transaction still new or waiting.
+	CancelTransaction(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) (*engine.Transaction, error)
+	engine.IdempotencyStore
+	engine.UserAdminStore
+	// ListTransfers lists a token's indexed transfers, newest first.
+	ListTransfers(ctx context.Context, f engine.TransferFilter) ([]engine.TokenTransfer, *engine.TransferCursor, error)
+	// NFTOwners returns the holders of the ERC-721 contracts as indexed.
+	NFTOwners(ctx context.Context, network string, contracts []common.Address) ([]common.Address, error)
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 }
@@ -59,6 +70,9 @@ type Config struct {
 	// AllowPrivateCallbacks accepts callback URLs whose host is a loopback,
 	// private, link-local or unspecified IP address, or "localhost".
 	AllowPrivateCallbacks bool
+	// PublicSupply serves GET /tokens/{network}/{address}/supply and
+	// /circulating without authentication, for market-data aggregators.
+	PublicSupply bool
 }
 
 // DefaultConfig returns the defaults: 1 MiB bodies, API version 1.2.1,
@@ -120,6 +134,8 @@ type Server struct {
 	log      *slog.Logger
 	router   *gin.Engine
 	draining atomic.Bool
+	// idemLocks serialises requests with the same user and Idempotency-Key.
+	idemLocks keyedMutex
 }
 
 // NewServer builds the server and registers its routes.
@@ -178,18 +194,47 @@ func (s *Server) routes() *gin.Engine {
 
 	api := r.Group("/", s.refuseWhenDraining, s.authenticate)
 	api.GET("/accounts", s.listAccounts)
-	api.POST("/accounts", s.createAccount)
+	api.POST("/accounts", s.idempotent, s.createAccount)
 	api.GET("/accounts/default", s.defaultAccount)
+	api.PUT("/accounts/default", s.setDefaultAccount)
+	api.GET("/accounts/default/balance", s.defaultAccountBalance)
 	api.GET("/accounts/:id", s.getAccount)
+	api.GET("/accounts/:id/balance", s.accountBalance)
 
-	api.POST("/users", s.createUser)
+	api.POST("/users", s.idempotent, s.createUser)
+	api.GET("/users/me", s.getMe)
+	api.POST("/users/:id/tokens", s.idempotent, s.createUserToken)
+	api.PUT("/users/:id/limits", s.setUserLimits)
 
 	api.GET("/tokens", s.listTokens)
 	api.GET("/tokens/:contractId", s.getToken)
 	api.GET("/tokens/:contractId/balances/default", s.defaultBalance)
 	api.GET("/tokens/:contractId/balances/:address", s.addressBalance)
-	api.POST("/tokens/:contractId/transfers", s.createTransfer)
+	api.POST("/tokens/:contractId/transfers", s.idempotent, s.createTransfer)
+	api.GET("/tokens/:contractId/transfers", s.listTransfers)
+	api.GET("/tokens/:contractId/:address", s.networkToken)
+	supply := api
+	if s.cfg.PublicSupply {
+		supply = r.Group("/", s.refuseWhenDraining)
+	}
+	supply.GET("/tokens/:contractId/:address/supply", s.tokenSupply)
+	supply.GET("/tokens/:contractId/:address/circulating", s.tokenCirculating)
 
+	api.GET("/transactions", s.listTransactions)
 	api.GET("/transactions/:id", s.getTransaction)
+	api.DELETE("/transactions/:id", s.cancelTransaction)
+
+	api.PUT("/contracts", s.idempotent, s.createContract)
+	api.GET("/contracts", s.listContracts)
+	api.POST("/contracts/call", s.batchCall)
+	api.GET("/contracts/:contractId", s.getContract)
+	api.POST("/contracts/:contractId/send/:method", s.idempotent, s.sendContract)
+	api.POST("/contracts/:contractId/call/:method", s.callContract)
+	api.GET("/contracts/:contractId/events", s.contractEvents)
+	api.GET("/contracts/network/:network/block/latest", s.latestBlock)
+	api.GET("/contracts/network/:network/block/:number", s.blockByNumber)
+	api.GET("/contracts/network/:network/gas-price", s.gasPrice)
+	api.POST("/contracts/network/:network/address/:address/call/:method", s.callDirect)
+	api.POST("/contracts/network/:network/address/:address/send/:method", s.idempotent, s.sendDirect)
 	return r
 }

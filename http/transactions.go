@@ -1,9 +1,17 @@
 package http
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 )
@@ -26,4 +34,162 @@ func (s *Server) getTransaction(c *gin.Context) {
 		return
 	}
 	ok(c, engine.ViewTransaction(tx))
+}
+
+// Defaults and bounds of GET /transactions.
+const (
+	defaultTxLimit = 100
+	maxTxLimit     = 1000
+)
+
+// txListCursor is the content of the opaque cursor of GET /transactions:
+// the keyset of the last row and the sort it belongs to.
+type txListCursor struct {
+	Created int64 `json:"c"`
+	Seq     int64 `json:"s"`
+	Asc     bool  `json:"a,omitempty"`
+}
+
+// txListBody is the answer of GET /transactions.
+type txListBody struct {
+	Data []engine.TransactionView `json:"data"`
+	Next string                   `json:"next,omitempty"`
+}
+
+// listTransactions serves GET /transactions: the caller's transactions,
+// filtered by status (comma-separated list), contractId, method, from,
+// network, since (inclusive) and until (exclusive), sorted by created
+// (sort=created or -created, the default), paginated by limit and cursor.
+func (s *Server) listTransactions(c *gin.Context) {
+	f, err := txFilterOf(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f.Owner = currentUser(c).ID
+	txs, next, err := s.store.ListTransactions(c.Request.Context(), f)
+	if err != nil {
+		s.fail(c, fmt.Errorf("list transactions of %s: %w", f.Owner, err))
+		return
+	}
+	body := txListBody{Data: make([]engine.TransactionView, 0, len(txs))}
+	for _, tx := range txs {
+		body.Data = append(body.Data, engine.ViewTransaction(tx))
+	}
+	if next != nil {
+		raw, err := json.Marshal(txListCursor{Created: next.Created.UnixMilli(), Seq: next.Seq, Asc: f.Ascending})
+		if err != nil {
+			s.fail(c, fmt.Errorf("encode cursor: %w", err))
+			return
+		}
+		body.Next = base64.RawURLEncoding.EncodeToString(raw)
+	}
+	c.JSON(http.StatusOK, body)
+}
+
+// txFilterOf reads the query parameters of GET /transactions; a bad value
+// is invalid_argument naming the parameter.
+func txFilterOf(c *gin.Context) (engine.TxFilter, error) {
+	f := engine.TxFilter{Limit: defaultTxLimit}
+	if v := c.Query("status"); v != "" {
+		for _, st := range strings.Split(v, ",") {
+			switch status := engine.TxStatus(strings.TrimSpace(st)); status {
+			case engine.StatusNew, engine.StatusWaiting, engine.StatusSubmitted, engine.StatusCompleted, engine.StatusFailed:
+				f.Statuses = append(f.Statuses, status)
+			default:
+				return f, engine.Invalid("status", "status %q is not one of new, waiting, submitted, completed, failed", st)
+			}
+		}
+	}
+	if v := c.Query("contractId"); v != "" {
+		id, err := uuid.Parse(v)
+		if err != nil || len(v) != 36 {
+			return f, engine.Invalid("contractId", "contractId must be a contract id (UUID)")
+		}
+		f.ContractID = id.String()
+	}
+	f.Method = c.Query("method")
+	if v := c.Query("from"); v != "" {
+		addr, err := engine.ParseAddress("from", v)
+		if err != nil {
+			return f, err
+		}
+		f.From = &addr
+	}
+	f.Network = c.Query("network")
+	for _, p := range []struct {
+		name string
+		dst  **time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if v := c.Query(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return f, engine.Invalid(p.name, "%s must be an ISO 8601 timestamp such as 2026-11-21T23:25:31.123Z", p.name)
+			}
+			*p.dst = &t
+		}
+	}
+	switch c.DefaultQuery("sort", "-created") {
+	case "-created":
+	case "created":
+		f.Ascending = true
+	default:
+		return f, engine.Invalid("sort", "sort must be created or -created")
+	}
+	if v, set := c.GetQuery("limit"); set {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxTxLimit {
+			return f, engine.Invalid("limit", "limit must be an integer from 1 to %d", maxTxLimit)
+		}
+		f.Limit = n
+	}
+	if v := c.Query("cursor"); v != "" {
+		var cur txListCursor
+		raw, err := base64.RawURLEncoding.DecodeString(v)
+		if err != nil || json.Unmarshal(raw, &cur) != nil || cur.Seq <= 0 {
+			return f, engine.Invalid("cursor", "cursor is not a cursor this service returned")
+		}
+		if cur.Asc != f.Ascending {
+			return f, engine.Invalid("cursor", "cursor belongs to another sort order")
+		}
+		f.After = &engine.TxCursor{Created: time.UnixMilli(cur.Created).UTC(), Seq: cur.Seq}
+	}
+	return f, nil
+}
+
+// cancelTransaction serves DELETE /transactions/{id}: a transaction still
+// new or waiting becomes failed with error code cancelled; any other state
+// is 409 conflict.
+func (s *Server) cancelTransaction(c *gin.Context) {
+	id, err := pathID(c, "id", "transaction")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	tx, err := s.store.TransactionByID(ctx, id)
+	if engine.IsNotFound(err) || (err == nil && tx.Owner != currentUser(c).ID) {
+		s.fail(c, notFound("", "transaction %s not found", id))
+		return
+	}
+	if err != nil {
+		s.fail(c, fmt.Errorf("transaction %s: %w", id, err))
+		return
+	}
+	cancelled, err := s.store.CancelTransaction(ctx, id,
+		&engine.TxError{Code: engine.TxCancelled, Message: "cancelled by the user"}, s.clock.Now())
+	if errors.Is(err, engine.ErrConflict) {
+		current, rerr := s.store.TransactionByID(ctx, id)
+		status := tx.Status
+		if rerr == nil {
+			status = current.Status
+		}
+		s.fail(c, engine.Errorf(engine.CodeConflict, "", "transaction %s is %s: only new or waiting transactions can be cancelled", id, status))
+		return
+	}
+	if err != nil {
+		s.fail(c, fmt.Errorf("cancel transaction %s: %w", id, err))
+		return
+	}
+	ok(c, engine.ViewTransaction(cancelled))
 }

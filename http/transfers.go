@@ -1,16 +1,13 @@
 package http
 
 import (
-	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/ethereum/go-ethereum/accounts/abi"
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
@@ -23,17 +20,18 @@ const maxCallbackURLLen = 2048
 // transferRequest is the body of POST /tokens/{contractId}/transfers.
 // Pointers tell an absent field from an empty one.
 type transferRequest struct {
-	To    *string `json:"to"`
-	Value *string `json:"value"`
-	// From is an address or an account id of one of the caller's accounts;
-	// absent means the caller's default account.
-	From      *string  `json:"from"`
-	Callbacks []string `json:"callbacks"`
+	To           *string  `json:"to"`
+	Value        *string  `json:"value"`
+	From         *string  `json:"from"`
+	Callbacks    []string `json:"callbacks"`
+	WaitForAsset *string  `json:"waitForAsset"`
+	WaitForValue *string  `json:"waitForValue"`
+	DependsOn    []string `json:"dependsOn"`
 }
 
-// createTransfer serves POST /tokens/{contractId}/transfers: it validates
-// everything, builds the transfer(to, value) call and hands it to the
-// engine, which stores it before this answers 202.
+// createTransfer serves POST /tokens/{contractId}/transfers: a send of the
+// token's method transfer(to, value), built and validated by the same code
+// as POST /contracts/{contractId}/send/{method}.
 func (s *Server) createTransfer(c *gin.Context) {
 	ct, err := s.pathToken(c)
 	if err != nil {
@@ -63,51 +61,26 @@ func (s *Server) createTransfer(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	callbacks, err := s.callbackURLs(req.Callbacks)
+	tg, err := s.contractTarget(ct)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	from, err := s.sender(c, req.From)
+	args := []json.RawMessage{jsonQuote(to.Hex()), jsonQuote(value.String())}
+	tx, err := s.buildTx(c, tg, "transfer", args, new(big.Int), txOptions{
+		From: req.From, Callbacks: req.Callbacks, WaitForAsset: req.WaitForAsset, WaitForValue: req.WaitForValue, DependsOn: req.DependsOn,
+	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if _, err := s.network(ct.Network); err != nil {
-		s.fail(c, err)
-		return
-	}
-	data, err := packTransfer(ct, to, value)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
+	s.submitTx(c, tx)
+}
 
-	u := currentUser(c)
-	tx := &engine.Transaction{
-		ID:              uuid.NewString(),
-		Owner:           u.ID,
-		AccountID:       from.ID,
-		Network:         ct.Network,
-		From:            from.Address,
-		ContractID:      ct.ID,
-		ContractAddress: ct.Address,
-		ContractName:    ct.Name,
-		ContractBWType:  ct.BWType,
-		Method:          "transfer",
-		Parameters:      []any{to.Hex(), value.String()},
-		Data:            data,
-		Value:           new(big.Int),
-		Status:          engine.StatusNew,
-		Created:         s.clock.Now(),
-		Callbacks:       callbacks,
-	}
-	stored, err := s.engine.Submit(c.Request.Context(), tx)
-	if err != nil {
-		s.fail(c, fmt.Errorf("submit transfer %s: %w", tx.ID, err))
-		return
-	}
-	respond(c, http.StatusAccepted, engine.ViewTransaction(stored))
+// jsonQuote returns s as a JSON string.
+func jsonQuote(s string) json.RawMessage {
+	b, _ := json.Marshal(s) // a string always marshals
+	return b
 }
 
 // sender resolves the optional from field (an address or an account id) to
@@ -179,17 +152,4 @@ func isPrivateHost(host string) bool {
 	}
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsUnspecified() || ip.IsMulticast()
-}
-
-// packTransfer encodes transfer(to, value) with the contract's own ABI.
-func packTransfer(ct *engine.Contract, to common.Address, value *big.Int) ([]byte, error) {
-	parsed, err := abi.JSON(bytes.NewReader(ct.ABI))
-	if err != nil {
-		return nil, fmt.Errorf("contract %s: abi: %w", ct.ID, err)
-	}
-	data, err := parsed.Pack("transfer", to, value)
-	if err != nil {
-		return nil, fmt.Errorf("contract %s: pack transfer: %w", ct.ID, err)
-	}
-	return data, nil
 }

@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -58,19 +59,23 @@ func (s *Server) createUser(c *gin.Context) {
 			return
 		}
 	}
-	if err := s.store.CreateUser(c.Request.Context(), u, tokenHash, acct); err != nil {
-		s.fail(c, fmt.Errorf("create user: %w", err))
-		return
-	}
-
 	view := userView{ID: u.ID, Created: engine.FormatTime(u.Created), Token: token}
 	if u.Owner != "" {
 		view.Owner = &u.Owner
 	}
 	if acct != nil {
-		s.engine.AccountCreated(context.WithoutCancel(c.Request.Context()), acct)
 		av := viewAccount(acct)
 		view.Account = &av
+	}
+	if !s.idempotency(c, http.StatusCreated, view, &u.Idempotency) {
+		return
+	}
+	if err := s.store.CreateUser(c.Request.Context(), u, tokenHash, acct); err != nil {
+		s.fail(c, fmt.Errorf("create user: %w", err))
+		return
+	}
+	if acct != nil {
+		s.engine.AccountCreated(context.WithoutCancel(c.Request.Context()), acct)
 	}
 	created(c, view)
 }

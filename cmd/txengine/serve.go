@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
 
@@ -178,7 +179,7 @@ func bootstrap(ctx context.Context, store *sqlite.Store, sealer *engine.KeySeale
 			if err != nil {
 				return nil, "", err
 			}
-			if err := store.AddToken(ctx, op.ID, hash); err != nil {
+			if err := store.AddToken(ctx, op.ID, hash, nil); err != nil {
 				return nil, "", fmt.Errorf("operator token: %w", err)
 			}
 			token = tok
@@ -203,6 +204,11 @@ func bootstrap(ctx context.Context, store *sqlite.Store, sealer *engine.KeySeale
 	if err := ensureDemoToken(ctx, store, dev, faucet, op, acct, log); err != nil {
 		return nil, "", fmt.Errorf("demo token: %w", err)
 	}
+	nft, err := ensureSystemNFT(ctx, store, dev, faucet, op, acct, log)
+	if err != nil {
+		return nil, "", fmt.Errorf("system NFT: %w", err)
+	}
+	dev.SystemNFTs = []common.Address{nft}
 	return op, token, nil
 }
 
@@ -258,6 +264,61 @@ func ensureDemoToken(ctx context.Context, store *sqlite.Store, dev *engine.Netwo
 	}
 	log.Info("deployed demo token", "address", addr.Hex(), "contract", c.ID)
 	return nil
+}
+
+// systemNFTName is the registered name of the embedded default's System NFT.
+const systemNFTName = "System NFT"
+
+// ensureSystemNFT deploys the embedded default's System NFT once, mints
+// token 1 to the operator's default account (the treasury, whose demo
+// tokens then do not count as circulating) and registers it to the
+// operator as an erc721 contract; it returns its address.
+func ensureSystemNFT(ctx context.Context, store *sqlite.Store, dev *engine.Network, faucet *engine.Faucet, op *engine.User, acct *engine.Account, log *slog.Logger) (common.Address, error) {
+	existing, err := store.ListContracts(ctx, engine.ContractFilter{Owner: op.ID, Network: dev.Name, Types: []string{engine.TypeERC721}})
+	if err != nil {
+		return common.Address{}, err
+	}
+	for _, c := range existing {
+		if c.Name != systemNFTName {
+			continue
+		}
+		if _, err := dev.Chain.CallContract(ctx, ethereum.CallMsg{To: &c.Address, Data: common.FromHex("0x06fdde03")}, nil); err == nil {
+			return c.Address, nil // name() answers: the contract is there
+		}
+	}
+	art := contracts.SystemNFT()
+	data, err := art.DeployData(systemNFTName, "SYS", faucet.Address())
+	if err != nil {
+		return common.Address{}, err
+	}
+	head, err := dev.Chain.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return common.Address{}, err
+	}
+	addr, _, err := evm.Deploy(ctx, dev.Chain, faucet.Key(), data)
+	if err != nil {
+		return common.Address{}, err
+	}
+	parsed, err := art.ParsedABI()
+	if err != nil {
+		return common.Address{}, err
+	}
+	mint, err := parsed.Pack("mint", acct.Address, big.NewInt(1))
+	if err != nil {
+		return common.Address{}, err
+	}
+	if _, err := evm.Transact(ctx, dev.Chain, faucet.Key(), &addr, nil, mint); err != nil {
+		return common.Address{}, fmt.Errorf("mint: %w", err)
+	}
+	c := &engine.Contract{
+		ID: uuid.NewString(), Owner: op.ID, Name: systemNFTName, Network: dev.Name, Address: addr,
+		ABI: art.ABI, BWType: engine.TypeERC721, BWVer: "1", Block: head.Number.Uint64(), Created: engine.SystemClock{}.Now(),
+	}
+	if err := store.CreateContract(ctx, c); err != nil {
+		return common.Address{}, err
+	}
+	log.Info("deployed system NFT", "address", addr.Hex(), "contract", c.ID)
+	return addr, nil
 }
 
 // codeAt reports whether a contract is deployed at addr.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
@@ -57,4 +59,36 @@ func (c *Client) BlockReceipts(ctx context.Context, number uint64) ([]*types.Rec
 		return nil, fmt.Errorf("block receipts of %d: %w", number, err)
 	}
 	return receipts, nil
+}
+
+var _ engine.BatchCaller = (*Client)(nil)
+
+// BatchCall sends every request as an eth_call at the latest block in one
+// JSON-RPC batch. A failed call (a revert) is reported in its result; the
+// error is that of the batch as a whole.
+func (c *Client) BatchCall(ctx context.Context, reqs []engine.CallRequest) ([]engine.CallResult, error) {
+	type callArg struct {
+		From common.Address `json:"from"`
+		To   common.Address `json:"to"`
+		// Data goes as both input (current name) and data (older nodes).
+		Input hexutil.Bytes `json:"input"`
+		Data  hexutil.Bytes `json:"data"`
+	}
+	elems := make([]rpc.BatchElem, len(reqs))
+	outs := make([]hexutil.Bytes, len(reqs))
+	for i, r := range reqs {
+		elems[i] = rpc.BatchElem{
+			Method: "eth_call",
+			Args:   []any{callArg{From: r.From, To: r.To, Input: r.Data, Data: r.Data}, "latest"},
+			Result: &outs[i],
+		}
+	}
+	if err := c.rpc.BatchCallContext(ctx, elems); err != nil {
+		return nil, fmt.Errorf("batch of %d eth_call: %w", len(reqs), err)
+	}
+	res := make([]engine.CallResult, len(reqs))
+	for i := range elems {
+		res[i] = engine.CallResult{Data: outs[i], Err: elems[i].Error}
+	}
+	return res, nil
 }

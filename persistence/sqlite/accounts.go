@@ -63,7 +63,12 @@ func insertAccount(ctx context.Context, tx *sqlx.Tx, a *engine.Account) error {
 // or address is engine.ErrConflict; an owner that does not exist is
 // engine.ErrNotFound.
 func (s *Store) CreateAccount(ctx context.Context, a *engine.Account) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error { return insertAccount(ctx, tx, a) })
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := insertAccount(ctx, tx, a); err != nil {
+			return err
+		}
+		return insertIdempotency(ctx, tx, a.Idempotency)
+	})
 }
 
 // getAccount returns the one account selected by where, or ErrNotFound.

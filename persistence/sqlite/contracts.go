@@ -70,7 +70,7 @@ func (s *Store) CreateContract(ctx context.Context, c *engine.Contract) error {
 			c.ID, c.Owner, c.Name, c.Network, address(c.Address), abi, c.BWType, c.BWVer, block, millis(c.Created)); err != nil {
 			return wrap(err, "create contract %s", c.ID)
 		}
-		return nil
+		return insertIdempotency(ctx, tx, c.Idempotency)
 	})
 }
 

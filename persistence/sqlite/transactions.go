@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -47,6 +48,7 @@ type txRow struct {
 	DependsOn       sql.NullString `db:"depends_on"`
 	WaitForAsset    string         `db:"wait_for_asset"`
 	WaitForValue    sql.NullString `db:"wait_for_value"`
+	ABI             sql.NullString `db:"abi"`
 }
 
 // txColumns are the columns of transactions but seq, in insert order.
@@ -54,12 +56,12 @@ const txColumns = `id, owner, account_id, network, from_address,
 	contract_id, contract_address, contract_name, contract_bwtype,
 	method, parameters, data, value, status, created, submitted, ended,
 	nonce, gas_limit, hash, raw_tx, block_number, block_hash, gas_used,
-	events, error, callbacks, depends_on, wait_for_asset, wait_for_value`
+	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi`
 
 const txSelect = `SELECT seq, ` + txColumns + ` FROM transactions`
 
 const txInsert = `INSERT INTO transactions (` + txColumns + `) VALUES (
-	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // insertArgs returns the values of txColumns for t.
 func insertArgs(t *engine.Transaction) ([]any, error) {
@@ -114,6 +116,7 @@ func insertArgs(t *engine.Transaction) ([]any, error) {
 		millis(t.Created), nullMillis(t.Submitted), nullMillis(t.Ended),
 		nonce, gasLimit, nullHash(t.Hash), nullBytes(t.RawTx), blockNumber, nullHash(t.BlockHash), gasUsed,
 		events, txErr, callbacks, dependsOn, t.WaitForAsset, nullBig(t.WaitForValue),
+		nullString(string(t.ABI)),
 	}, nil
 }
 
@@ -197,6 +200,9 @@ func (r *txRow) transaction() (*engine.Transaction, error) {
 	if t.WaitForValue, err = fromNullBig("waitForValue", r.WaitForValue); err != nil {
 		return fail(err)
 	}
+	if r.ABI.Valid {
+		t.ABI = json.RawMessage(r.ABI.String)
+	}
 	return t, nil
 }
 
@@ -240,6 +246,9 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 		for i, a := range args {
 			if _, err := stmt.ExecContext(ctx, a...); err != nil {
 				return wrap(err, "insert transaction %s (%d of %d)", txs[i].ID, i+1, len(txs))
+			}
+			if err := insertIdempotency(ctx, tx, txs[i].Idempotency); err != nil {
+				return fmt.Errorf("insert transaction %s: %w", txs[i].ID, err)
 			}
 		}
 		return nil

@@ -57,6 +57,12 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"Unmine", testUnmine},
 		{"PendingAccounts", testPendingAccounts},
 		{"ConcurrentWriters", testConcurrentWriters},
+		{"Idempotency", testIdempotency},
+		{"UserLimits", testUserLimits},
+		{"TransferIndex", testTransferIndex},
+		{"TransactionABIRoundTrip", testTransactionABIRoundTrip},
+		{"ListTransactions", testListTransactions},
+		{"CancelTransaction", testCancelTransaction},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ func testUserNotFound(t *testing.T, s engine.Store) {
 	wantCode(t, err, engine.CodeNotFound, "UserByID unknown")
 	_, err = s.UserByTokenHash(ctx, engine.HashToken("nope"))
 	wantCode(t, err, engine.CodeNotFound, "UserByTokenHash unknown")
-	err = s.AddToken(ctx, newID(), engine.HashToken("orphan"))
+	err = s.AddToken(ctx, newID(), engine.HashToken("orphan"), nil)
 	wantCode(t, err, engine.CodeNotFound, "AddToken for unknown user")
 }
 
@@ -102,8 +102,8 @@ func testTokens(t *testing.T, s engine.Store) {
 	must(t, s.CreateUser(ctx, u, engine.HashToken("one"), nil))
 	v := newUser(t, s, 1)
 
-	must(t, s.AddToken(ctx, u.ID, engine.HashToken("two")))
-	must(t, s.AddToken(ctx, v.ID, engine.HashToken("three")))
+	must(t, s.AddToken(ctx, u.ID, engine.HashToken("two"), nil))
+	must(t, s.AddToken(ctx, v.ID, engine.HashToken("three"), nil))
 	for tok, owner := range map[string]string{"one": u.ID, "two": u.ID, "three": v.ID} {
 		got, err := s.UserByTokenHash(ctx, engine.HashToken(tok))
 		must(t, err)
@@ -111,7 +111,7 @@ func testTokens(t *testing.T, s engine.Store) {
 			t.Errorf("token %s: user %s, want %s", tok, got.ID, owner)
 		}
 	}
-	wantCode(t, s.AddToken(ctx, v.ID, engine.HashToken("one")), engine.CodeConflict, "AddToken with a taken hash")
+	wantCode(t, s.AddToken(ctx, v.ID, engine.HashToken("one"), nil), engine.CodeConflict, "AddToken with a taken hash")
 	got, err := s.UserByTokenHash(ctx, engine.HashToken("one"))
 	must(t, err)
 	if got.ID != u.ID {

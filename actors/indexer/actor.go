@@ -1,0 +1,86 @@
+package indexer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// Config is what an indexer actor needs.
+type Config struct {
+	Network *engine.Network
+	Store   engine.IndexerStore
+	Log     *slog.Logger
+	// Interval is the pause between polls once caught up (default: the
+	// network's PollInterval, at least 100 ms).
+	Interval time.Duration
+	// Indexer tunes the engine's indexer (ranges, calls per poll).
+	Indexer engine.IndexerConfig
+}
+
+// Props returns the props of the indexer of cfg.Network. It fails when the
+// network's chain cannot read logs (engine.IndexChain).
+func Props(cfg Config) (*actor.Props, error) {
+	chain, ok := cfg.Network.Chain.(engine.IndexChain)
+	if !ok {
+		return nil, fmt.Errorf("indexer %s: the chain client cannot read logs", cfg.Network.Name)
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = max(cfg.Network.PollInterval, 100*time.Millisecond)
+	}
+	return actor.PropsFromProducer(func() actor.Actor { return &Actor{cfg: cfg, chain: chain} }), nil
+}
+
+// Actor is the indexer actor. All its state is touched only from Receive.
+type Actor struct {
+	cfg     Config
+	chain   engine.IndexChain
+	indexer *engine.Indexer
+	timer   *time.Timer
+	ctx     context.Context
+	cancel  context.CancelFunc
+	head    uint64
+	lastErr error
+}
+
+// Receive implements actor.Actor.
+func (a *Actor) Receive(c actor.Context) {
+	switch c.Message().(type) {
+	case *actor.Started:
+		a.ctx, a.cancel = context.WithCancel(context.Background())
+		a.indexer = engine.NewIndexer(a.cfg.Network, a.chain, a.cfg.Store, a.cfg.Indexer, a.cfg.Log)
+		c.Send(c.Self(), tick{})
+	case *actor.Stopping:
+		if a.timer != nil {
+			a.timer.Stop()
+		}
+		if a.cancel != nil {
+			a.cancel()
+		}
+	case tick:
+		a.poll(c)
+	case *StatusRequest:
+		c.Respond(&Status{Head: a.head, Err: a.lastErr})
+	}
+}
+
+func (a *Actor) poll(c actor.Context) {
+	res, err := a.indexer.Poll(a.ctx)
+	a.lastErr = err
+	if err != nil {
+		a.cfg.Log.Warn("indexer poll failed", "network", a.cfg.Network.Name, "err", err)
+	} else {
+		a.head = res.Head
+	}
+	if err == nil && res.More {
+		c.Send(c.Self(), tick{})
+		return
+	}
+	self, root := c.Self(), c.ActorSystem().Root
+	a.timer = time.AfterFunc(a.cfg.Interval, func() { root.Send(self, tick{}) })
+}

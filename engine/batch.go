@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// CallRequest is one eth_call of a batch, at the latest block.
+type CallRequest struct {
+	From common.Address
+	To   common.Address
+	Data []byte
+}
+
+// CallResult is the outcome of one CallRequest: the return data, or the
+// error of that call alone (a revert, typically).
+type CallResult struct {
+	Data []byte
+	Err  error
+}
+
+// BatchCaller is implemented by chains that can send many eth_calls in one
+// round trip (a JSON-RPC batch). It is optional: BatchCall falls back to
+// sequential calls.
+type BatchCaller interface {
+	// BatchCall performs reqs and returns one result per request, in order.
+	// An error means the batch as a whole failed (transport, node down).
+	BatchCall(ctx context.Context, reqs []CallRequest) ([]CallResult, error)
+}
+
+// BatchCall performs reqs on chain at the latest block, in one round trip
+// when chain is a BatchCaller and one call after the other otherwise. The
+// error is that of the batch as a whole; per-call errors are in the results.
+// In the sequential fallback, an error that is not a revert stops the batch.
+func BatchCall(ctx context.Context, chain Chain, reqs []CallRequest) ([]CallResult, error) {
+	if len(reqs) == 0 {
+		return []CallResult{}, nil
+	}
+	if bc, ok := chain.(BatchCaller); ok {
+		return bc.BatchCall(ctx, reqs)
+	}
+	out := make([]CallResult, len(reqs))
+	for i, r := range reqs {
+		to := r.To
+		data, err := chain.CallContract(ctx, ethereum.CallMsg{From: r.From, To: &to, Data: r.Data}, nil)
+		if err != nil && !IsRevert(err) {
+			return nil, err
+		}
+		out[i] = CallResult{Data: data, Err: err}
+	}
+	return out, nil
+}
+
+// RevertMessage describes a reverted call: "execution reverted", followed by
+// the reason decoded from the revert data the node returned (Error(string),
+// Panic(uint256) or a custom error of a, which may be nil) when there is one.
+func RevertMessage(a *abi.ABI, err error) string {
+	var de interface{ ErrorData() interface{} }
+	if errors.As(err, &de) {
+		if s, ok := de.ErrorData().(string); ok {
+			if data, herr := hex.DecodeString(strings.TrimPrefix(s, "0x")); herr == nil {
+				if reason, ok := DecodeRevert(a, data); ok {
+					return "execution reverted: " + reason
+				}
+			}
+		}
+	}
+	if reason, ok := revertReasonOf(err); ok {
+		return "execution reverted: " + reason
+	}
+	return "execution reverted"
+}

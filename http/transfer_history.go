@@ -1,0 +1,136 @@
+package http
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/gin-gonic/gin"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// Pagination bounds of listings (API.md, "Conventions").
+const (
+	defaultPageSize = 100
+	maxPageSize     = 1000
+)
+
+// transferView is one item of GET /tokens/{contractId}/transfers.
+type transferView struct {
+	From            string `json:"from"`
+	To              string `json:"to"`
+	Value           string `json:"value"`
+	TransactionHash string `json:"transactionHash"`
+	BlockNumber     uint64 `json:"blockNumber"`
+	LogIndex        uint   `json:"logIndex"`
+}
+
+// transferPage is the body of the transfer history: data plus next when
+// more rows exist.
+type transferPage struct {
+	Data []transferView `json:"data"`
+	Next string         `json:"next,omitempty"`
+}
+
+// listTransfers serves GET /tokens/{contractId}/transfers?from=&to=&address=
+// &fromBlock=&toBlock=&limit=&cursor=: the token's transfers from the
+// service's own index of Transfer logs, newest first.
+func (s *Server) listTransfers(c *gin.Context) {
+	ct, err := s.pathToken(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f := engine.TransferFilter{Network: ct.Network, Token: ct.Address}
+	for _, p := range []struct {
+		name string
+		dst  **common.Address
+	}{{"from", &f.From}, {"to", &f.To}, {"address", &f.Address}} {
+		if v, ok := c.GetQuery(p.name); ok {
+			a, err := engine.ParseAddress(p.name, v)
+			if err != nil {
+				s.fail(c, err)
+				return
+			}
+			*p.dst = &a
+		}
+	}
+	for _, p := range []struct {
+		name string
+		dst  **uint64
+	}{{"fromBlock", &f.FromBlock}, {"toBlock", &f.ToBlock}} {
+		if v, ok := c.GetQuery(p.name); ok {
+			n, err := strconv.ParseUint(v, 10, 63)
+			if err != nil {
+				s.fail(c, engine.Invalid(p.name, "%s must be a block number (decimal digits)", p.name))
+				return
+			}
+			*p.dst = &n
+		}
+	}
+	if f.Limit, err = queryLimit(c); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if v, ok := c.GetQuery("cursor"); ok {
+		if f.After, err = decodeTransferCursor(v); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	rows, next, err := s.store.ListTransfers(c.Request.Context(), f)
+	if err != nil {
+		s.fail(c, fmt.Errorf("transfers of %s: %w", ct.ID, err))
+		return
+	}
+	page := transferPage{Data: make([]transferView, 0, len(rows))}
+	for _, t := range rows {
+		page.Data = append(page.Data, transferView{
+			From: t.From.Hex(), To: t.To.Hex(), Value: t.Value.String(),
+			TransactionHash: t.TxHash.Hex(), BlockNumber: t.BlockNumber, LogIndex: t.LogIndex,
+		})
+	}
+	if next != nil {
+		page.Next = encodeTransferCursor(*next)
+	}
+	c.JSON(200, page)
+}
+
+// queryLimit reads ?limit= (1 to 1000, default 100).
+func queryLimit(c *gin.Context) (int, error) {
+	v, ok := c.GetQuery("limit")
+	if !ok {
+		return defaultPageSize, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPageSize {
+		return 0, engine.Invalid("limit", "limit must be an integer from 1 to %d", maxPageSize)
+	}
+	return n, nil
+}
+
+// encodeTransferCursor makes the opaque cursor of a position.
+func encodeTransferCursor(p engine.TransferCursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("t1:%d:%d", p.BlockNumber, p.LogIndex)))
+}
+
+func decodeTransferCursor(s string) (*engine.TransferCursor, error) {
+	bad := engine.Invalid("cursor", "cursor is not one this listing returned")
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, bad
+	}
+	parts := strings.Split(string(raw), ":")
+	if len(parts) != 3 || parts[0] != "t1" {
+		return nil, bad
+	}
+	block, err1 := strconv.ParseUint(parts[1], 10, 63)
+	idx, err2 := strconv.ParseUint(parts[2], 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, bad
+	}
+	return &engine.TransferCursor{BlockNumber: block, LogIndex: uint(idx)}, nil
+}
