@@ -307,7 +307,8 @@ func Binary() (string, error) {
 		return "", fmt.Errorf("build lock: %w", err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
-	if isExecutable(bin) { // built by another test binary while we waited
+	// Another test binary may have built it while we waited.
+	if isExecutable(bin) {
 		return bin, nil
 	}
 	var out bytes.Buffer
