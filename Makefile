@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run test test-short vet bench contracts clean
+.PHONY: build run run-dev-stack clean-dev-stack test test-short vet bench contracts clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -11,6 +11,42 @@ build:
 ## run: build and start the service on the embedded default (store and dev chain in $(DATA))
 run: build
 	TXENGINE_DATA_DIR=$(DATA) ./$(BIN) serve
+
+# A local geth --dev node (built once into .cache/bin, ignored by git).
+GETH_VERSION := v1.17.8
+GETH_BIN     := .cache/bin/geth
+STACK        := .cache/dev-stack
+# geth --dev's well-known developer key: its account is funded at genesis.
+GETH_DEV_KEY := b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f291
+STACK_ENV    := TXENGINE_DATA_DIR=$(STACK)/data TXENGINE_NETWORK_NAME=local-geth \
+	TXENGINE_NETWORK_CHAIN_ID=1337 TXENGINE_NETWORK_HTTP_URL=http://127.0.0.1:8545 \
+	TXENGINE_NETWORK_WS_URL=ws://127.0.0.1:8546 TXENGINE_NETWORK_FAUCET_KEY=$(GETH_DEV_KEY)
+
+$(GETH_BIN):
+	GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
+
+## run-dev-stack: geth --dev in the background (state in .cache/dev-stack) and txengine against
+## it as network "local-geth"; the first run deploys a DEMO token. The store stays embedded.
+run-dev-stack: build $(GETH_BIN)
+	@mkdir -p $(STACK)
+	@$(GETH_BIN) --dev --dev.period 1 --dev.gaslimit 60000000 --datadir $(STACK)/geth \
+		--http --http.addr 127.0.0.1 --http.port 8545 --http.api eth,net,web3,txpool \
+		--ws --ws.addr 127.0.0.1 --ws.port 8546 --ws.api eth,net,web3 \
+		--nodiscover --maxpeers 0 --ipcdisable \
+		--txpool.accountslots 1024 --txpool.globalslots 8192 --txpool.accountqueue 1024 --txpool.globalqueue 8192 \
+		>$(STACK)/geth.log 2>&1 & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid' EXIT INT TERM; \
+	for i in $$(seq 1 100); do $(GETH_BIN) attach --exec eth.blockNumber http://127.0.0.1:8545 >/dev/null 2>&1 && break; sleep 0.2; done; \
+	echo "geth --dev is up on http://127.0.0.1:8545 and ws://127.0.0.1:8546 (log: $(STACK)/geth.log)"; \
+	if [ ! -f $(STACK)/demo-token ]; then \
+		$(STACK_ENV) ./$(BIN) token deploy --network local-geth --name "Demo Token" --symbol DEMO \
+			--supply 1000000000000000000000000 && touch $(STACK)/demo-token || exit 1; \
+	fi; \
+	$(STACK_ENV) ./$(BIN) serve
+
+## clean-dev-stack: forget the dev stack's chain and store
+clean-dev-stack:
+	rm -rf $(STACK)
 
 ## test: vet and run every test (unit, store, chain and end-to-end with the real binary)
 test: vet

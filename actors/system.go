@@ -38,6 +38,9 @@ type Config struct {
 	Networks map[string]*engine.Network
 	// Faucets are the faucets of the networks that have one.
 	Faucets map[string]*engine.Faucet
+	// NewHeads returns the head source of a network (nil: the watcher
+	// only polls); nil polls every network.
+	NewHeads func(net *engine.Network) watcher.Heads
 	// IdleAccount is how long an idle account actor lives (passivation).
 	IdleAccount time.Duration
 	// MaxBatch bounds the rows of one group commit.
@@ -92,9 +95,11 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
 	}
 	for name, net := range cfg.Networks {
-		s.watchers[name] = s.sys.Root.Spawn(watcher.Props(watcher.Config{
-			Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s,
-		}))
+		wcfg := watcher.Config{Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s}
+		if cfg.NewHeads != nil {
+			wcfg.NewHeads = func() watcher.Heads { return cfg.NewHeads(net) }
+		}
+		s.watchers[name] = s.sys.Root.Spawn(watcher.Props(wcfg))
 		if err := s.startIndexer(net); err != nil {
 			s.Close()
 			return nil, err

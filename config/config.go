@@ -39,16 +39,39 @@ type Database struct {
 	URL string `yaml:"url"`
 }
 
-// Network is one real chain.
+// Network is one real chain reached over JSON-RPC.
 type Network struct {
-	Name          string        `yaml:"name"`
-	ChainID       uint64        `yaml:"chainId"`
-	HTTPURL       string        `yaml:"httpUrl"`
-	WSURL         string        `yaml:"wsUrl"`
-	Confirmations uint64        `yaml:"confirmations"`
-	PollInterval  time.Duration `yaml:"pollInterval"`
-	// FaucetKey is a hex private key that funds new accounts with gas.
+	// Name identifies the network in the API (^[a-z0-9][a-z0-9-]{0,31}$,
+	// unique; TXENGINE_NETWORK_NAME).
+	Name string `yaml:"name"`
+	// ChainID is checked against the node at start (TXENGINE_NETWORK_CHAIN_ID).
+	ChainID uint64 `yaml:"chainId"`
+	// HTTPURL is an http(s):// JSON-RPC endpoint (TXENGINE_NETWORK_HTTP_URL).
+	HTTPURL string `yaml:"httpUrl"`
+	// WSURL is a ws(s):// endpoint; with it the watcher subscribes to new
+	// heads instead of polling (TXENGINE_NETWORK_WS_URL).
+	WSURL string `yaml:"wsUrl"`
+	// Confirmations is the depth at which a mined transaction completes
+	// (TXENGINE_NETWORK_CONFIRMATIONS).
+	Confirmations uint64 `yaml:"confirmations"`
+	// PollInterval is how often the watcher polls without a subscription
+	// (and the safety-net poll with one). Default 1s.
+	PollInterval time.Duration `yaml:"pollInterval"`
+	// InFlight overrides engine.inFlight on this network (0: inherit).
+	InFlight int `yaml:"inFlight"`
+	// GasMarginPercent overrides engine.gasMarginPercent (absent: inherit).
+	GasMarginPercent *uint64 `yaml:"gasMarginPercent"`
+	// MaxFeePerGasCap caps the fee per gas of every transaction, in wei as a
+	// decimal string (empty: no cap).
+	MaxFeePerGasCap string `yaml:"maxFeePerGasCap"`
+	// FaucetKey is a hex private key that funds new accounts with gas
+	// (TXENGINE_NETWORK_FAUCET_KEY). Empty: no faucet on this network.
 	FaucetKey string `yaml:"faucetKey"`
+	// FaucetWei is what the faucet gives each account (decimal wei; default
+	// 0.1 ETH).
+	FaucetWei string `yaml:"faucetWei"`
+	// SystemNFTs are the addresses of the network's System NFT contracts.
+	SystemNFTs []string `yaml:"systemNFTs"`
 }
 
 // DevChain configures the embedded in-process chain (network "dev").
@@ -85,8 +108,9 @@ func Default() Config {
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
 		Dev:     DevChain{BlockPeriod: time.Second, FaucetWei: "10000000000000000000"},
-		Engine:  Engine{InFlight: 64, GasMarginPercent: 20, IdleAccount: 2 * time.Minute, MaxBatch: 500},
-		Log:     Log{Format: "text", Level: "info"},
+		// Networks: none, so the embedded dev chain runs as network "dev".
+		Engine: Engine{InFlight: 64, GasMarginPercent: 20, IdleAccount: 2 * time.Minute, MaxBatch: 500},
+		Log:    Log{Format: "text", Level: "info"},
 	}
 }
 
@@ -107,6 +131,9 @@ func Load(path string, getenv func(string) string) (Config, error) {
 	}
 	if err := cfg.applyEnv(getenv); err != nil {
 		return cfg, err
+	}
+	for i := range cfg.Networks {
+		cfg.Networks[i].setDefaults()
 	}
 	return cfg, cfg.Validate()
 }
@@ -145,6 +172,58 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 		}
 		c.Engine.InFlight = n
 	}
+	return c.applyNetworkEnv(getenv)
+}
+
+// applyNetworkEnv applies the single-network shortcut TXENGINE_NETWORK_*: it
+// overrides the network named TXENGINE_NETWORK_NAME, or adds it when the
+// file has no network of that name. Without a name it overrides the only
+// configured network.
+func (c *Config) applyNetworkEnv(getenv func(string) string) error {
+	name := getenv("TXENGINE_NETWORK_NAME")
+	keys := []string{"TXENGINE_NETWORK_CHAIN_ID", "TXENGINE_NETWORK_HTTP_URL", "TXENGINE_NETWORK_WS_URL",
+		"TXENGINE_NETWORK_FAUCET_KEY", "TXENGINE_NETWORK_CONFIRMATIONS"}
+	set := name != ""
+	for _, k := range keys {
+		set = set || getenv(k) != ""
+	}
+	if !set {
+		return nil
+	}
+	var n *Network
+	for i := range c.Networks {
+		if name == "" && len(c.Networks) == 1 || name != "" && c.Networks[i].Name == name {
+			n = &c.Networks[i]
+		}
+	}
+	if n == nil {
+		if name == "" {
+			return fmt.Errorf("TXENGINE_NETWORK_NAME: required unless exactly one network is configured")
+		}
+		c.Networks = append(c.Networks, Network{Name: name})
+		n = &c.Networks[len(c.Networks)-1]
+	}
+	for k, p := range map[string]*string{
+		"TXENGINE_NETWORK_HTTP_URL":   &n.HTTPURL,
+		"TXENGINE_NETWORK_WS_URL":     &n.WSURL,
+		"TXENGINE_NETWORK_FAUCET_KEY": &n.FaucetKey,
+	} {
+		if v := getenv(k); v != "" {
+			*p = v
+		}
+	}
+	for k, p := range map[string]*uint64{
+		"TXENGINE_NETWORK_CHAIN_ID":      &n.ChainID,
+		"TXENGINE_NETWORK_CONFIRMATIONS": &n.Confirmations,
+	} {
+		if v := getenv(k); v != "" {
+			u, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a non-negative integer", k, v)
+			}
+			*p = u
+		}
+	}
 	return nil
 }
 
@@ -167,8 +246,15 @@ func (c *Config) Validate() error {
 	if c.Database.URL != "" {
 		return fmt.Errorf("database.url: PostgreSQL is not supported yet; leave it empty for the embedded store")
 	}
-	if len(c.Networks) > 0 {
-		return fmt.Errorf("networks: real networks are not supported yet; leave empty for the embedded dev chain")
+	seen := map[string]int{}
+	for i := range c.Networks {
+		if err := c.Networks[i].validate(fmt.Sprintf("networks[%d]", i)); err != nil {
+			return err
+		}
+		if j, dup := seen[c.Networks[i].Name]; dup {
+			return fmt.Errorf("networks[%d].name: %q is already the name of networks[%d]", i, c.Networks[i].Name, j)
+		}
+		seen[c.Networks[i].Name] = i
 	}
 	if c.Dev.BlockPeriod < 0 {
 		return fmt.Errorf("dev.blockPeriod: must not be negative")

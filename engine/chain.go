@@ -42,10 +42,34 @@ type Network struct {
 	GasMarginPercent uint64
 	// PollInterval is how often the watcher polls for a new head.
 	PollInterval time.Duration
-	Chain        Chain
-	// SystemNFTs are the network's System NFT contracts (ERC-721): the
-	// token balances of their holders do not count as circulating supply.
+	// MaxFeePerGasCap bounds the fee per gas of every transaction the
+	// engine signs (maxFeePerGas, or gasPrice on legacy networks); nil: no cap.
+	MaxFeePerGasCap *big.Int
+	// WSURL is the node's WebSocket endpoint; when set the watcher
+	// subscribes to new heads there instead of only polling.
+	WSURL string
+	// SystemNFTs are the network's System NFT contracts (for circulating
+	// supply).
 	SystemNFTs []common.Address
+	Chain      Chain
+}
+
+// CapFees applies the network's MaxFeePerGasCap to an EIP-1559 fee cap and
+// tip (the tip never exceeds the fee cap) or, with tip nil, to a legacy gas
+// price. It returns new values and leaves its arguments alone.
+func (n *Network) CapFees(feeCap, tip *big.Int) (*big.Int, *big.Int) {
+	feeCap = new(big.Int).Set(feeCap)
+	if n.MaxFeePerGasCap != nil && feeCap.Cmp(n.MaxFeePerGasCap) > 0 {
+		feeCap.Set(n.MaxFeePerGasCap)
+	}
+	if tip == nil {
+		return feeCap, nil
+	}
+	tip = new(big.Int).Set(tip)
+	if tip.Cmp(feeCap) > 0 {
+		tip.Set(feeCap)
+	}
+	return feeCap, tip
 }
 
 // Clock tells the time; tests pass a fake one.

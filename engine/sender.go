@@ -185,13 +185,14 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) err
 	nonce := s.next
 	var unsigned *types.Transaction
 	if fees.baseFee != nil {
-		feeCap := MaxFeePerGas(fees.baseFee, fees.tip)
+		feeCap, tip := s.net.CapFees(MaxFeePerGas(fees.baseFee, fees.tip), fees.tip)
 		unsigned = types.NewTx(&types.DynamicFeeTx{
-			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: fees.tip, GasFeeCap: feeCap,
+			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
 			Gas: gas, To: &to, Value: value, Data: tx.Data,
 		})
 	} else {
-		unsigned = types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: fees.gasPrice, Gas: gas, To: &to, Value: value, Data: tx.Data})
+		price, _ := s.net.CapFees(fees.gasPrice, nil)
+		unsigned = types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: gas, To: &to, Value: value, Data: tx.Data})
 	}
 	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
 	if err != nil {

@@ -343,3 +343,33 @@ func TestSenderPersistsBeforeBroadcast(t *testing.T) {
 		t.Fatalf("nonce after failed write = %d, want 0 (not consumed)", *store.txs["a"].Nonce)
 	}
 }
+
+func TestSenderAppliesFeeCap(t *testing.T) {
+	chain := &fakeChain{}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	queue(t, s, "uncapped")
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Base fee 1 gwei, tip 0.001 gwei: fee cap 2*base + tip.
+	if got := chain.sent[0].GasFeeCap(); got.Cmp(big.NewInt(2_001_000_000)) != 0 {
+		t.Fatalf("uncapped fee cap = %s", got)
+	}
+	s.net.MaxFeePerGasCap = big.NewInt(1_500_000_000)
+	queue(t, s, "capped")
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := chain.sent[1].GasFeeCap(); got.Cmp(big.NewInt(1_500_000_000)) != 0 {
+		t.Fatalf("capped fee cap = %s, want 1500000000", got)
+	}
+	// A cap below the tip lowers the tip too.
+	n := &Network{MaxFeePerGasCap: big.NewInt(5)}
+	if fc, tip := n.CapFees(big.NewInt(100), big.NewInt(7)); fc.Int64() != 5 || tip.Int64() != 5 {
+		t.Fatalf("CapFees = %s, %s; want 5, 5", fc, tip)
+	}
+	if price, tip := (&Network{}).CapFees(big.NewInt(100), nil); price.Int64() != 100 || tip != nil {
+		t.Fatalf("CapFees without cap = %s, %v", price, tip)
+	}
+}

@@ -3,6 +3,7 @@ package watcher
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -16,6 +17,24 @@ type Waker interface {
 	Wake(accountID, network string, resync bool)
 }
 
+// Heads wakes the watcher when the node has a new head; *evm.HeadSource
+// implements it over a WebSocket subscription.
+type Heads interface {
+	// Start starts following heads until ctx ends or Close.
+	Start(ctx context.Context)
+	// C delivers coalesced wake-ups.
+	C() <-chan struct{}
+	// Connected reports whether the subscription is up.
+	Connected() (bool, error)
+	// Close stops following and waits until it has.
+	Close()
+}
+
+// SafetyPollFactor multiplies the poll interval between timer polls while a
+// head subscription is up: the subscription drives the watcher, the timer
+// only guards against a subscription that stalls without an error.
+const SafetyPollFactor = 10
+
 // Config is what a watcher needs.
 type Config struct {
 	Network *engine.Network
@@ -23,6 +42,10 @@ type Config struct {
 	Clock   engine.Clock
 	Log     *slog.Logger
 	Waker   Waker
+	// NewHeads returns the head source of the network, or nil to poll
+	// only (every Network.PollInterval). Each incarnation of the actor
+	// starts its own and closes it when it stops.
+	NewHeads func() Heads
 }
 
 // Props returns the props of the watcher of cfg.Network.
@@ -30,13 +53,16 @@ func Props(cfg Config) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor { return &Actor{cfg: cfg} })
 }
 
-// Actor is the watcher actor.
+// Actor is the watcher actor: it polls its Follower on a timer and, when the
+// network has a head source, on every new head.
 type Actor struct {
 	cfg      Config
 	follower *engine.Follower
 	timer    *time.Timer
 	ctx      context.Context
 	cancel   context.CancelFunc
+	heads    Heads
+	forward  sync.WaitGroup
 	head     uint64
 	lastErr  error
 }
@@ -47,17 +73,51 @@ func (a *Actor) Receive(c actor.Context) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		a.follower = engine.NewFollower(a.cfg.Network, a.cfg.Store, a.cfg.Clock, a.cfg.Log)
-		c.Send(c.Self(), tick{})
-	case *actor.Stopping:
-		if a.timer != nil {
-			a.timer.Stop()
+		if a.cfg.NewHeads != nil {
+			a.heads = a.cfg.NewHeads()
 		}
-		a.cancel()
+		if a.heads != nil {
+			a.heads.Start(a.ctx)
+			a.startForwarding(c)
+		}
+		c.Send(c.Self(), tick{})
+	case *actor.Stopping, *actor.Restarting:
+		a.shutdown()
 	case tick:
 		a.poll(c)
 	case *HeadRequest:
 		c.Respond(&Head{Number: a.head, Err: a.lastErr})
 	}
+}
+
+// startForwarding turns the head source's wake-ups into ticks; the
+// goroutine belongs to this incarnation and ends in shutdown.
+func (a *Actor) startForwarding(c actor.Context) {
+	self, root, ctx, wake := c.Self(), c.ActorSystem().Root, a.ctx, a.heads.C()
+	a.forward.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-wake:
+				root.Send(self, tick{})
+			}
+		}
+	})
+}
+
+// shutdown stops the timer, the head source and the forwarding goroutine.
+func (a *Actor) shutdown() {
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.heads != nil {
+		a.heads.Close()
+	}
+	a.forward.Wait()
 }
 
 func (a *Actor) poll(c actor.Context) {
@@ -74,10 +134,25 @@ func (a *Actor) poll(c actor.Context) {
 	for _, id := range res.Accounts {
 		a.cfg.Waker.Wake(id, a.cfg.Network.Name, false)
 	}
+	if a.timer != nil {
+		a.timer.Stop()
+	}
 	if err == nil && res.More {
 		c.Send(c.Self(), tick{})
 		return
 	}
 	self, root := c.Self(), c.ActorSystem().Root
-	a.timer = time.AfterFunc(a.cfg.Network.PollInterval, func() { root.Send(self, tick{}) })
+	a.timer = time.AfterFunc(a.nextPoll(err), func() { root.Send(self, tick{}) })
+}
+
+// nextPoll is the pause before the next timer poll: the poll interval
+// without a working subscription or after a failure, a multiple of it while
+// the subscription drives the watcher.
+func (a *Actor) nextPoll(err error) time.Duration {
+	if a.heads != nil && err == nil {
+		if up, _ := a.heads.Connected(); up {
+			return SafetyPollFactor * a.cfg.Network.PollInterval
+		}
+	}
+	return a.cfg.Network.PollInterval
 }

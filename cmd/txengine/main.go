@@ -18,12 +18,18 @@ const usage = `txengine: an HTTP API in front of Ethereum-style chains.
 
 Usage:
   txengine serve [--config FILE]   run the service (default command)
+  txengine token deploy --network NAME --name NAME --symbol SYMBOL --supply WEI [--config FILE]
+                                   deploy the built-in ERC-20 with the network's faucet key,
+                                   supply to the operator's default account, registered to
+                                   the operator (run while the service is stopped)
   txengine help                    show this help
 
 With no configuration, serve runs the embedded default: an embedded store and
 an in-process dev chain (network "dev") with a faucet and a demo ERC-20, all
 kept in TXENGINE_DATA_DIR (default ./data), listening on TXENGINE_LISTEN
 (default 127.0.0.1:8080). It prints the base URL and the operator token.
+With networks configured (--config FILE, or TXENGINE_NETWORK_* for one
+network), serve connects to those JSON-RPC nodes instead.
 `
 
 func main() {
@@ -57,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return err
 		}
 		return serve(ctx, *configPath, stdout, stderr, getenv)
+	case "token":
+		return tokenCmd(ctx, args, stdout, stderr, getenv)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -26,76 +26,42 @@ import (
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
 	apihttp "github.com/txengine/txengine/http"
+	"github.com/txengine/txengine/internal/provision"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
-// devNetwork is the name of the embedded chain's network.
-const devNetwork = "dev"
-
 // serve runs the service until ctx is cancelled, then shuts down in reverse
-// order of start-up: HTTP, actors, chain, store.
+// order of start-up: HTTP, actors, networks, store.
 func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, getenv func(string) string) error {
 	cfg, err := config.Load(configPath, getenv)
 	if err != nil {
 		return err
 	}
 	log := newLogger(cfg.Log, stderr)
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	masterKey := cfg.MasterKeyBytes()
-	if masterKey == nil {
-		if masterKey, err = loadOrCreateSecret(filepath.Join(cfg.DataDir, "master.key"), engine.MasterKeySize); err != nil {
-			return fmt.Errorf("master key: %w", err)
-		}
-	}
-	sealer, err := engine.NewKeySealer(masterKey)
+	store, sealer, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	clear(masterKey)
-
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "txengine.db"))
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
 	defer store.Close()
 
-	faucetKey, err := evm.LoadOrCreateKey(filepath.Join(cfg.DataDir, "faucet.key"))
+	nets, err := startNetworks(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("faucet key: %w", err)
-	}
-	chain, err := evm.StartDevChain(evm.DevChainConfig{
-		DataDir: filepath.Join(cfg.DataDir, "chain"), Period: cfg.Dev.BlockPeriod, FaucetKey: faucetKey,
-	})
-	if err != nil {
-		return fmt.Errorf("start dev chain: %w", err)
+		return err
 	}
 	defer func() {
-		if err := chain.Close(); err != nil {
-			log.Error("closing dev chain", "err", err)
+		if err := nets.Close(); err != nil {
+			log.Error("closing networks", "err", err)
 		}
 	}()
-	poll := cfg.Dev.BlockPeriod / 4
-	if poll < 50*time.Millisecond {
-		poll = 50 * time.Millisecond
-	}
-	dev := &engine.Network{
-		Name: devNetwork, ChainID: chain.ChainID(), Confirmations: 0,
-		InFlight: cfg.Engine.InFlight, GasMarginPercent: cfg.Engine.GasMarginPercent,
-		PollInterval: poll, Chain: chain.Client(),
-	}
-	networks := map[string]*engine.Network{devNetwork: dev}
-	faucet := engine.NewFaucet(dev, faucetKey, cfg.Dev.FaucetAmount())
 
-	operator, token, err := bootstrap(ctx, store, sealer, dev, faucet, cfg.DataDir, log)
+	op, err := bootstrap(ctx, store, sealer, nets, cfg.DataDir, log)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 
 	sys, err := actors.Start(ctx, actors.Config{
 		Store: store, Signer: sealer, Clock: engine.SystemClock{}, Log: log,
-		Networks: networks, Faucets: map[string]*engine.Faucet{devNetwork: faucet},
+		Networks: nets.byName, Faucets: nets.faucets, NewHeads: newHeads(log),
 		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch,
 	})
 	if err != nil {
@@ -104,7 +70,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	defer sys.Close()
 
 	api := apihttp.NewServer(apihttp.Config{AllowPrivateCallbacks: true}, apihttp.Deps{
-		Store: store, Sealer: sealer, Networks: networks, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
+		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -116,10 +82,10 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "txengine is listening on %s\n", base)
-	fmt.Fprintf(stdout, "operator token: %s\n", token)
-	fmt.Fprintf(stdout, "operator user %s; token also in %s\n", operator.ID, filepath.Join(cfg.DataDir, "operator.token"))
-	fmt.Fprintf(stdout, "try: curl -H 'Authorization: Bearer %s' %s/tokens\n", token, base)
-	log.Info("serving", "addr", ln.Addr().String(), "network", devNetwork)
+	fmt.Fprintf(stdout, "operator token: %s\n", op.Token)
+	fmt.Fprintf(stdout, "operator user %s; token also in %s\n", op.User.ID, filepath.Join(cfg.DataDir, "operator.token"))
+	fmt.Fprintf(stdout, "try: curl -H 'Authorization: Bearer %s' %s/tokens\n", op.Token, base)
+	log.Info("serving", "addr", ln.Addr().String(), "networks", nets.names())
 
 	select {
 	case <-ctx.Done():
@@ -136,133 +102,80 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	return nil
 }
 
-// bootstrap makes sure the operator user exists with a default account and
-// a token in <dataDir>/operator.token, that its default account has gas, and
-// that the demo token is deployed and registered to it.
-func bootstrap(ctx context.Context, store *sqlite.Store, sealer *engine.KeySealer, dev *engine.Network, faucet *engine.Faucet, dataDir string, log *slog.Logger) (*engine.User, string, error) {
-	tokenPath := filepath.Join(dataDir, "operator.token")
-	op, err := store.FirstOperator(ctx)
-	var token string
-	switch {
-	case engine.IsNotFound(err):
-		acct, err := sealer.NewAccount()
-		if err != nil {
-			return nil, "", err
-		}
-		secret, err := engine.NewSecret(32)
-		if err != nil {
-			return nil, "", err
-		}
-		now := engine.SystemClock{}.Now()
-		op = &engine.User{ID: uuid.NewString(), Operator: true, CallbackSecret: secret, Created: now}
-		acct.ID, acct.Owner, acct.Default, acct.Created = uuid.NewString(), op.ID, true, now
-		tok, hash, err := engine.NewToken()
-		if err != nil {
-			return nil, "", err
-		}
-		if err := store.CreateUser(ctx, op, hash, acct); err != nil {
-			return nil, "", fmt.Errorf("create operator: %w", err)
-		}
-		token = tok
-		log.Info("created operator user", "user", op.ID)
-	case err != nil:
-		return nil, "", err
-	default:
-		if b, err := os.ReadFile(tokenPath); err == nil {
-			token = strings.TrimSpace(string(b))
-			if u, err := store.UserByTokenHash(ctx, engine.HashToken(token)); err != nil || u.ID != op.ID {
-				token = ""
-			}
-		}
-		if token == "" {
-			tok, hash, err := engine.NewToken()
-			if err != nil {
-				return nil, "", err
-			}
-			if err := store.AddToken(ctx, op.ID, hash, nil); err != nil {
-				return nil, "", fmt.Errorf("operator token: %w", err)
-			}
-			token = tok
+// openStore creates the data dir, loads (or creates) the master key and
+// opens the embedded store.
+func openStore(ctx context.Context, cfg config.Config) (*sqlite.Store, *engine.KeySealer, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("data dir: %w", err)
+	}
+	masterKey := cfg.MasterKeyBytes()
+	if masterKey == nil {
+		var err error
+		if masterKey, err = loadOrCreateSecret(filepath.Join(cfg.DataDir, "master.key"), engine.MasterKeySize); err != nil {
+			return nil, nil, fmt.Errorf("master key: %w", err)
 		}
 	}
-	if err := writeSecretFile(tokenPath, []byte(token+"\n")); err != nil {
-		return nil, "", fmt.Errorf("write operator token: %w", err)
-	}
-	acct, err := store.DefaultAccount(ctx, op.ID)
+	sealer, err := engine.NewKeySealer(masterKey)
+	clear(masterKey)
 	if err != nil {
-		return nil, "", fmt.Errorf("operator default account: %w", err)
+		return nil, nil, err
 	}
-	hashes, err := faucet.Fund(ctx, []common.Address{acct.Address})
+	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "txengine.db"))
 	if err != nil {
-		return nil, "", fmt.Errorf("fund operator account: %w", err)
+		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
-	for _, h := range hashes {
-		if _, err := evm.WaitMined(ctx, dev.Chain, h); err != nil {
-			return nil, "", fmt.Errorf("fund operator account: %w", err)
-		}
-	}
-	if err := ensureDemoToken(ctx, store, dev, faucet, op, acct, log); err != nil {
-		return nil, "", fmt.Errorf("demo token: %w", err)
-	}
-	nft, err := ensureSystemNFT(ctx, store, dev, faucet, op, acct, log)
-	if err != nil {
-		return nil, "", fmt.Errorf("system NFT: %w", err)
-	}
-	dev.SystemNFTs = []common.Address{nft}
-	return op, token, nil
+	return store, sealer, nil
 }
 
-// demoName is the registered name of the demo token.
-const demoName = "Demo Token"
+// bootstrap makes sure the operator user exists with a default account and
+// a token in <dataDir>/operator.token, that its default account has gas on
+// every network with a faucet, and, on the embedded dev chain, that the demo
+// token is deployed and registered to it.
+func bootstrap(ctx context.Context, store *sqlite.Store, sealer *engine.KeySealer, nets *networks, dataDir string, log *slog.Logger) (*provision.Operator, error) {
+	op, err := provision.EnsureOperator(ctx, store, sealer, filepath.Join(dataDir, "operator.token"))
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range nets.names() {
+		faucet, ok := nets.faucets[name]
+		if !ok {
+			continue
+		}
+		if err := provision.FundAndWait(ctx, nets.byName[name], faucet, op.Account.Address); err != nil {
+			return nil, fmt.Errorf("fund operator account: %w", err)
+		}
+	}
+	if nets.embedded {
+		dev, faucet := nets.byName[devNetwork], nets.faucets[devNetwork]
+		if err := ensureDemoToken(ctx, store, dev, faucet, op, log); err != nil {
+			return nil, fmt.Errorf("demo token: %w", err)
+		}
+		nft, err := ensureSystemNFT(ctx, store, dev, faucet, op, log)
+		if err != nil {
+			return nil, fmt.Errorf("system NFT: %w", err)
+		}
+		dev.SystemNFTs = []common.Address{nft}
+	}
+	return op, nil
+}
 
 // demoSupply is the demo token's supply: one million tokens of 18 decimals.
 var demoSupply = new(big.Int).Mul(big.NewInt(1_000_000), new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
 
 // ensureDemoToken deploys the demo ERC-20 (supply to the operator's default
-// account) and registers it to the operator, once. After a hard kill the
-// embedded chain may come back without the deployment's block: the token is
-// then deployed again by the same key with the same nonce, so at the same
-// address, and the registration stays valid.
-func ensureDemoToken(ctx context.Context, store *sqlite.Store, dev *engine.Network, faucet *engine.Faucet, op *engine.User, acct *engine.Account, log *slog.Logger) error {
-	existing, err := store.ListContracts(ctx, engine.ContractFilter{Owner: op.ID, Network: dev.Name, Types: []string{engine.TypeERC20}})
+// account) with the dev chain's faucet key and registers it to the
+// operator, unless a live one is registered already.
+func ensureDemoToken(ctx context.Context, store *sqlite.Store, dev *engine.Network, faucet *engine.Faucet, op *provision.Operator, log *slog.Logger) error {
+	if ok, err := provision.HasLiveToken(ctx, store, dev, op.User.ID); err != nil || ok {
+		return err
+	}
+	c, err := provision.DeployToken(ctx, store, dev, faucet.Key(), provision.Token{
+		Name: "Demo Token", Symbol: "DEMO", Supply: demoSupply, Holder: op.Account.Address, Owner: op.User.ID,
+	})
 	if err != nil {
 		return err
 	}
-	var registered *engine.Contract
-	for _, c := range existing {
-		if c.Name == demoName {
-			registered = c
-			if deployed, err := codeAt(ctx, dev, c.Address); err == nil && deployed {
-				return nil
-			}
-		}
-	}
-	art := contracts.ERC20()
-	data, err := art.DeployData(demoName, "DEMO", demoSupply, acct.Address)
-	if err != nil {
-		return err
-	}
-	head, err := dev.Chain.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return err
-	}
-	addr, _, err := evm.Deploy(ctx, dev.Chain, faucet.Key(), data)
-	if err != nil {
-		return err
-	}
-	if registered != nil && registered.Address == addr {
-		log.Warn("demo token was lost with the chain's newest blocks; deployed it again at its address", "address", addr.Hex())
-		return nil
-	}
-	now := engine.SystemClock{}.Now()
-	c := &engine.Contract{
-		ID: uuid.NewString(), Owner: op.ID, Name: demoName, Network: dev.Name, Address: addr,
-		ABI: art.ABI, BWType: engine.TypeERC20, BWVer: "1", Block: head.Number.Uint64(), Created: now,
-	}
-	if err := store.CreateContract(ctx, c); err != nil {
-		return err
-	}
-	log.Info("deployed demo token", "address", addr.Hex(), "contract", c.ID)
+	log.Info("deployed demo token", "address", c.Address.Hex(), "contract", c.ID)
 	return nil
 }
 
@@ -272,16 +185,20 @@ const systemNFTName = "System NFT"
 // ensureSystemNFT deploys the embedded default's System NFT once, mints
 // token 1 to the operator's default account (the treasury, whose demo
 // tokens then do not count as circulating) and registers it to the
-// operator as an erc721 contract; it returns its address.
-func ensureSystemNFT(ctx context.Context, store *sqlite.Store, dev *engine.Network, faucet *engine.Faucet, op *engine.User, acct *engine.Account, log *slog.Logger) (common.Address, error) {
-	existing, err := store.ListContracts(ctx, engine.ContractFilter{Owner: op.ID, Network: dev.Name, Types: []string{engine.TypeERC721}})
+// operator as an erc721 contract; it returns its address. As for the demo
+// token, a deployment lost with the chain's newest blocks (hard kill) is
+// made again by the same key and nonce, at the same address.
+func ensureSystemNFT(ctx context.Context, store *sqlite.Store, dev *engine.Network, faucet *engine.Faucet, op *provision.Operator, log *slog.Logger) (common.Address, error) {
+	existing, err := store.ListContracts(ctx, engine.ContractFilter{Owner: op.User.ID, Network: dev.Name, Types: []string{engine.TypeERC721}})
 	if err != nil {
 		return common.Address{}, err
 	}
+	var registered *engine.Contract
 	for _, c := range existing {
 		if c.Name != systemNFTName {
 			continue
 		}
+		registered = c
 		if _, err := dev.Chain.CallContract(ctx, ethereum.CallMsg{To: &c.Address, Data: common.FromHex("0x06fdde03")}, nil); err == nil {
 			return c.Address, nil // name() answers: the contract is there
 		}
@@ -303,15 +220,18 @@ func ensureSystemNFT(ctx context.Context, store *sqlite.Store, dev *engine.Netwo
 	if err != nil {
 		return common.Address{}, err
 	}
-	mint, err := parsed.Pack("mint", acct.Address, big.NewInt(1))
+	mint, err := parsed.Pack("mint", op.Account.Address, big.NewInt(1))
 	if err != nil {
 		return common.Address{}, err
 	}
 	if _, err := evm.Transact(ctx, dev.Chain, faucet.Key(), &addr, nil, mint); err != nil {
 		return common.Address{}, fmt.Errorf("mint: %w", err)
 	}
+	if registered != nil && registered.Address == addr {
+		return addr, nil
+	}
 	c := &engine.Contract{
-		ID: uuid.NewString(), Owner: op.ID, Name: systemNFTName, Network: dev.Name, Address: addr,
+		ID: uuid.NewString(), Owner: op.User.ID, Name: systemNFTName, Network: dev.Name, Address: addr,
 		ABI: art.ABI, BWType: engine.TypeERC721, BWVer: "1", Block: head.Number.Uint64(), Created: engine.SystemClock{}.Now(),
 	}
 	if err := store.CreateContract(ctx, c); err != nil {
@@ -319,13 +239,6 @@ func ensureSystemNFT(ctx context.Context, store *sqlite.Store, dev *engine.Netwo
 	}
 	log.Info("deployed system NFT", "address", addr.Hex(), "contract", c.ID)
 	return addr, nil
-}
-
-// codeAt reports whether a contract is deployed at addr.
-func codeAt(ctx context.Context, net *engine.Network, addr common.Address) (bool, error) {
-	// totalSupply() succeeds only where the token's code is.
-	_, err := engine.ReadTokenInfo(ctx, net.Chain, addr)
-	return err == nil, err
 }
 
 // newLogger returns the slog logger of cfg writing to w.
@@ -357,14 +270,5 @@ func loadOrCreateSecret(path string, n int) ([]byte, error) {
 	if _, err := rand.Read(b); err != nil {
 		return nil, err
 	}
-	return b, writeSecretFile(path, []byte(hex.EncodeToString(b)+"\n"))
-}
-
-// writeSecretFile writes data to path with mode 0600, atomically.
-func writeSecretFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return b, provision.WriteSecretFile(path, []byte(hex.EncodeToString(b)+"\n"))
 }

@@ -36,6 +36,23 @@ func Dial(ctx context.Context, url string) (*Client, error) {
 	return NewClient(c), nil
 }
 
+// DialNetwork connects to a node for calls: over httpURL when it is set,
+// otherwise over the WebSocket wsURL (a lost WebSocket connection is dialled
+// again on the next call). Subscriptions are HeadSource's business.
+func DialNetwork(ctx context.Context, httpURL, wsURL string) (*Client, error) {
+	switch {
+	case httpURL != "":
+		return Dial(ctx, httpURL)
+	case wsURL != "":
+		c, err := rpc.DialWebsocket(ctx, wsURL, "")
+		if err != nil {
+			return nil, fmt.Errorf("dial %s: %w", wsURL, err)
+		}
+		return NewClient(c), nil
+	}
+	return nil, fmt.Errorf("dial: no http or ws URL")
+}
+
 // NewClient wraps an RPC connection; closing the Client closes it.
 func NewClient(c *rpc.Client) *Client {
 	return &Client{Client: ethclient.NewClient(c), rpc: c}

@@ -12,19 +12,26 @@ import (
 
 var timestampRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
-// demoToken returns the id of the demo token the embedded default registers
-// to the operator.
-func demoToken(t *testing.T, s *service) map[string]any {
+// operatorToken returns the only token registered to the operator, which
+// must be an ERC-20 on network.
+func operatorToken(t *testing.T, s *service, network string) map[string]any {
 	t.Helper()
 	tokens := s.must(200, "GET", "/tokens", s.Token, nil).([]any)
 	if len(tokens) != 1 {
-		t.Fatalf("operator has %d tokens, want the demo token: %v", len(tokens), tokens)
+		t.Fatalf("operator has %d tokens, want 1: %v", len(tokens), tokens)
 	}
 	tok := tokens[0].(map[string]any)
-	if tok["network"] != "dev" || tok["type"] != "erc20" {
-		t.Fatalf("demo token: %v", tok)
+	if tok["network"] != network || tok["type"] != "erc20" {
+		t.Fatalf("operator's token: %v, want an erc20 on %s", tok, network)
 	}
 	return tok
+}
+
+// demoToken returns the demo token that the embedded default registers to
+// the operator.
+func demoToken(t *testing.T, s *service) map[string]any {
+	t.Helper()
+	return operatorToken(t, s, "dev")
 }
 
 func bigOf(t *testing.T, v any) *big.Int {
@@ -40,21 +47,30 @@ func bigOf(t *testing.T, v any) *big.Int {
 	return n
 }
 
-// TestTransferLifecycle follows the README: a transfer from the operator's
-// default account to a new user's account reaches completed with its
-// Transfer event, balances move, and everything survives a restart.
+// TestTransferLifecycle follows the README on every backend: a transfer
+// from the operator's default account to a new user's account reaches
+// completed with its Transfer event, balances move, and everything survives a
+// restart of the service.
 func TestTransferLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and its dev chain")
 	}
-	dir := t.TempDir()
-	s := startService(t, dir)
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) { testTransferLifecycle(t, b) })
+	}
+}
 
-	tok := demoToken(t, s)
+func testTransferLifecycle(t *testing.T, b backend) {
+	dir := t.TempDir()
+	env, symbol := b.setup(t, dir)
+	network := b.name
+	s := startService(t, dir, env...)
+
+	tok := operatorToken(t, s, network)
 	id := tok["id"].(string)
 	params := tok["parameters"].(map[string]any)
 	supply := bigOf(t, params["supply"])
-	if params["symbol"] != "DEMO" || params["decimals"] != float64(18) || supply.Sign() <= 0 {
+	if params["symbol"] != symbol || params["decimals"] != float64(18) || supply.Sign() <= 0 {
 		t.Fatalf("token parameters: %v", params)
 	}
 	opAcct := s.must(200, "GET", "/accounts/default", s.Token, nil).(map[string]any)
@@ -78,7 +94,7 @@ func TestTransferLifecycle(t *testing.T) {
 		t.Fatalf("headers: %v", r.Header)
 	}
 	created := r.Body["data"].(map[string]any)
-	for k, want := range map[string]any{"status": "new", "type": "contract-method", "method": "transfer", "contractId": id, "from": opAcct["address"], "network": "dev"} {
+	for k, want := range map[string]any{"status": "new", "type": "contract-method", "method": "transfer", "contractId": id, "from": opAcct["address"], "network": network} {
 		if created[k] != want {
 			t.Errorf("created %s = %v, want %v", k, created[k], want)
 		}
@@ -134,7 +150,7 @@ func TestTransferLifecycle(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, "master.key")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("master.key: %v %v", fi, err)
 	}
-	s2 := startService(t, dir)
+	s2 := startService(t, dir, env...)
 	if s2.Token != s.Token {
 		t.Fatalf("operator token changed across restart")
 	}

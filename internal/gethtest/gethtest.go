@@ -1,0 +1,357 @@
+// Package gethtest runs a real geth node in --dev mode for tests: it finds
+// geth on PATH or in <module root>/.cache/bin, or builds it there once with
+// `go install github.com/ethereum/go-ethereum/cmd/geth@v1.17.8`, starts it on
+// free loopback ports with its own data dir, funds a fresh key from the dev
+// account, and can stop and restart it to simulate node outages.
+package gethtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// Version is the geth release the harness builds.
+const Version = "v1.17.8"
+
+// Package is what `go install` builds.
+const Package = "github.com/ethereum/go-ethereum/cmd/geth@" + Version
+
+// ChainID is the chain id of geth --dev.
+const ChainID = 1337
+
+// FaucetBalance is what the harness gives the FaucetKey account: 1000 ETH.
+var FaucetBalance = new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18))
+
+// Option changes how Start runs geth.
+type Option func(*options)
+
+type options struct {
+	period int
+	args   []string
+}
+
+// Period sets --dev.period in seconds (default 1; 0 mines on demand).
+func Period(seconds int) Option { return func(o *options) { o.period = seconds } }
+
+// Args appends raw flags to geth's command line.
+func Args(args ...string) Option { return func(o *options) { o.args = append(o.args, args...) } }
+
+// Node is a running (or stopped) geth --dev node.
+type Node struct {
+	// HTTPURL and WSURL are the node's JSON-RPC endpoints; they stay the
+	// same across Restart.
+	HTTPURL, WSURL string
+	// FaucetKey is a fresh key holding FaucetBalance.
+	FaucetKey *ecdsa.PrivateKey
+	// DataDir is the node's data directory (kept across Restart).
+	DataDir string
+
+	t        testing.TB
+	bin      string
+	args     []string
+	logPath  string
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	startErr error
+}
+
+// Start starts geth --dev on free ports and waits until it answers
+// JSON-RPC. It skips the test when geth can be neither found nor built,
+// unless CI=true, where that fails the test. The node stops at the end of the
+// test.
+func Start(t testing.TB, opts ...Option) *Node {
+	t.Helper()
+	o := options{period: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	bin, err := Binary()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("gethtest: %v", err)
+		}
+		t.Skipf("gethtest: %v\nto enable: GOBIN=<module root>/.cache/bin go install %s, or put geth %s on PATH", err, Package, Version)
+	}
+	dir := t.TempDir()
+	httpPort, wsPort := freePort(t), freePort(t)
+	n := &Node{
+		HTTPURL: fmt.Sprintf("http://127.0.0.1:%d", httpPort),
+		WSURL:   fmt.Sprintf("ws://127.0.0.1:%d", wsPort),
+		DataDir: filepath.Join(dir, "geth"),
+		t:       t, bin: bin, logPath: filepath.Join(dir, "geth.log"),
+	}
+	n.args = append([]string{
+		"--dev", "--dev.period", strconv.Itoa(o.period), "--dev.gaslimit", "60000000",
+		"--datadir", n.DataDir,
+		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(httpPort),
+		"--http.api", "eth,net,web3,txpool,debug",
+		"--ws", "--ws.addr", "127.0.0.1", "--ws.port", strconv.Itoa(wsPort), "--ws.api", "eth,net,web3",
+		"--nodiscover", "--maxpeers", "0", "--ipcdisable",
+		"--txpool.accountslots", "1024", "--txpool.globalslots", "8192",
+		"--txpool.accountqueue", "1024", "--txpool.globalqueue", "8192",
+	}, o.args...)
+	t.Cleanup(func() {
+		n.stop()
+		if t.Failed() {
+			t.Logf("geth log (tail):\n%s", n.LogTail(60))
+		}
+	})
+	if err := n.start(); err != nil {
+		t.Fatalf("gethtest: %v\n%s", err, n.LogTail(40))
+	}
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.fund(crypto.PubkeyToAddress(key.PublicKey), FaucetBalance); err != nil {
+		t.Fatalf("gethtest: fund the faucet key: %v\n%s", err, n.LogTail(40))
+	}
+	n.FaucetKey = key
+	return n
+}
+
+// Stop shuts geth down cleanly (SIGTERM) and waits until it has exited; its
+// ports stop answering. It is a no-op on a stopped node.
+func (n *Node) Stop() {
+	n.t.Helper()
+	if err := n.stop(); err != nil {
+		n.t.Fatalf("gethtest: stop: %v", err)
+	}
+}
+
+// Restart starts a stopped node again on the same data dir and ports and
+// waits until it answers JSON-RPC.
+func (n *Node) Restart() {
+	n.t.Helper()
+	n.Stop()
+	if err := n.start(); err != nil {
+		n.t.Fatalf("gethtest: restart: %v\n%s", err, n.LogTail(40))
+	}
+}
+
+// LogTail returns the last lines of geth's output.
+func (n *Node) LogTail(lines int) string {
+	b, _ := os.ReadFile(n.logPath)
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+func (n *Node) start() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		return errors.New("already running")
+	}
+	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("geth log: %w", err)
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd := exec.Command(n.bin, n.args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", n.bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { // owned by the Node: ends when the process exits, which stop waits for
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	n.cmd, n.exited = cmd, exited
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		if err := n.ping(ctx); err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			n.cmd = nil
+			return fmt.Errorf("geth exited during start-up: %v", cmd.ProcessState)
+		case <-ctx.Done():
+			return fmt.Errorf("geth did not answer on %s within 60s", n.HTTPURL)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) stop() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return nil
+	}
+	cmd, exited := n.cmd, n.exited
+	n.cmd = nil
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		return errors.New("geth did not exit within 30s of SIGTERM; killed")
+	}
+}
+
+func (n *Node) ping(ctx context.Context) error {
+	c, err := rpc.DialContext(ctx, n.HTTPURL)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var head hexutil.Uint64
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return c.CallContext(cctx, &head, "eth_blockNumber")
+}
+
+// fund sends value from geth's unlocked dev account to addr and waits until
+// it is mined.
+func (n *Node) fund(addr common.Address, value *big.Int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := rpc.DialContext(ctx, n.HTTPURL)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var accounts []common.Address
+	if err := c.CallContext(ctx, &accounts, "eth_accounts"); err != nil {
+		return fmt.Errorf("eth_accounts: %w", err)
+	}
+	if len(accounts) == 0 {
+		return errors.New("geth has no dev account")
+	}
+	var hash common.Hash
+	tx := map[string]any{"from": accounts[0], "to": addr, "value": (*hexutil.Big)(value)}
+	if err := c.CallContext(ctx, &hash, "eth_sendTransaction", tx); err != nil {
+		return fmt.Errorf("eth_sendTransaction: %w", err)
+	}
+	for {
+		var r *types.Receipt
+		if err := c.CallContext(ctx, &r, "eth_getTransactionReceipt", hash); err == nil && r != nil {
+			if r.Status != types.ReceiptStatusSuccessful {
+				return fmt.Errorf("funding transaction %s failed", hash)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("funding transaction %s not mined: %w", hash, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Binary returns the path of a geth to run: geth on PATH, else
+// <module root>/.cache/bin/geth, which it builds with go install the first
+// time. A file lock keeps concurrent test binaries from building twice.
+func Binary() (string, error) {
+	if p, err := exec.LookPath("geth"); err == nil {
+		return p, nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	binDir := filepath.Join(root, ".cache", "bin")
+	bin := filepath.Join(binDir, "geth")
+	if isExecutable(bin) {
+		return bin, nil
+	}
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return "", fmt.Errorf("cache dir: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(root, ".cache", "geth-build.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("build lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("build lock: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
+	// Another test binary may have built it while we waited.
+	if isExecutable(bin) {
+		return bin, nil
+	}
+	var out bytes.Buffer
+	cmd := exec.Command("go", "install", Package)
+	cmd.Env = append(os.Environ(), "GOBIN="+binDir)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("geth not on PATH nor in %s, and `go install %s` failed: %v\n%s", binDir, Package, err, lastLines(out.String(), 20))
+	}
+	if !isExecutable(bin) {
+		return "", fmt.Errorf("go install %s did not produce %s", Package, bin)
+	}
+	return bin, nil
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// moduleRoot returns the directory of txengine's go.mod above the working
+// directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/txengine/txengine\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("txengine's go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,192 @@
+// Package provision holds the set-up work that the txengine command does
+// outside the request path: the operator user and its token, funding the
+// operator's default account, and deploying and registering ERC-20 tokens.
+// It serves both `txengine serve` (bootstrap) and `txengine token deploy`.
+package provision
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"fmt"
+	"math/big"
+	"os"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/uuid"
+
+	"github.com/txengine/txengine/contracts"
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/evm"
+)
+
+// OperatorStore is what EnsureOperator needs of the store.
+type OperatorStore interface {
+	FirstOperator(ctx context.Context) (*engine.User, error)
+	CreateUser(ctx context.Context, u *engine.User, tokenHash []byte, account *engine.Account) error
+	UserByTokenHash(ctx context.Context, tokenHash []byte) (*engine.User, error)
+	AddToken(ctx context.Context, userID string, tokenHash []byte, idem *engine.IdempotencyRecord) error
+	DefaultAccount(ctx context.Context, owner string) (*engine.Account, error)
+}
+
+// Operator is the operator user, its API token and its default account.
+type Operator struct {
+	User    *engine.User
+	Token   string
+	Account *engine.Account
+}
+
+// EnsureOperator makes sure the operator user exists with a default account
+// and that tokenPath (mode 0600) holds a valid token of it: the token in the
+// file is kept when it still authenticates the operator, otherwise a new one
+// is issued.
+func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.KeySealer, tokenPath string) (*Operator, error) {
+	op, err := store.FirstOperator(ctx)
+	var token string
+	switch {
+	case engine.IsNotFound(err):
+		acct, err := sealer.NewAccount()
+		if err != nil {
+			return nil, fmt.Errorf("operator account: %w", err)
+		}
+		secret, err := engine.NewSecret(32)
+		if err != nil {
+			return nil, fmt.Errorf("operator callback secret: %w", err)
+		}
+		now := engine.SystemClock{}.Now()
+		op = &engine.User{ID: uuid.NewString(), Operator: true, CallbackSecret: secret, Created: now}
+		acct.ID, acct.Owner, acct.Default, acct.Created = uuid.NewString(), op.ID, true, now
+		tok, hash, err := engine.NewToken()
+		if err != nil {
+			return nil, fmt.Errorf("operator token: %w", err)
+		}
+		if err := store.CreateUser(ctx, op, hash, acct); err != nil {
+			return nil, fmt.Errorf("create operator: %w", err)
+		}
+		token = tok
+	case err != nil:
+		return nil, fmt.Errorf("find operator: %w", err)
+	default:
+		if b, err := os.ReadFile(tokenPath); err == nil {
+			token = strings.TrimSpace(string(b))
+			if u, err := store.UserByTokenHash(ctx, engine.HashToken(token)); err != nil || u.ID != op.ID {
+				token = ""
+			}
+		}
+		if token == "" {
+			tok, hash, err := engine.NewToken()
+			if err != nil {
+				return nil, fmt.Errorf("operator token: %w", err)
+			}
+			if err := store.AddToken(ctx, op.ID, hash, nil); err != nil {
+				return nil, fmt.Errorf("operator token: %w", err)
+			}
+			token = tok
+		}
+	}
+	if err := WriteSecretFile(tokenPath, []byte(token+"\n")); err != nil {
+		return nil, fmt.Errorf("write operator token: %w", err)
+	}
+	acct, err := store.DefaultAccount(ctx, op.ID)
+	if err != nil {
+		return nil, fmt.Errorf("operator default account: %w", err)
+	}
+	return &Operator{User: op, Token: token, Account: acct}, nil
+}
+
+// WriteSecretFile writes data to path with mode 0600, atomically.
+func WriteSecretFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// FundAndWait tops addrs up from faucet and waits until the funding
+// transactions are mined.
+func FundAndWait(ctx context.Context, net *engine.Network, faucet *engine.Faucet, addrs ...common.Address) error {
+	hashes, err := faucet.Fund(ctx, addrs)
+	if err != nil {
+		return fmt.Errorf("fund on %s: %w", net.Name, err)
+	}
+	for _, h := range hashes {
+		if _, err := evm.WaitMined(ctx, net.Chain, h); err != nil {
+			return fmt.Errorf("fund on %s: %w", net.Name, err)
+		}
+	}
+	return nil
+}
+
+// ContractStore is what token deployment needs of the store.
+type ContractStore interface {
+	CreateContract(ctx context.Context, c *engine.Contract) error
+	ListContracts(ctx context.Context, f engine.ContractFilter) ([]*engine.Contract, error)
+}
+
+// Token describes an ERC-20 to deploy.
+type Token struct {
+	Name, Symbol string
+	// Supply is minted to Holder (in the token's smallest unit, 18 decimals).
+	Supply *big.Int
+	Holder common.Address
+	// Owner is the user the contract is registered to.
+	Owner string
+}
+
+// DeployToken deploys the built-in ERC-20 on net, paid by key, and registers
+// it to t.Owner as a token of type erc20.
+func DeployToken(ctx context.Context, store ContractStore, net *engine.Network, key *ecdsa.PrivateKey, t Token) (*engine.Contract, error) {
+	if t.Supply == nil || t.Supply.Sign() < 0 {
+		return nil, fmt.Errorf("deploy token: supply must be a non-negative amount")
+	}
+	art := contracts.ERC20()
+	data, err := art.DeployData(t.Name, t.Symbol, t.Supply, t.Holder)
+	if err != nil {
+		return nil, fmt.Errorf("deploy token: %w", err)
+	}
+	head, err := net.Chain.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("deploy token on %s: head: %w", net.Name, err)
+	}
+	addr, _, err := evm.Deploy(ctx, net.Chain, key, data)
+	if err != nil {
+		return nil, fmt.Errorf("deploy token on %s: %w", net.Name, err)
+	}
+	// After a hard kill, an embedded chain may come back without the block
+	// of an earlier deployment: the same key and nonce deploy again at the
+	// same address, whose registration stays valid.
+	registered, err := store.ListContracts(ctx, engine.ContractFilter{Owner: t.Owner, Network: net.Name, Types: []string{engine.TypeERC20}})
+	if err != nil {
+		return nil, fmt.Errorf("register token %s on %s: %w", addr.Hex(), net.Name, err)
+	}
+	for _, c := range registered {
+		if c.Address == addr {
+			return c, nil
+		}
+	}
+	c := &engine.Contract{
+		ID: uuid.NewString(), Owner: t.Owner, Name: t.Name, Network: net.Name, Address: addr,
+		ABI: art.ABI, BWType: engine.TypeERC20, BWVer: "1", Block: head.Number.Uint64(), Created: engine.SystemClock{}.Now(),
+	}
+	if err := store.CreateContract(ctx, c); err != nil {
+		return nil, fmt.Errorf("register token %s on %s: %w", addr.Hex(), net.Name, err)
+	}
+	return c, nil
+}
+
+// HasLiveToken reports whether owner has an ERC-20 registered on net whose
+// code is on the chain (a dev chain that lost blocks may have lost it).
+func HasLiveToken(ctx context.Context, store ContractStore, net *engine.Network, owner string) (bool, error) {
+	existing, err := store.ListContracts(ctx, engine.ContractFilter{Owner: owner, Network: net.Name, Types: []string{engine.TypeERC20}})
+	if err != nil {
+		return false, fmt.Errorf("list tokens: %w", err)
+	}
+	for _, c := range existing {
+		// totalSupply() succeeds only where the token's code is.
+		if _, err := engine.ReadTokenInfo(ctx, net.Chain, c.Address); err == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
