@@ -51,9 +51,10 @@ type Config struct {
 
 // System is the running actor system and the facade the HTTP layer uses.
 type System struct {
-	cfg  Config
-	sys  *actor.ActorSystem
-	acfg account.Config
+	cfg   Config
+	sys   *actor.ActorSystem
+	acfg  account.Config
+	conds *engine.Conditions
 
 	mu       sync.Mutex
 	accounts map[string]*actor.PID
@@ -87,15 +88,17 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		indexers: map[string]*actor.PID{},
 		faucets:  map[string]*actor.PID{},
 	}
+	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
 	s.acfg = account.Config{
 		Store: cfg.Store, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
 		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: 10 * time.Second,
+		Conditions: s.conds,
 	}
 	for name, f := range cfg.Faucets {
 		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
 	}
 	for name, net := range cfg.Networks {
-		wcfg := watcher.Config{Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s}
+		wcfg := watcher.Config{Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s, Conditions: s.conds}
 		if cfg.NewHeads != nil {
 			wcfg.NewHeads = func() watcher.Heads { return cfg.NewHeads(net) }
 		}
@@ -209,6 +212,18 @@ func (s *System) Release(key string, pid *actor.PID) bool {
 		return true
 	}
 	return false
+}
+
+// Settled tells the engine that transactions turned terminal outside it
+// (cancelled through the API): their dependents fail or run now.
+func (s *System) Settled(ctx context.Context, ids []string) {
+	refs, err := s.conds.Resolve(ctx, ids)
+	if err != nil {
+		s.cfg.Log.Warn("resolving dependents failed", "err", err)
+	}
+	for _, r := range refs {
+		s.Wake(r.AccountID, r.Network, false)
+	}
 }
 
 // LiveAccounts returns how many account actors are running.

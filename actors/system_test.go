@@ -72,6 +72,7 @@ func (c *countingStore) MarkMined(ctx context.Context, outcomes []engine.Mined) 
 type fixture struct {
 	t       *testing.T
 	sim     *evmtest.Sim
+	faucet  *engine.Faucet
 	store   *countingStore
 	net     *engine.Network
 	sealer  *engine.KeySealer
@@ -117,6 +118,7 @@ func newFixture(t *testing.T, window int, idle time.Duration) *fixture {
 		t.Fatal(err)
 	}
 	faucet := engine.NewFaucet(f.net, faucetKey, evmtest.Ether(10))
+	f.faucet = faucet
 	hashes, err := faucet.Fund(ctx, []common.Address{f.account.Address})
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,9 @@ type PollResult struct {
 	// Accounts are the ids of accounts whose transactions were mined
 	// (their actors should pump: the in-flight window has room).
 	Accounts []string
+	// Settled are the ids of the transactions that turned completed or
+	// failed: their dependents must be resolved.
+	Settled []string
 	// Reorged are the ids of accounts whose mined transactions left the
 	// chain: their actors must broadcast their signed transactions again.
 	Reorged []string
@@ -101,10 +104,11 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 			res.More = true
 			break
 		}
-		touched, err := f.block(ctx, header, abis)
+		touched, settled, err := f.block(ctx, header, abis)
 		if err != nil {
 			return res, fmt.Errorf("block %d: %w", n, err)
 		}
+		res.Settled = append(res.Settled, settled...)
 		for _, a := range touched {
 			accounts[a] = true
 		}
@@ -166,17 +170,17 @@ func (f *Follower) checkCursor(ctx context.Context, cursor, head uint64, res *Po
 }
 
 // block completes the transactions of the block of header and returns
-// their accounts.
-func (f *Follower) block(ctx context.Context, header *types.Header, abis map[string]*abi.ABI) ([]string, error) {
+// their accounts and ids.
+func (f *Follower) block(ctx context.Context, header *types.Header, abis map[string]*abi.ABI) ([]string, []string, error) {
 	receipts, err := f.net.Chain.BlockReceipts(ctx, header.Number.Uint64())
 	if err != nil {
-		return nil, fmt.Errorf("receipts: %w", err)
+		return nil, nil, fmt.Errorf("receipts: %w", err)
 	}
 	if len(receipts) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if receipts[0].BlockHash != header.Hash() {
-		return nil, fmt.Errorf("receipts of block %d changed while reading (reorg)", header.Number.Uint64())
+		return nil, nil, fmt.Errorf("receipts of block %d changed while reading (reorg)", header.Number.Uint64())
 	}
 	hashes := make([]common.Hash, len(receipts))
 	byHash := make(map[common.Hash]*types.Receipt, len(receipts))
@@ -186,14 +190,15 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 	}
 	txs, err := f.store.SubmittedByHash(ctx, f.net.Name, hashes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(txs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	now := f.clock.Now()
 	outcomes := make([]Mined, 0, len(txs))
 	accounts := make([]string, 0, len(txs))
+	ids := make([]string, 0, len(txs))
 	for _, tx := range txs {
 		r := byHash[*tx.Hash]
 		m := Mined{
@@ -209,11 +214,12 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 		}
 		outcomes = append(outcomes, m)
 		accounts = append(accounts, tx.AccountID)
+		ids = append(ids, tx.ID)
 	}
 	if err := f.store.MarkMined(ctx, outcomes); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return accounts, nil
+	return accounts, ids, nil
 }
 
 // decode turns the receipt's logs into events with the ABI of the

@@ -46,6 +46,39 @@ type Sender struct {
 	// rebroadcastAfter is how long a submitted transaction may stay
 	// unmined before its signed bytes are sent again.
 	rebroadcastAfter time.Duration
+	// conds holds back transactions whose conditions do not hold (nil:
+	// conditions are not looked at).
+	conds *Conditions
+	// failed collects the ids of the transactions this sender failed since
+	// the last TakeFailed: their dependents must be resolved.
+	failed []string
+}
+
+// WithConditions makes the sender hold back transactions whose
+// dependencies or awaited balance are not there yet.
+func (s *Sender) WithConditions(c *Conditions) *Sender {
+	s.conds = c
+	return s
+}
+
+// TakeFailed returns and forgets the ids of the transactions the sender
+// failed (estimation revert, certain rejection, failed condition).
+func (s *Sender) TakeFailed() []string {
+	f := s.failed
+	s.failed = nil
+	return f
+}
+
+// fail marks tx failed and remembers it for TakeFailed.
+func (s *Sender) fail(ctx context.Context, id string, txErr *TxError) error {
+	if err := s.store.MarkFailed(ctx, id, txErr, s.clock.Now()); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil // cancelled meanwhile
+		}
+		return err
+	}
+	s.failed = append(s.failed, id)
+	return nil
 }
 
 // NewSender returns the sender of account on net.
@@ -114,26 +147,60 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 		s.rebroadcast(ctx, inflight)
 	}
 	free := s.net.InFlight - len(inflight)
-	if free <= 0 {
-		return 0, nil
-	}
-	ready, err := s.store.ReadyTransactions(ctx, s.account.ID, s.net.Name, free)
-	if err != nil {
-		return 0, fmt.Errorf("pump: ready: %w", err)
-	}
-	if len(ready) == 0 {
-		return 0, nil
-	}
-	fees, err := s.fees(ctx)
-	if err != nil {
-		return 0, err
-	}
 	done := 0
-	for _, tx := range ready {
-		if err := s.submit(ctx, tx, fees); err != nil {
-			return done, err
+	var fees *feeQuote
+	for free > 0 {
+		asked := free
+		ready, err := s.store.ReadyTransactions(ctx, s.account.ID, s.net.Name, asked)
+		if err != nil {
+			return done, fmt.Errorf("pump: ready: %w", err)
 		}
-		done++
+		// again is set when a transaction left the queue without using the
+		// window (held back, failed) or came back to it: fetch once more.
+		again := false
+		for _, tx := range ready {
+			if s.conds != nil && tx.HasConditions() {
+				v, txErr, err := s.conds.Check(ctx, s.net, tx)
+				if err != nil {
+					return done, err
+				}
+				if v == Fail {
+					if err := s.fail(ctx, tx.ID, txErr); err != nil {
+						return done, err
+					}
+					done, again = done+1, true
+					continue
+				}
+				if v == Wait {
+					if _, err := s.conds.Hold(ctx, tx); err != nil {
+						return done, err
+					}
+					again = true
+					continue
+				}
+			}
+			if fees == nil {
+				q, err := s.fees(ctx)
+				if err != nil {
+					return done, err
+				}
+				fees = &q
+			}
+			if err := s.submit(ctx, tx, *fees); err != nil {
+				return done, err
+			}
+			done++
+			free--
+		}
+		if !again && len(ready) < asked {
+			break // the queue is empty
+		}
+		if !again {
+			continue // the window decides (free is 0 now)
+		}
+		if len(ready) == 0 {
+			break
+		}
 	}
 	return done, nil
 }
@@ -176,7 +243,7 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) err
 		if txErr := estimateFailure(err); txErr != nil {
 			// The transaction can not succeed now: fail it before a nonce is taken.
 			s.log.Info("transaction fails estimation", "tx", tx.ID, "code", txErr.Code, "reason", txErr.Message)
-			return s.store.MarkFailed(ctx, tx.ID, txErr, s.clock.Now())
+			return s.fail(ctx, tx.ID, txErr)
 		}
 		return fmt.Errorf("estimate gas of %s: %w", tx.ID, err)
 	}
@@ -235,7 +302,11 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) err
 			txErr = &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
 		}
 		s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
-		return s.store.ReleaseNonce(ctx, tx.ID, txErr, now)
+		if err := s.store.ReleaseNonce(ctx, tx.ID, txErr, now); err != nil {
+			return err
+		}
+		s.failed = append(s.failed, tx.ID)
+		return nil
 	default:
 		// Unknown outcome: counts as sent; re-broadcast until the chain settles it.
 		s.log.Warn("broadcast outcome unknown; will re-broadcast", "tx", tx.ID, "kind", kind)

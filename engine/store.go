@@ -168,6 +168,20 @@ type TxStore interface {
 	// and ended, because those blocks left the chain. It returns the ids of
 	// the accounts concerned (each once).
 	Unmine(ctx context.Context, network string, fromBlock uint64) ([]string, error)
+	// MarkWaiting moves a new transaction to waiting: its conditions
+	// (dependsOn, waitForAsset) do not hold yet. ErrConflict if it is not new.
+	MarkWaiting(ctx context.Context, id string) error
+	// MarkReady moves those of ids that are waiting back to new (their
+	// conditions hold) and returns them; the others are left alone.
+	MarkReady(ctx context.Context, ids []string) ([]string, error)
+	// Dependents returns the transactions in status new or waiting that
+	// depend on any of ids, in acceptance order.
+	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
+	// Statuses returns the status of each of ids that exists.
+	Statuses(ctx context.Context, ids []string) (map[string]TxStatus, error)
+	// Waiting returns up to limit transactions of the network in status
+	// waiting, in acceptance order.
+	Waiting(ctx context.Context, network string, limit int) ([]*Transaction, error)
 	// PendingAccounts returns the ids of the accounts (each once) that have
 	// transactions on the network in status new, waiting or submitted:
 	// those whose actors must run after a restart.

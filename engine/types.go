@@ -132,6 +132,9 @@ type Transaction struct {
 	DependsOn    []string
 	WaitForAsset string
 	WaitForValue *big.Int
+	// WaitUntil is the deadline of the conditions (waitTimeout): a
+	// transaction still waiting then fails with TxExpired.
+	WaitUntil *time.Time
 
 	// Idempotency, when set on a transaction passed to InsertTransactions,
 	// is stored in the same database transaction (the group commit). Stores

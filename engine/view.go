@@ -51,6 +51,7 @@ type TransactionView struct {
 	DependsOn    []string    `json:"dependsOn,omitempty"`
 	WaitForAsset string      `json:"waitForAsset,omitempty"`
 	WaitForValue string      `json:"waitForValue,omitempty"`
+	WaitUntil    string      `json:"waitUntil,omitempty"`
 }
 
 // EventView is the JSON form of one decoded event (API.md, "Transactions"):
@@ -132,6 +133,9 @@ func ViewTransaction(t *Transaction) TransactionView {
 		for _, e := range t.Events {
 			v.Events = append(v.Events, ViewEvent(e))
 		}
+	}
+	if t.WaitUntil != nil {
+		v.WaitUntil = FormatTime(*t.WaitUntil)
 	}
 	if t.WaitForValue != nil {
 		v.WaitForValue = t.WaitForValue.String()

@@ -487,6 +487,9 @@ func TestListAndCancelTransactions(t *testing.T) {
 	if tx.Status != engine.StatusFailed || tx.Error == nil || tx.Error.Code != engine.TxCancelled || tx.Ended == "" {
 		t.Fatalf("cancel: %s", rec.Body.String())
 	}
+	if got := e.engine.settled; len(got) != 1 || got[0] != mine[1].ID {
+		t.Fatalf("engine told of settled %v, want [%s] (its dependents must be resolved)", got, mine[1].ID)
+	}
 	wantError(t, e.req("DELETE", tpl, "/transactions/"+mine[1].ID, e.aliceToken, ""), 409, engine.CodeConflict, "")
 	wantError(t, e.req("DELETE", tpl, "/transactions/"+mine[0].ID, e.aliceToken, ""), 409, engine.CodeConflict, "")
 	wantError(t, e.req("DELETE", tpl, "/transactions/"+mine[2].ID, e.bobToken, ""), 404, engine.CodeNotFound, "")

@@ -282,6 +282,7 @@ type fakeEngine struct {
 	store     *fakeStore
 	submitted []*engine.Transaction
 	created   []*engine.Account
+	settled   []string
 	submitErr error
 }
 
@@ -304,6 +305,12 @@ func (e *fakeEngine) AccountCreated(_ context.Context, a *engine.Account) {
 	defer e.mu.Unlock()
 	cp := *a
 	e.created = append(e.created, &cp)
+}
+
+func (e *fakeEngine) Settled(_ context.Context, ids []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.settled = append(e.settled, ids...)
 }
 
 func (e *fakeEngine) submissions() []*engine.Transaction {

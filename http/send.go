@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
@@ -33,7 +34,12 @@ type txOptions struct {
 	WaitForAsset *string
 	WaitForValue *string
 	DependsOn    []string
+	// WaitTimeout is how many seconds the conditions may take.
+	WaitTimeout *int64
 }
+
+// maxWaitTimeout bounds waitTimeout: 30 days.
+const maxWaitTimeout = 30 * 24 * 3600
 
 // sendRequest is the body of POST /contracts/{contractId}/send/{method}
 // and, with abi or type, of POST
@@ -49,12 +55,13 @@ type sendRequest struct {
 	WaitForAsset *string         `json:"waitForAsset"`
 	WaitForValue *string         `json:"waitForValue"`
 	DependsOn    []string        `json:"dependsOn"`
+	WaitTimeout  *int64          `json:"waitTimeout"`
 	ABI          json.RawMessage `json:"abi"`
 	Type         *string         `json:"type"`
 }
 
 func (r *sendRequest) options() txOptions {
-	return txOptions{From: r.From, Callbacks: r.Callbacks, WaitForAsset: r.WaitForAsset, WaitForValue: r.WaitForValue, DependsOn: r.DependsOn}
+	return txOptions{From: r.From, Callbacks: r.Callbacks, WaitForAsset: r.WaitForAsset, WaitForValue: r.WaitForValue, DependsOn: r.DependsOn, WaitTimeout: r.WaitTimeout}
 }
 
 // refuseABI rejects abi and type in requests on a registered contract,
@@ -204,6 +211,9 @@ func (s *Server) buildTx(c *gin.Context, tg txTarget, method string, args []json
 	if err != nil {
 		return nil, err
 	}
+	if opts.WaitTimeout != nil && (*opts.WaitTimeout < 1 || *opts.WaitTimeout > maxWaitTimeout) {
+		return nil, engine.Invalid("waitTimeout", "waitTimeout must be a whole number of seconds from 1 to %d", maxWaitTimeout)
+	}
 	from, err := s.sender(c, opts.From)
 	if err != nil {
 		return nil, err
@@ -226,6 +236,10 @@ func (s *Server) buildTx(c *gin.Context, tg txTarget, method string, args []json
 		DependsOn:       deps,
 		WaitForAsset:    asset,
 		WaitForValue:    assetValue,
+	}
+	if opts.WaitTimeout != nil {
+		until := tx.Created.Add(time.Duration(*opts.WaitTimeout) * time.Second)
+		tx.WaitUntil = &until
 	}
 	if tg.contract != nil {
 		tx.ContractID, tx.ContractName = tg.contract.ID, tg.contract.Name

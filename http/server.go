@@ -29,6 +29,9 @@ type Engine interface {
 	// AccountCreated tells the engine about a new account (faucet funding
 	// on networks with a faucet). Best effort, non-blocking.
 	AccountCreated(ctx context.Context, a *engine.Account)
+	// Settled tells the engine that transactions turned terminal outside it
+	// (cancelled), so that the transactions depending on them fail or run.
+	Settled(ctx context.Context, ids []string)
 }
 
 // Store is the part of engine.Store that the HTTP layer uses. Any

@@ -191,5 +191,6 @@ func (s *Server) cancelTransaction(c *gin.Context) {
 		s.fail(c, fmt.Errorf("cancel transaction %s: %w", id, err))
 		return
 	}
+	s.engine.Settled(ctx, []string{cancelled.ID})
 	ok(c, engine.ViewTransaction(cancelled))
 }

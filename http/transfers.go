@@ -27,6 +27,7 @@ type transferRequest struct {
 	WaitForAsset *string  `json:"waitForAsset"`
 	WaitForValue *string  `json:"waitForValue"`
 	DependsOn    []string `json:"dependsOn"`
+	WaitTimeout  *int64   `json:"waitTimeout"`
 }
 
 // createTransfer serves POST /tokens/{contractId}/transfers: a send of the
@@ -68,7 +69,7 @@ func (s *Server) createTransfer(c *gin.Context) {
 	}
 	args := []json.RawMessage{jsonQuote(to.Hex()), jsonQuote(value.String())}
 	tx, err := s.buildTx(c, tg, "transfer", args, new(big.Int), txOptions{
-		From: req.From, Callbacks: req.Callbacks, WaitForAsset: req.WaitForAsset, WaitForValue: req.WaitForValue, DependsOn: req.DependsOn,
+		From: req.From, Callbacks: req.Callbacks, WaitForAsset: req.WaitForAsset, WaitForValue: req.WaitForValue, DependsOn: req.DependsOn, WaitTimeout: req.WaitTimeout,
 	})
 	if err != nil {
 		s.fail(c, err)

@@ -14,6 +14,7 @@ import (
 // Store is what the account actor needs of the store.
 type Store interface {
 	engine.SenderStore
+	engine.ConditionStore
 	AccountByID(ctx context.Context, id string) (*engine.Account, error)
 }
 
@@ -42,6 +43,8 @@ type Config struct {
 	RetryAfter time.Duration
 	// CheckEvery is the period of the check of in-flight transactions.
 	CheckEvery time.Duration
+	// Conditions holds back transactions with dependsOn or waitForAsset.
+	Conditions *engine.Conditions
 }
 
 // Key names the actor of an account on a network.
@@ -179,6 +182,7 @@ func (a *Actor) pump(c actor.Context) {
 	s, err := a.getSender()
 	if err == nil {
 		_, err = s.Pump(a.ctx)
+		a.resolve(s.TakeFailed())
 	}
 	if err != nil {
 		a.cfg.Log.Warn("account pump failed; retrying", "account", a.accountID, "network", a.net.Name, "err", err, "retry_in", a.cfg.RetryAfter)
@@ -204,8 +208,23 @@ func (a *Actor) getSender() (*engine.Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load account %s: %w", a.accountID, err)
 	}
-	a.sender = engine.NewSender(acct, a.net, a.cfg.Store, a.cfg.Signer, a.cfg.Clock, a.cfg.Log)
+	a.sender = engine.NewSender(acct, a.net, a.cfg.Store, a.cfg.Signer, a.cfg.Clock, a.cfg.Log).WithConditions(a.cfg.Conditions)
 	return a.sender, nil
+}
+
+// resolve wakes the accounts of the dependents of the transactions this
+// actor failed (they fail too, or run).
+func (a *Actor) resolve(failed []string) {
+	if len(failed) == 0 || a.cfg.Conditions == nil {
+		return
+	}
+	refs, err := a.cfg.Conditions.Resolve(a.ctx, failed)
+	if err != nil {
+		a.cfg.Log.Warn("resolving dependents failed", "account", a.accountID, "err", err)
+	}
+	for _, r := range refs {
+		a.cfg.Registry.Wake(r.AccountID, r.Network, false)
+	}
 }
 
 // maybePassivate stops an idle actor that has nothing queued or in flight.

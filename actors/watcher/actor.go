@@ -42,6 +42,9 @@ type Config struct {
 	Clock   engine.Clock
 	Log     *slog.Logger
 	Waker   Waker
+	// Conditions resolves dependents of settled transactions and sweeps
+	// the waiting ones on each head; nil: not done.
+	Conditions *engine.Conditions
 	// NewHeads returns the head source of the network, or nil to poll
 	// only (every Network.PollInterval). Each incarnation of the actor
 	// starts its own and closes it when it stops.
@@ -134,6 +137,9 @@ func (a *Actor) poll(c actor.Context) {
 	for _, id := range res.Accounts {
 		a.cfg.Waker.Wake(id, a.cfg.Network.Name, false)
 	}
+	if err == nil {
+		a.conditions(res.Settled)
+	}
 	if a.timer != nil {
 		a.timer.Stop()
 	}
@@ -143,6 +149,27 @@ func (a *Actor) poll(c actor.Context) {
 	}
 	self, root := c.Self(), c.ActorSystem().Root
 	a.timer = time.AfterFunc(a.nextPoll(err), func() { root.Send(self, tick{}) })
+}
+
+// conditions resolves the dependents of the transactions that settled and
+// sweeps the network's waiting transactions (balances, deadlines), waking
+// the accounts whose transactions may run now.
+func (a *Actor) conditions(settled []string) {
+	conds := a.cfg.Conditions
+	if conds == nil {
+		return
+	}
+	refs, failed, err := conds.Sweep(a.ctx, a.cfg.Network)
+	if err != nil {
+		a.cfg.Log.Warn("sweeping waiting transactions failed", "network", a.cfg.Network.Name, "err", err)
+	}
+	more, err := conds.Resolve(a.ctx, append(settled, failed...))
+	if err != nil {
+		a.cfg.Log.Warn("resolving dependents failed", "network", a.cfg.Network.Name, "err", err)
+	}
+	for _, r := range append(refs, more...) {
+		a.cfg.Waker.Wake(r.AccountID, r.Network, false)
+	}
 }
 
 // nextPoll is the pause before the next timer poll: the poll interval

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -108,4 +109,41 @@ func (c *Client) BatchCall(ctx context.Context, reqs []engine.CallRequest) ([]en
 		res[i] = engine.CallResult{Data: outs[i], Err: elems[i].Error}
 	}
 	return res, nil
+}
+
+// BatchBalances implements engine.BalanceBatcher: the ETH balances
+// (eth_getBalance) and ERC-20 balances (eth_call of balanceOf) of qs, all in
+// one JSON-RPC batch at the latest block.
+func (c *Client) BatchBalances(ctx context.Context, qs []engine.BalanceQuery) ([]*big.Int, []error, error) {
+	elems := make([]rpc.BatchElem, len(qs))
+	eths := make([]hexutil.Big, len(qs))
+	calls := make([]hexutil.Bytes, len(qs))
+	for i, q := range qs {
+		if q.ETH {
+			elems[i] = rpc.BatchElem{Method: "eth_getBalance", Args: []any{q.Holder, "latest"}, Result: &eths[i]}
+			continue
+		}
+		data := engine.BalanceOfCall(q.Holder)
+		elems[i] = rpc.BatchElem{
+			Method: "eth_call",
+			Args:   []any{map[string]any{"to": q.Token, "input": hexutil.Bytes(data), "data": hexutil.Bytes(data)}, "latest"},
+			Result: &calls[i],
+		}
+	}
+	if err := c.rpc.BatchCallContext(ctx, elems); err != nil {
+		return nil, nil, fmt.Errorf("batch of %d balances: %w", len(qs), err)
+	}
+	out := make([]*big.Int, len(qs))
+	errs := make([]error, len(qs))
+	for i, q := range qs {
+		switch {
+		case elems[i].Error != nil:
+			errs[i] = elems[i].Error
+		case q.ETH:
+			out[i] = eths[i].ToInt()
+		default:
+			out[i], errs[i] = engine.DecodeBalance(calls[i])
+		}
+	}
+	return out, errs, nil
 }

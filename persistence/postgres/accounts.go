@@ -64,11 +64,17 @@ func insertAccount(ctx context.Context, tx *sqlx.Tx, a *engine.Account) error {
 }
 
 // CreateAccount inserts a. When a.Default is true, the owner's other
-// accounts stop being default in the same database transaction. A taken id
-// or address is engine.ErrConflict; an owner that does not exist is
-// engine.ErrNotFound.
+// accounts stop being default in the same database transaction, in which
+// a.Idempotency (when not nil) is stored too. A taken id or address or a
+// live idempotency key is engine.ErrConflict; an owner that does not exist
+// is engine.ErrNotFound.
 func (s *Store) CreateAccount(ctx context.Context, a *engine.Account) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error { return insertAccount(ctx, tx, a) })
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := insertAccount(ctx, tx, a); err != nil {
+			return err
+		}
+		return insertIdempotency(ctx, tx, a.Idempotency)
+	})
 }
 
 // getAccount returns the one account selected by where, or ErrNotFound.

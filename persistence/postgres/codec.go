@@ -23,6 +23,11 @@ func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 // fromTS decodes a TIMESTAMPTZ column into a UTC time.
 func fromTS(t time.Time) time.Time { return t.UTC() }
 
+// tsText encodes t as ISO 8601 text in UTC at millisecond precision (as ts
+// does), for the elements of a timestamptz[] parameter, which lib/pq has
+// no array type for.
+func tsText(t time.Time) string { return ts(t).Format("2006-01-02T15:04:05.000Z07:00") }
+
 // nullTS encodes an optional timestamp; nil is NULL.
 func nullTS(t *time.Time) sql.NullTime {
 	if t == nil {

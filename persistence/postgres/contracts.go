@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/txengine/txengine/engine"
@@ -56,8 +57,9 @@ func (r *contractRow) contract() (*engine.Contract, error) {
 
 const contractColumns = `id, owner, name, network, address, abi, bwtype, bwver, block, created`
 
-// CreateContract inserts c. A taken id is engine.ErrConflict; an owner that
-// does not exist is engine.ErrNotFound.
+// CreateContract inserts c, and c.Idempotency (when not nil) in the same
+// database transaction. A taken id or a live idempotency key is
+// engine.ErrConflict; an owner that does not exist is engine.ErrNotFound.
 func (s *Store) CreateContract(ctx context.Context, c *engine.Contract) error {
 	block, err := int64Of("block", c.Block)
 	if err != nil {
@@ -67,12 +69,24 @@ func (s *Store) CreateContract(ctx context.Context, c *engine.Contract) error {
 	if c.ABI != nil {
 		abi = sql.NullString{String: string(c.ABI), Valid: true}
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO contracts (`+contractColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		c.ID, c.Owner, c.Name, c.Network, address(c.Address), abi, c.BWType, c.BWVer, block, ts(c.Created)); err != nil {
-		return wrap(err, "create contract %s", c.ID)
+	insert := func(ctx context.Context, db sqlx.ExecerContext) error {
+		if _, err := db.ExecContext(ctx, `INSERT INTO contracts (`+contractColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			c.ID, c.Owner, c.Name, c.Network, address(c.Address), abi, c.BWType, c.BWVer, block, ts(c.Created)); err != nil {
+			return wrap(err, "create contract %s", c.ID)
+		}
+		return nil
 	}
-	return nil
+	if c.Idempotency == nil {
+		// One statement: no explicit transaction, one round trip.
+		return insert(ctx, s.db)
+	}
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := insert(ctx, tx); err != nil {
+			return err
+		}
+		return insertIdempotency(ctx, tx, c.Idempotency)
+	})
 }
 
 // ContractByID returns the contract with this id (any owner), or

@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"strings"
+
+	"github.com/txengine/txengine/engine"
 )
 
 // AppliedMigrations returns the versions recorded in schema_migrations.
@@ -22,4 +25,25 @@ func EmbeddedMigrations() ([]int, error) {
 		vs[i] = m.version
 	}
 	return vs, nil
+}
+
+// ExplainListTransactions returns the plan of the ListTransactions query of
+// f, with sequential scans disabled so that the plan shows whether an index
+// serves the query at all (a test table is too small for the planner to
+// prefer one on cost).
+func ExplainListTransactions(ctx context.Context, s *Store, f engine.TxFilter) (string, error) {
+	q, args := listTxQuery(f)
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		return "", err
+	}
+	var lines []string
+	if err := tx.SelectContext(ctx, &lines, `EXPLAIN `+q, args...); err != nil {
+		return "", err
+	}
+	return strings.Join(lines, "\n"), nil
 }

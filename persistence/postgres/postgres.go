@@ -4,7 +4,9 @@
 // Semantics are those of persistence/sqlite (both pass persistence/storetest):
 // a unique key that is taken is engine.ErrConflict, a missing row or a
 // reference to one (foreign key) is engine.ErrNotFound, every write that
-// touches several rows is one database transaction.
+// touches several rows is one database transaction; idempotency records are
+// written in the transaction of what they came with (for InsertTransactions,
+// after the COPY, on the same connection).
 //
 // Schema: embedded numbered migrations (migrations/NNNN_name.sql), applied
 // by Open, each in its own transaction together with its row in

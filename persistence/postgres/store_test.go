@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,3 +235,31 @@ func benchInsert(b *testing.B, size int) {
 		b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 	})
 }
+
+// TestListTransactionsUsesKeysetIndex checks that a page of an owner's
+// listing, first or further, in either direction, is a range of
+// transactions_owner_created_seq with no sort: its cost does not grow with
+// the depth of the page.
+func TestListTransactionsUsesKeysetIndex(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, pgtest.New(t))
+	after := &engine.TxCursor{Created: time.Now(), Seq: 42}
+	for _, f := range []engine.TxFilter{
+		{Owner: "u", Limit: 50},
+		{Owner: "u", Limit: 50, After: after},
+		{Owner: "u", Limit: 50, After: after, Ascending: true},
+	} {
+		plan, err := postgres.ExplainListTransactions(ctx, s, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("ascending %v, after %v:\n%s", f.Ascending, f.After != nil, plan)
+		if !strings.Contains(plan, "transactions_owner_created_seq") || strings.Contains(plan, "Sort") {
+			t.Errorf("ascending %v, after %v: plan\n%s", f.Ascending, f.After != nil, plan)
+		}
+	}
+}
+
+// TestConditions covers the methods of waiting transactions (no storetest
+// case yet): dependencies stored with the batch, MarkWaiting, MarkReady,
+// Dependents, Statuses and Waiting.

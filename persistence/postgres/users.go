@@ -19,24 +19,35 @@ type userRow struct {
 	Operator       bool           `db:"operator"`
 	CallbackSecret string         `db:"callback_secret"`
 	Created        time.Time      `db:"created"`
+	PerSecond      sql.NullInt64  `db:"limit_per_second"`
+	PerHour        sql.NullInt64  `db:"limit_per_hour"`
 }
 
 func (r *userRow) user() *engine.User {
-	return &engine.User{
+	u := &engine.User{
 		ID:             r.ID,
 		Owner:          r.Owner.String,
 		Operator:       r.Operator,
 		CallbackSecret: r.CallbackSecret,
 		Created:        fromTS(r.Created),
 	}
+	if r.PerSecond.Valid && r.PerHour.Valid {
+		u.Limits = &engine.RateLimits{PerSecond: int(r.PerSecond.Int64), PerHour: int(r.PerHour.Int64)}
+	}
+	return u
 }
 
+// userColumns are the columns CreateUser inserts.
 const userColumns = `id, owner, operator, callback_secret, created`
+
+// userSelect are the columns a read returns.
+const userSelect = userColumns + `, limit_per_second, limit_per_hour`
 
 // CreateUser inserts u and, when tokenHash is not nil, a token for it, in
 // one database transaction. When account is not nil it is inserted too, as
 // the user's default account (account.Default is set to true, and an empty
-// account.Owner to u.ID). A taken id, token hash or account address is
+// account.Owner to u.ID), and so is u.Idempotency when not nil. A taken id,
+// token hash, account address or live idempotency key is
 // engine.ErrConflict; an Owner that does not exist is engine.ErrNotFound.
 func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte, account *engine.Account) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -60,7 +71,7 @@ func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte
 				return err
 			}
 		}
-		return nil
+		return insertIdempotency(ctx, tx, u.Idempotency)
 	})
 }
 
@@ -80,7 +91,8 @@ func insertToken(ctx context.Context, tx *sqlx.Tx, userID string, hash []byte, c
 // hash, or engine.ErrNotFound.
 func (s *Store) UserByTokenHash(ctx context.Context, tokenHash []byte) (*engine.User, error) {
 	var r userRow
-	err := s.db.GetContext(ctx, &r, `SELECT u.id, u.owner, u.operator, u.callback_secret, u.created
+	err := s.db.GetContext(ctx, &r, `SELECT u.id, u.owner, u.operator, u.callback_secret, u.created,
+		u.limit_per_second, u.limit_per_hour
 		FROM api_tokens t JOIN users u ON u.id = t.user_id
 		WHERE t.hash = $1 AND t.revoked IS NULL`, tokenHash)
 	if err != nil {
@@ -92,25 +104,52 @@ func (s *Store) UserByTokenHash(ctx context.Context, tokenHash []byte) (*engine.
 // UserByID returns the user with this id, or engine.ErrNotFound.
 func (s *Store) UserByID(ctx context.Context, id string) (*engine.User, error) {
 	var r userRow
-	if err := s.db.GetContext(ctx, &r, `SELECT `+userColumns+` FROM users WHERE id = $1`, id); err != nil {
+	if err := s.db.GetContext(ctx, &r, `SELECT `+userSelect+` FROM users WHERE id = $1`, id); err != nil {
 		return nil, wrap(err, "user %s", id)
 	}
 	return r.user(), nil
 }
 
-// AddToken stores one more token hash for the user. A hash already stored is
-// engine.ErrConflict; a user that does not exist is engine.ErrNotFound.
-func (s *Store) AddToken(ctx context.Context, userID string, tokenHash []byte) error {
+// AddToken stores one more token hash for the user, and idem (when not nil)
+// in the same database transaction. A hash already stored or a live
+// idempotency key is engine.ErrConflict; a user that does not exist is
+// engine.ErrNotFound.
+func (s *Store) AddToken(ctx context.Context, userID string, tokenHash []byte, idem *engine.IdempotencyRecord) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		return insertToken(ctx, tx, userID, tokenHash, time.Now())
+		if err := insertToken(ctx, tx, userID, tokenHash, time.Now()); err != nil {
+			return err
+		}
+		return insertIdempotency(ctx, tx, idem)
 	})
+}
+
+// SetUserLimits stores the rate limits of user id; nil restores the
+// defaults. A user that does not exist is engine.ErrNotFound. It is one
+// statement, so it needs no explicit transaction.
+func (s *Store) SetUserLimits(ctx context.Context, id string, limits *engine.RateLimits) error {
+	var perSecond, perHour sql.NullInt64
+	if limits != nil {
+		perSecond = sql.NullInt64{Int64: int64(limits.PerSecond), Valid: true}
+		perHour = sql.NullInt64{Int64: int64(limits.PerHour), Valid: true}
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE users SET limit_per_second = $1, limit_per_hour = $2 WHERE id = $3`,
+		perSecond, perHour, id)
+	if err != nil {
+		return wrap(err, "set limits of user %s", id)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrap(err, "set limits of user %s", id)
+	} else if n == 0 {
+		return notFound("set limits of user %s: no such user", id)
+	}
+	return nil
 }
 
 // FirstOperator returns the earliest created operator user, or
 // engine.ErrNotFound when there is none.
 func (s *Store) FirstOperator(ctx context.Context) (*engine.User, error) {
 	var r userRow
-	err := s.db.GetContext(ctx, &r, `SELECT `+userColumns+` FROM users
+	err := s.db.GetContext(ctx, &r, `SELECT `+userSelect+` FROM users
 		WHERE operator ORDER BY created, seq LIMIT 1`)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {

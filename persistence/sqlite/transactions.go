@@ -49,6 +49,7 @@ type txRow struct {
 	WaitForAsset    string         `db:"wait_for_asset"`
 	WaitForValue    sql.NullString `db:"wait_for_value"`
 	ABI             sql.NullString `db:"abi"`
+	WaitUntil       sql.NullInt64  `db:"wait_until"`
 }
 
 // txColumns are the columns of transactions but seq, in insert order.
@@ -56,12 +57,12 @@ const txColumns = `id, owner, account_id, network, from_address,
 	contract_id, contract_address, contract_name, contract_bwtype,
 	method, parameters, data, value, status, created, submitted, ended,
 	nonce, gas_limit, hash, raw_tx, block_number, block_hash, gas_used,
-	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi`
+	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until`
 
 const txSelect = `SELECT seq, ` + txColumns + ` FROM transactions`
 
 const txInsert = `INSERT INTO transactions (` + txColumns + `) VALUES (
-	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // insertArgs returns the values of txColumns for t.
 func insertArgs(t *engine.Transaction) ([]any, error) {
@@ -116,7 +117,7 @@ func insertArgs(t *engine.Transaction) ([]any, error) {
 		millis(t.Created), nullMillis(t.Submitted), nullMillis(t.Ended),
 		nonce, gasLimit, nullHash(t.Hash), nullBytes(t.RawTx), blockNumber, nullHash(t.BlockHash), gasUsed,
 		events, txErr, callbacks, dependsOn, t.WaitForAsset, nullBig(t.WaitForValue),
-		nullString(string(t.ABI)),
+		nullString(string(t.ABI)), nullMillis(t.WaitUntil),
 	}, nil
 }
 
@@ -200,6 +201,7 @@ func (r *txRow) transaction() (*engine.Transaction, error) {
 	if t.WaitForValue, err = fromNullBig("waitForValue", r.WaitForValue); err != nil {
 		return fail(err)
 	}
+	t.WaitUntil = fromNullMillis(r.WaitUntil)
 	if r.ABI.Valid {
 		t.ABI = json.RawMessage(r.ABI.String)
 	}
@@ -249,6 +251,12 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 			}
 			if err := insertIdempotency(ctx, tx, txs[i].Idempotency); err != nil {
 				return fmt.Errorf("insert transaction %s: %w", txs[i].ID, err)
+			}
+			for _, dep := range txs[i].DependsOn {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO tx_dependencies (tx_id, depends_on) VALUES (?, ?)
+					ON CONFLICT DO NOTHING`, txs[i].ID, dep); err != nil {
+					return wrap(err, "insert dependency of %s on %s", txs[i].ID, dep)
+				}
 			}
 		}
 		return nil
@@ -526,4 +534,109 @@ func (s *Store) PendingAccounts(ctx context.Context, network string) ([]string, 
 		return nil, wrap(err, "pending accounts of %s", network)
 	}
 	return accounts, nil
+}
+
+// MarkWaiting implements engine.TxStore.
+func (s *Store) MarkWaiting(ctx context.Context, id string) error {
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = ? WHERE id = ? AND status = ?`,
+			string(engine.StatusWaiting), id, string(engine.StatusNew))
+		if err != nil {
+			return wrap(err, "mark %s waiting", id)
+		}
+		return s.checkUpdated(ctx, dbtx, res, id, "mark %s waiting", "not new")
+	})
+}
+
+// MarkReady implements engine.TxStore.
+func (s *Store) MarkReady(ctx context.Context, ids []string) ([]string, error) {
+	moved := []string{}
+	if len(ids) == 0 {
+		return moved, nil
+	}
+	err := s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		moved = moved[:0]
+		for _, id := range ids {
+			res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = ? WHERE id = ? AND status = ?`,
+				string(engine.StatusNew), id, string(engine.StatusWaiting))
+			if err != nil {
+				return wrap(err, "mark %s ready", id)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return wrap(err, "mark %s ready", id)
+			} else if n == 1 {
+				moved = append(moved, id)
+			}
+		}
+		return nil
+	})
+	return moved, err
+}
+
+// Dependents implements engine.TxStore.
+func (s *Store) Dependents(ctx context.Context, ids []string) ([]*engine.Transaction, error) {
+	out := []*engine.Transaction{}
+	for start := 0; start < len(ids); start += hashChunk {
+		chunk := ids[start:min(start+hashChunk, len(ids))]
+		args := []any{string(engine.StatusNew), string(engine.StatusWaiting)}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		var rows []txRow
+		if err := s.r.SelectContext(ctx, &rows, `SELECT seq, `+prefixed("t.", txColumns)+` FROM transactions t
+			WHERE t.status IN (?, ?) AND t.id IN (
+				SELECT tx_id FROM tx_dependencies WHERE depends_on IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`))
+			ORDER BY t.seq`, args...); err != nil {
+			return nil, wrap(err, "dependents")
+		}
+		ts, err := transactions(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
+}
+
+// Statuses implements engine.TxStore.
+func (s *Store) Statuses(ctx context.Context, ids []string) (map[string]engine.TxStatus, error) {
+	out := make(map[string]engine.TxStatus, len(ids))
+	for start := 0; start < len(ids); start += hashChunk {
+		chunk := ids[start:min(start+hashChunk, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		var rows []struct {
+			ID     string `db:"id"`
+			Status string `db:"status"`
+		}
+		if err := s.r.SelectContext(ctx, &rows, `SELECT id, status FROM transactions
+			WHERE id IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`)`, args...); err != nil {
+			return nil, wrap(err, "statuses")
+		}
+		for _, r := range rows {
+			out[r.ID] = engine.TxStatus(r.Status)
+		}
+	}
+	return out, nil
+}
+
+// Waiting implements engine.TxStore.
+func (s *Store) Waiting(ctx context.Context, network string, limit int) ([]*engine.Transaction, error) {
+	var rows []txRow
+	if err := s.r.SelectContext(ctx, &rows, txSelect+` WHERE network = ? AND status = ? ORDER BY seq LIMIT ?`,
+		network, string(engine.StatusWaiting), limit); err != nil {
+		return nil, wrap(err, "waiting transactions of %s", network)
+	}
+	return transactions(rows)
+}
+
+// prefixed qualifies every column of a comma-separated list with p.
+func prefixed(p, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"ReleaseNonce", testReleaseNonce},
 		{"Unmine", testUnmine},
 		{"PendingAccounts", testPendingAccounts},
+		{"Conditions", testConditions},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Idempotency", testIdempotency},
 		{"UserLimits", testUserLimits},

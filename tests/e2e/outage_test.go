@@ -91,4 +91,3 @@ func TestGethChainIDMismatch(t *testing.T) {
 		t.Fatalf("output %q does not say %q", out, want)
 	}
 }
-

@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// ConditionStore is what Conditions needs of the store.
+type ConditionStore interface {
+	MarkWaiting(ctx context.Context, id string) error
+	MarkReady(ctx context.Context, ids []string) ([]string, error)
+	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
+	Statuses(ctx context.Context, ids []string) (map[string]TxStatus, error)
+	Waiting(ctx context.Context, network string, limit int) ([]*Transaction, error)
+}
+
+// AccountRef names the actor of an account on a network.
+type AccountRef struct {
+	AccountID string
+	Network   string
+}
+
+// Verdict is what a transaction's conditions say now.
+type Verdict int
+
+// Verdicts of Conditions.Check.
+const (
+	// Ready: every condition holds; the transaction may take a nonce.
+	Ready Verdict = iota
+	// Wait: a dependency is not completed yet or the balance is short.
+	Wait
+	// Fail: a dependency failed or the wait expired.
+	Fail
+)
+
+// HasConditions reports whether tx waits for something before it may be
+// submitted (dependsOn, waitForAsset or a deadline).
+func (t *Transaction) HasConditions() bool {
+	return len(t.DependsOn) > 0 || t.WaitForAsset != ""
+}
+
+// Conditions holds transactions back until their dependencies completed
+// and their sender holds the asset they wait for. A waiting transaction
+// takes no nonce and blocks no later transaction of its account. Wake-ups
+// are events: Resolve when transactions turn terminal (dependencies), Sweep
+// on each new head (balances, deadlines).
+type Conditions struct {
+	store ConditionStore
+	clock Clock
+	log   *slog.Logger
+	// sweepLimit bounds the waiting transactions one Sweep looks at.
+	sweepLimit int
+}
+
+// NewConditions returns the condition logic over store.
+func NewConditions(store ConditionStore, clock Clock, log *slog.Logger) *Conditions {
+	return &Conditions{store: store, clock: clock, log: log, sweepLimit: 5000}
+}
+
+// Check evaluates the conditions of tx on net: expiry first, then the
+// dependencies, then the asset balance (one node call).
+func (c *Conditions) Check(ctx context.Context, net *Network, tx *Transaction) (Verdict, *TxError, error) {
+	v, txErr, err := c.checkDeps(ctx, tx)
+	if err != nil || v != Ready || tx.WaitForAsset == "" {
+		return v, txErr, err
+	}
+	bals, errs, err := Balances(ctx, net.Chain, []BalanceQuery{assetQuery(tx)})
+	if err != nil {
+		return Wait, nil, fmt.Errorf("balance for %s: %w", tx.ID, err)
+	}
+	if errs[0] != nil {
+		return Fail, &TxError{Code: TxInvalid, Message: fmt.Sprintf("waitForAsset %s: balance unreadable: %v", tx.WaitForAsset, errs[0])}, nil
+	}
+	if bals[0].Cmp(tx.WaitForValue) < 0 {
+		return Wait, nil, nil
+	}
+	return Ready, nil, nil
+}
+
+// checkDeps evaluates expiry and dependencies only.
+func (c *Conditions) checkDeps(ctx context.Context, tx *Transaction) (Verdict, *TxError, error) {
+	if tx.WaitUntil != nil && !c.clock.Now().Before(*tx.WaitUntil) {
+		return Fail, &TxError{Code: TxExpired, Message: "the conditions did not hold before waitTimeout"}, nil
+	}
+	if len(tx.DependsOn) == 0 {
+		return Ready, nil, nil
+	}
+	statuses, err := c.store.Statuses(ctx, tx.DependsOn)
+	if err != nil {
+		return Wait, nil, fmt.Errorf("dependencies of %s: %w", tx.ID, err)
+	}
+	verdict := Ready
+	for _, dep := range tx.DependsOn {
+		switch statuses[dep] {
+		case StatusCompleted:
+		case StatusFailed:
+			return Fail, &TxError{Code: TxDependencyFailed, Message: fmt.Sprintf("dependency %s failed", dep)}, nil
+		case "":
+			return Fail, &TxError{Code: TxDependencyFailed, Message: fmt.Sprintf("dependency %s does not exist", dep)}, nil
+		default:
+			verdict = Wait
+		}
+	}
+	return verdict, nil, nil
+}
+
+// Hold marks tx (status new) waiting, then checks its dependencies again:
+// a dependency that completed between the first check and the mark would
+// otherwise never wake it (Resolve looked while it was still new). It
+// reports whether tx is held.
+func (c *Conditions) Hold(ctx context.Context, tx *Transaction) (bool, error) {
+	if err := c.store.MarkWaiting(ctx, tx.ID); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return true, nil // cancelled meanwhile: nothing to submit
+		}
+		return false, err
+	}
+	if v, _, err := c.checkDeps(ctx, tx); err != nil || v == Wait || tx.WaitForAsset != "" {
+		// Asset waits are looked at again on the next head (Sweep).
+		return true, err
+	}
+	// Ready or failed: back to new; the next pump decides.
+	_, err := c.store.MarkReady(ctx, []string{tx.ID})
+	return false, err
+}
+
+// Resolve looks at the dependents of ids, which just turned terminal:
+// dependents whose dependencies all completed go back to new, dependents of
+// a failed transaction fail with dependency_failed (and so on down the
+// chain). It returns the accounts to wake.
+func (c *Conditions) Resolve(ctx context.Context, ids []string) ([]AccountRef, error) {
+	wake := map[AccountRef]bool{}
+	seen := map[string]bool{}
+	for len(ids) > 0 {
+		deps, err := c.store.Dependents(ctx, ids)
+		if err != nil {
+			return refs(wake), fmt.Errorf("dependents: %w", err)
+		}
+		ids = nil
+		for _, d := range deps {
+			if seen[d.ID] {
+				continue
+			}
+			seen[d.ID] = true
+			v, txErr, err := c.checkDeps(ctx, d)
+			if err != nil {
+				return refs(wake), err
+			}
+			switch v {
+			case Fail:
+				if err := c.store.MarkFailed(ctx, d.ID, txErr, c.clock.Now()); err != nil && !errors.Is(err, ErrConflict) {
+					return refs(wake), fmt.Errorf("fail %s: %w", d.ID, err)
+				}
+				c.log.Info("transaction failed: dependency", "tx", d.ID, "reason", txErr.Message)
+				ids = append(ids, d.ID)
+			case Ready:
+				if d.Status == StatusWaiting {
+					if _, err := c.store.MarkReady(ctx, []string{d.ID}); err != nil {
+						return refs(wake), fmt.Errorf("ready %s: %w", d.ID, err)
+					}
+				}
+				wake[AccountRef{d.AccountID, d.Network}] = true
+			}
+		}
+	}
+	return refs(wake), nil
+}
+
+// Sweep looks at the waiting transactions of net on a new head: expired
+// ones fail, those whose dependencies completed and whose sender now holds
+// the awaited balance go back to new. Balances are read in one batch. It
+// returns the accounts to wake and the ids of the transactions it failed
+// (whose dependents the caller resolves).
+func (c *Conditions) Sweep(ctx context.Context, net *Network) ([]AccountRef, []string, error) {
+	waiting, err := c.store.Waiting(ctx, net.Name, c.sweepLimit)
+	if err != nil || len(waiting) == 0 {
+		return nil, nil, err
+	}
+	var failed, ready []string
+	var asked []*Transaction
+	var qs []BalanceQuery
+	wake := map[AccountRef]bool{}
+	for _, tx := range waiting {
+		v, txErr, err := c.checkDeps(ctx, tx)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case v == Fail:
+			if err := c.store.MarkFailed(ctx, tx.ID, txErr, c.clock.Now()); err != nil && !errors.Is(err, ErrConflict) {
+				return nil, nil, fmt.Errorf("fail %s: %w", tx.ID, err)
+			}
+			failed = append(failed, tx.ID)
+		case v == Wait:
+			// Resolve wakes it when its dependencies complete.
+		case tx.WaitForAsset != "":
+			asked = append(asked, tx)
+			qs = append(qs, assetQuery(tx))
+		default:
+			ready = append(ready, tx.ID)
+			wake[AccountRef{tx.AccountID, tx.Network}] = true
+		}
+	}
+	if len(qs) > 0 {
+		bals, errs, err := Balances(ctx, net.Chain, qs)
+		if err != nil {
+			return nil, failed, fmt.Errorf("balances of %d waiting transactions: %w", len(qs), err)
+		}
+		for i, tx := range asked {
+			if errs[i] == nil && bals[i].Cmp(tx.WaitForValue) >= 0 {
+				ready = append(ready, tx.ID)
+				wake[AccountRef{tx.AccountID, tx.Network}] = true
+			}
+		}
+	}
+	if _, err := c.store.MarkReady(ctx, ready); err != nil {
+		return nil, failed, err
+	}
+	return refs(wake), failed, nil
+}
+
+func refs(m map[AccountRef]bool) []AccountRef {
+	out := make([]AccountRef, 0, len(m))
+	for r := range m {
+		out = append(out, r)
+	}
+	return out
+}
