@@ -47,6 +47,9 @@ type Config struct {
 	MaxBatch int
 	// SubmitTimeout bounds the wait for an account actor's group commit.
 	SubmitTimeout time.Duration
+	// CheckInFlight is how often an account actor with transactions in
+	// flight looks for stuck ones (replacement, re-broadcast).
+	CheckInFlight time.Duration
 }
 
 // System is the running actor system and the facade the HTTP layer uses.
@@ -77,6 +80,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	if cfg.SubmitTimeout <= 0 {
 		cfg.SubmitTimeout = 30 * time.Second
 	}
+	if cfg.CheckInFlight <= 0 {
+		cfg.CheckInFlight = 5 * time.Second
+	}
 	log := cfg.Log
 	s := &System{
 		cfg: cfg,
@@ -91,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
 	s.acfg = account.Config{
 		Store: cfg.Store, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
-		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: 10 * time.Second,
+		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: cfg.CheckInFlight,
 		Conditions: s.conds,
 	}
 	for name, f := range cfg.Faucets {

@@ -34,6 +34,16 @@ type countingStore struct {
 	rows        atomic.Int64
 	inflight    atomic.Int64
 	maxInflight atomic.Int64
+	// panics is how many of the next ReadyTransactions calls panic (a bug
+	// in an actor, for the supervision test).
+	panics atomic.Int64
+}
+
+func (c *countingStore) ReadyTransactions(ctx context.Context, accountID, network string, limit int) ([]*engine.Transaction, error) {
+	if c.panics.Add(-1) >= 0 {
+		panic("injected failure")
+	}
+	return c.Store.ReadyTransactions(ctx, accountID, network, limit)
 }
 
 func (c *countingStore) InsertTransactions(ctx context.Context, txs []*engine.Transaction) error {
@@ -417,5 +427,72 @@ func TestReorgPutsTransactionBackAndCompletesItOnce(t *testing.T) {
 	}
 	if got := f.balanceOf(to); got.Int64() != 42 {
 		t.Fatalf("recipient holds %s, want 42 (exactly once)", got)
+	}
+}
+
+// TestStuckTransactionIsReplaced: a transaction that is not mined in time
+// is signed again with the same nonce and higher fees; the chain mines the
+// replacement and the transaction completes once, with the new hash.
+func TestStuckTransactionIsReplaced(t *testing.T) {
+	f := newFixture(t, 4, time.Minute)
+	f.sys.Close()
+	f.net.ReplaceAfter = 300 * time.Millisecond
+	f.cfg.CheckInFlight = 50 * time.Millisecond
+	f.start()
+	ctx := context.Background()
+	f.sim.Pause(true) // nothing is mined: the transaction is stuck
+	to := randomAddress(t)
+	tx := f.transfer(to, 9)
+	if _, err := f.sys.Submit(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	first := f.waitStatus(tx.ID, engine.StatusSubmitted, nil)
+	replaced := f.waitStatus(tx.ID, engine.StatusSubmitted, func(t *engine.Transaction) bool {
+		return *t.Hash != *first.Hash
+	})
+	if *replaced.Nonce != *first.Nonce || replaced.Replaced == nil {
+		t.Fatalf("replacement: nonce %d (was %d), replaced %v", *replaced.Nonce, *first.Nonce, replaced.Replaced)
+	}
+	f.sim.Pause(false)
+	done := f.waitAll([]string{tx.ID}, 30*time.Second)[0]
+	if done.Status != engine.StatusCompleted || *done.Hash == *first.Hash {
+		t.Fatalf("ended %s with hash %s (first %s)", done.Status, done.Hash, first.Hash)
+	}
+	r, err := f.net.Chain.TransactionReceipt(ctx, *done.Hash)
+	if err != nil || r.BlockHash != *done.BlockHash {
+		t.Fatalf("receipt of the stored hash: %v %v", r, err)
+	}
+	if _, err := f.net.Chain.TransactionReceipt(ctx, *first.Hash); err == nil {
+		t.Fatal("the first version was mined too")
+	}
+	if got := f.balanceOf(to); got.Int64() != 9 {
+		t.Fatalf("recipient holds %s, want 9 (once)", got)
+	}
+}
+
+// TestPanickingActorRestartsAndResumes: an account actor that panics while
+// submitting is restarted by its supervisor, rebuilds its state from the
+// database and submits what was accepted.
+func TestPanickingActorRestartsAndResumes(t *testing.T) {
+	f := newFixture(t, 4, time.Minute)
+	f.store.panics.Store(2)
+	to := randomAddress(t)
+	txs := []*engine.Transaction{f.transfer(to, 1), f.transfer(to, 2)}
+	for _, tx := range txs {
+		if _, err := f.sys.Submit(context.Background(), tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := f.waitAll([]string{txs[0].ID, txs[1].ID}, 30*time.Second)
+	for i, tx := range done {
+		if tx.Status != engine.StatusCompleted || *tx.Nonce != uint64(i) {
+			t.Fatalf("%d: %s nonce %v", i, tx.Status, tx.Nonce)
+		}
+	}
+	if f.store.panics.Load() >= 0 {
+		t.Fatal("the injected panics did not happen")
+	}
+	if got := f.balanceOf(to); got.Int64() != 3 {
+		t.Fatalf("recipient holds %s, want 3", got)
 	}
 }

@@ -64,6 +64,11 @@ type Network struct {
 	// MaxFeePerGasCap caps the fee per gas of every transaction, in wei as a
 	// decimal string (empty: no cap).
 	MaxFeePerGasCap string `yaml:"maxFeePerGasCap"`
+	// ReplaceAfter is how long a transaction may stay unmined before it is
+	// replaced with the same nonce and higher fees (0: 90s).
+	ReplaceAfter time.Duration `yaml:"replaceAfter"`
+	// FeeBumpPercent is the fee raise of a replacement (at least 10; 0: 15).
+	FeeBumpPercent uint64 `yaml:"feeBumpPercent"`
 	// FaucetKey is a hex private key that funds new accounts with gas
 	// (TXENGINE_NETWORK_FAUCET_KEY). Empty: no faucet on this network.
 	FaucetKey string `yaml:"faucetKey"`

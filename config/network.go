@@ -62,6 +62,12 @@ func (n *Network) validate(prefix string) error {
 	if n.GasMarginPercent != nil && *n.GasMarginPercent > 1000 {
 		return fmt.Errorf("%s.gasMarginPercent: must be at most 1000, got %d", prefix, *n.GasMarginPercent)
 	}
+	if n.ReplaceAfter < 0 || (n.ReplaceAfter > 0 && n.ReplaceAfter < time.Second) {
+		return fmt.Errorf("%s.replaceAfter: must be at least 1s (or 0 for the default 90s), got %s", prefix, n.ReplaceAfter)
+	}
+	if n.FeeBumpPercent != 0 && (n.FeeBumpPercent < 10 || n.FeeBumpPercent > 1000) {
+		return fmt.Errorf("%s.feeBumpPercent: must be from 10 to 1000 (nodes refuse replacements below +10%%), got %d", prefix, n.FeeBumpPercent)
+	}
 	if n.MaxFeePerGasCap != "" {
 		if v, ok := parseWei(n.MaxFeePerGasCap); !ok || v.Sign() == 0 {
 			return fmt.Errorf("%s.maxFeePerGasCap: must be a positive decimal wei amount, got %q", prefix, n.MaxFeePerGasCap)

@@ -42,6 +42,13 @@ type Network struct {
 	GasMarginPercent uint64
 	// PollInterval is how often the watcher polls for a new head.
 	PollInterval time.Duration
+	// ReplaceAfter is how long a submitted transaction may stay unmined
+	// before it is replaced: the same nonce signed again with fees raised by
+	// at least FeeBumpPercent (0: DefaultReplaceAfter).
+	ReplaceAfter time.Duration
+	// FeeBumpPercent is the fee raise of a replacement (at least 10, what
+	// nodes require; 0: DefaultFeeBumpPercent).
+	FeeBumpPercent uint64
 	// MaxFeePerGasCap bounds the fee per gas of every transaction the
 	// engine signs (maxFeePerGas, or gasPrice on legacy networks); nil: no cap.
 	MaxFeePerGasCap *big.Int
@@ -52,6 +59,31 @@ type Network struct {
 	// supply).
 	SystemNFTs []common.Address
 	Chain      Chain
+}
+
+// Defaults of the replacement of stuck transactions.
+const (
+	DefaultReplaceAfter   = 90 * time.Second
+	DefaultFeeBumpPercent = 15
+)
+
+// replaceAfter returns ReplaceAfter or its default.
+func (n *Network) replaceAfter() time.Duration {
+	if n.ReplaceAfter > 0 {
+		return n.ReplaceAfter
+	}
+	return DefaultReplaceAfter
+}
+
+// feeBump returns FeeBumpPercent or its default, never below 10.
+func (n *Network) feeBump() uint64 {
+	switch {
+	case n.FeeBumpPercent == 0:
+		return DefaultFeeBumpPercent
+	case n.FeeBumpPercent < 10:
+		return 10
+	}
+	return n.FeeBumpPercent
 }
 
 // CapFees applies the network's MaxFeePerGasCap to an EIP-1559 fee cap and

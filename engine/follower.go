@@ -202,7 +202,7 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 	for _, tx := range txs {
 		r := byHash[*tx.Hash]
 		m := Mined{
-			ID: tx.ID, BlockNumber: r.BlockNumber.Uint64(), BlockHash: r.BlockHash,
+			ID: tx.ID, Hash: *tx.Hash, BlockNumber: r.BlockNumber.Uint64(), BlockHash: r.BlockHash,
 			GasUsed: r.GasUsed, Ended: now, Events: []Event{},
 		}
 		if r.Status == types.ReceiptStatusSuccessful {

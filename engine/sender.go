@@ -23,6 +23,7 @@ type SenderStore interface {
 	MarkSubmitted(ctx context.Context, tx *Transaction) error
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
 	ReleaseNonce(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	MarkReplaced(ctx context.Context, tx *Transaction) error
 }
 
 // Sender is the logic of one account on one network: it accepts
@@ -143,8 +144,8 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pump: in flight: %w", err)
 	}
-	if len(inflight) > 0 && s.clock.Now().Sub(*inflight[0].Submitted) > s.rebroadcastAfter {
-		s.rebroadcast(ctx, inflight)
+	if err := s.unstick(ctx, inflight); err != nil {
+		return 0, err
 	}
 	free := s.net.InFlight - len(inflight)
 	done := 0
@@ -312,6 +313,143 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) err
 		s.log.Warn("broadcast outcome unknown; will re-broadcast", "tx", tx.ID, "kind", kind)
 		return nil
 	}
+}
+
+// lastSent is when tx was last signed: submitted or replaced.
+func lastSent(tx *Transaction) time.Time {
+	if tx.Replaced != nil && tx.Replaced.After(*tx.Submitted) {
+		return *tx.Replaced
+	}
+	return *tx.Submitted
+}
+
+// unstick looks after in-flight transactions that take long: those unmined
+// for ReplaceAfter since they were last signed are replaced with higher
+// fees; when the oldest has waited rebroadcastAfter, all are broadcast
+// again (a node may have dropped them).
+func (s *Sender) unstick(ctx context.Context, inflight []*Transaction) error {
+	if len(inflight) == 0 {
+		return nil
+	}
+	now := s.clock.Now()
+	var fees *feeQuote
+	for _, tx := range inflight {
+		if now.Sub(lastSent(tx)) < s.net.replaceAfter() {
+			continue
+		}
+		if fees == nil {
+			q, err := s.fees(ctx)
+			if err != nil {
+				return err
+			}
+			fees = &q
+		}
+		if err := s.replace(ctx, tx, *fees); err != nil {
+			return err
+		}
+	}
+	if now.Sub(*inflight[0].Submitted) > s.rebroadcastAfter {
+		s.rebroadcast(ctx, inflight)
+	}
+	return nil
+}
+
+// bump raises v by the network's fee bump, rounding up, so the result is
+// strictly above what nodes require of a replacement.
+func (s *Sender) bump(v *big.Int) *big.Int {
+	out := new(big.Int).Mul(v, new(big.Int).SetUint64(100+s.net.feeBump()))
+	out.Add(out, big.NewInt(99))
+	return out.Div(out, big.NewInt(100))
+}
+
+// maxOf returns the larger of a and b.
+func maxOf(a, b *big.Int) *big.Int {
+	if a.Cmp(b) >= 0 {
+		return a
+	}
+	return b
+}
+
+// replace signs tx again with the same nonce and fees raised by at least
+// the network's bump (or today's quote when higher), up to the fee cap (the
+// network's MaxFeePerGasCap, or ten times today's quote), persists the new
+// version before broadcasting it, and keeps the earlier hashes: whichever
+// version the chain mines completes the transaction.
+func (s *Sender) replace(ctx context.Context, tx *Transaction, fees feeQuote) error {
+	var old types.Transaction
+	if err := old.UnmarshalBinary(tx.RawTx); err != nil {
+		return fmt.Errorf("replace %s: stored transaction unreadable: %w", tx.ID, err)
+	}
+	to := old.To()
+	var unsigned *types.Transaction
+	if old.Type() == types.DynamicFeeTxType && fees.baseFee != nil {
+		quoteCap := MaxFeePerGas(fees.baseFee, fees.tip)
+		tip := maxOf(s.bump(old.GasTipCap()), fees.tip)
+		feeCap := maxOf(s.bump(old.GasFeeCap()), MaxFeePerGas(fees.baseFee, tip))
+		limit := new(big.Int).Mul(quoteCap, big.NewInt(10))
+		if s.net.MaxFeePerGasCap != nil {
+			limit = s.net.MaxFeePerGasCap
+		}
+		if feeCap.Cmp(limit) > 0 {
+			feeCap = new(big.Int).Set(limit)
+		}
+		if tip.Cmp(feeCap) > 0 {
+			tip = new(big.Int).Set(feeCap)
+		}
+		if feeCap.Cmp(s.bump(old.GasFeeCap())) < 0 || tip.Cmp(s.bump(old.GasTipCap())) < 0 {
+			s.log.Warn("stuck transaction at the fee cap; broadcasting it again as it is", "tx", tx.ID, "nonce", old.Nonce())
+			s.rebroadcast(ctx, []*Transaction{tx})
+			return s.touch(ctx, tx)
+		}
+		unsigned = types.NewTx(&types.DynamicFeeTx{
+			ChainID: s.net.ChainID, Nonce: old.Nonce(), GasTipCap: tip, GasFeeCap: feeCap,
+			Gas: old.Gas(), To: to, Value: old.Value(), Data: old.Data(),
+		})
+	} else {
+		quote := fees.gasPrice
+		if quote == nil {
+			quote = MaxFeePerGas(fees.baseFee, fees.tip)
+		}
+		price := maxOf(s.bump(old.GasPrice()), quote)
+		price, _ = s.net.CapFees(price, nil)
+		if price.Cmp(s.bump(old.GasPrice())) < 0 {
+			s.rebroadcast(ctx, []*Transaction{tx})
+			return s.touch(ctx, tx)
+		}
+		unsigned = types.NewTx(&types.LegacyTx{Nonce: old.Nonce(), GasPrice: price, Gas: old.Gas(), To: to, Value: old.Value(), Data: old.Data()})
+	}
+	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
+	if err != nil {
+		return fmt.Errorf("replace %s: sign: %w", tx.ID, err)
+	}
+	raw, err := signed.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("replace %s: encode: %w", tx.ID, err)
+	}
+	hash, now := signed.Hash(), s.clock.Now()
+	next := *tx
+	next.Hash, next.RawTx, next.Replaced = &hash, raw, &now
+	if err := s.store.MarkReplaced(ctx, &next); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil // mined meanwhile
+		}
+		return fmt.Errorf("replace %s: %w", tx.ID, err)
+	}
+	kind := ClassifyNodeError(s.net.Chain.SendTransaction(ctx, signed))
+	s.log.Info("replaced a stuck transaction", "tx", tx.ID, "nonce", old.Nonce(), "old", old.Hash().Hex(), "new", hash.Hex(), "outcome", kind)
+	return nil
+}
+
+// touch records that tx was looked after now, so that the next attempt
+// waits ReplaceAfter again.
+func (s *Sender) touch(ctx context.Context, tx *Transaction) error {
+	now := s.clock.Now()
+	next := *tx
+	next.Replaced = &now
+	if err := s.store.MarkReplaced(ctx, &next); err != nil && !errors.Is(err, ErrConflict) {
+		return fmt.Errorf("replace %s: %w", tx.ID, err)
+	}
+	return nil
 }
 
 // rebroadcast sends the persisted signed bytes of txs again, in nonce order.

@@ -147,9 +147,23 @@ func (m *memStore) ReleaseNonce(_ context.Context, id string, e *TxError, ended 
 	return nil
 }
 
+func (m *memStore) MarkReplaced(_ context.Context, tx *Transaction) error {
+	cur := m.txs[tx.ID]
+	if cur.Status != StatusSubmitted || *cur.Nonce != *tx.Nonce {
+		return ErrConflict
+	}
+	cur.Hash, cur.RawTx, cur.Replaced = tx.Hash, tx.RawTx, tx.Replaced
+	return nil
+}
+
 type fixedClock struct{ t time.Time }
 
 func (c fixedClock) Now() time.Time { return c.t }
+
+// stepClock is a clock the test moves.
+type stepClock struct{ t time.Time }
+
+func (c *stepClock) Now() time.Time { return c.t }
 
 func newTestSender(t *testing.T, chain *fakeChain, store *memStore, window int) *Sender {
 	t.Helper()
@@ -372,4 +386,75 @@ func TestSenderAppliesFeeCap(t *testing.T) {
 	if price, tip := (&Network{}).CapFees(big.NewInt(100), nil); price.Int64() != 100 || tip != nil {
 		t.Fatalf("CapFees without cap = %s, %v", price, tip)
 	}
+}
+
+func TestSenderReplacesStuckTransaction(t *testing.T) {
+	chain := &fakeChain{}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	clock := &stepClock{t: time.Unix(1_700_000_000, 0).UTC()}
+	s.clock = clock
+	queue(t, s, "a")
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	first := chain.sent[0]
+	firstHash := *store.txs["a"].Hash
+
+	// Not yet stuck: nothing happens.
+	clock.t = clock.t.Add(DefaultReplaceAfter - time.Second)
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := versions(chain.sent); n != 1 {
+		t.Fatalf("replaced too early: %d versions sent", n)
+	}
+	// Stuck: replaced with the same nonce and fees raised by at least 15%.
+	clock.t = clock.t.Add(2 * time.Second)
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := versions(chain.sent); n != 2 {
+		t.Fatalf("%d versions sent, want the replacement", n)
+	}
+	second := chain.sent[len(chain.sent)-1]
+	minTip := new(big.Int).Div(new(big.Int).Mul(first.GasTipCap(), big.NewInt(115)), big.NewInt(100))
+	minCap := new(big.Int).Div(new(big.Int).Mul(first.GasFeeCap(), big.NewInt(115)), big.NewInt(100))
+	if second.Nonce() != first.Nonce() || second.Gas() != first.Gas() || second.GasTipCap().Cmp(minTip) < 0 || second.GasFeeCap().Cmp(minCap) < 0 {
+		t.Fatalf("replacement nonce %d gas %d tip %s cap %s; first nonce %d gas %d tip %s cap %s",
+			second.Nonce(), second.Gas(), second.GasTipCap(), second.GasFeeCap(), first.Nonce(), first.Gas(), first.GasTipCap(), first.GasFeeCap())
+	}
+	a := store.txs["a"]
+	if *a.Hash != second.Hash() || *a.Hash == firstHash || a.Replaced == nil || !a.Replaced.Equal(clock.t) {
+		t.Fatalf("stored: hash %s replaced %v", a.Hash, a.Replaced)
+	}
+	// The next replacement waits ReplaceAfter from this one.
+	clock.t = clock.t.Add(time.Minute)
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := versions(chain.sent); n != 2 {
+		t.Fatalf("replaced again within a minute: %d versions", n)
+	}
+	// At the cap no new version is signed: the transaction is sent again as it is.
+	s.net.MaxFeePerGasCap = second.GasFeeCap()
+	clock.t = clock.t.Add(DefaultReplaceAfter)
+	before := len(chain.sent)
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tx := range chain.sent[before:] {
+		if tx.Hash() != second.Hash() {
+			t.Fatalf("signed a version above the cap: cap %s, sent %s", second.GasFeeCap(), tx.GasFeeCap())
+		}
+	}
+}
+
+// versions counts the distinct signed transactions among txs.
+func versions(txs []*types.Transaction) int {
+	seen := map[common.Hash]bool{}
+	for _, tx := range txs {
+		seen[tx.Hash()] = true
+	}
+	return len(seen)
 }

@@ -83,8 +83,11 @@ type ContractStore interface {
 
 // Mined is the outcome of one transaction found in a block.
 type Mined struct {
-	ID          string
-	Status      TxStatus // StatusCompleted or StatusFailed
+	ID     string
+	Status TxStatus // StatusCompleted or StatusFailed
+	// Hash is the hash of the version that was mined (a replaced
+	// transaction has several); zero keeps the stored one.
+	Hash        common.Hash
 	BlockNumber uint64
 	BlockHash   common.Hash
 	GasUsed     uint64
@@ -141,6 +144,12 @@ type TxStore interface {
 	// submitted time of tx and moves it from new to submitted. It fails with
 	// ErrConflict if tx is no longer new.
 	MarkSubmitted(ctx context.Context, tx *Transaction) error
+	// MarkReplaced records a replacement of a submitted transaction: the
+	// same nonce signed again with higher fees. Hash, RawTx and Replaced
+	// of tx are stored; the earlier hashes stay known to SubmittedByHash,
+	// since the chain may still mine an earlier version. ErrConflict if tx
+	// is no longer submitted with this nonce.
+	MarkReplaced(ctx context.Context, tx *Transaction) error
 	// MarkFailed moves a transaction that is not terminal to failed.
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
 	// ListTransactions returns up to f.Limit transactions matching f in its
@@ -150,8 +159,9 @@ type TxStore interface {
 	// failed with txErr and ended, in one conditional update, and returns
 	// it. It fails with ErrConflict if the transaction is in another state.
 	CancelTransaction(ctx context.Context, id string, txErr *TxError, ended time.Time) (*Transaction, error)
-	// SubmittedByHash returns the submitted transactions on the network whose
-	// hash is one of hashes.
+	// SubmittedByHash returns the submitted transactions on the network of
+	// which a broadcast version has one of hashes; the Hash of each is the
+	// matching one.
 	SubmittedByHash(ctx context.Context, network string, hashes []common.Hash) ([]*Transaction, error)
 	// MarkMined applies the outcomes in one database transaction.
 	MarkMined(ctx context.Context, outcomes []Mined) error

@@ -118,8 +118,11 @@ type Transaction struct {
 	Submitted *time.Time
 	Ended     *time.Time
 
-	Nonce       *uint64
-	GasLimit    uint64
+	Nonce    *uint64
+	GasLimit uint64
+	// Replaced is when the transaction was last replaced (same nonce,
+	// higher fees) because it was not mined in time.
+	Replaced    *time.Time
 	Hash        *common.Hash
 	RawTx       []byte
 	BlockNumber *uint64

@@ -90,10 +90,21 @@ func (a *Actor) Receive(c actor.Context) {
 		a.startTicker(c)
 		a.queuePump(c)
 	case *actor.Restarting:
-		// State is rebuilt from the database on the restart's Started.
+		// State is rebuilt from the database on the restart's Started; the
+		// Submits not yet committed go to the new incarnation, which answers
+		// their senders.
 		a.sender = nil
-		a.failBuffer(c, fmt.Errorf("account actor restarting"))
+		for _, p := range a.buffer {
+			c.RequestWithCustomSender(c.Self(), &Submit{Tx: p.tx}, p.replyTo)
+		}
+		a.buffer = nil
 		a.stopTicker()
+		if a.retry != nil {
+			a.retry.Stop()
+		}
+		if a.cancel != nil {
+			a.cancel()
+		}
 	case *actor.Stopping:
 		a.failBuffer(c, engine.Errorf(engine.CodeUnavailable, "", "account actor stopping"))
 		if a.retry != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -51,6 +52,9 @@ type txRow struct {
 	WaitForValue    sql.NullString `db:"wait_for_value"`
 	ABI             sql.NullString `db:"abi"`
 	WaitUntil       sql.NullTime   `db:"wait_until"`
+	Replaced        sql.NullTime   `db:"replaced"`
+	// MatchedHash is the hash by which SubmittedByHash found the row.
+	MatchedHash sql.NullString `db:"matched_hash"`
 }
 
 // txColumns are the columns of transactions but seq, in insert order.
@@ -58,7 +62,7 @@ const txColumns = `id, owner, account_id, network, from_address,
 	contract_id, contract_address, contract_name, contract_bwtype,
 	method, parameters, data, value, status, created, submitted, ended,
 	nonce, gas_limit, hash, raw_tx, block_number, block_hash, gas_used,
-	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until`
+	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until, replaced`
 
 const txSelect = `SELECT seq, ` + txColumns + ` FROM transactions`
 
@@ -115,7 +119,7 @@ func insertArgs(t *engine.Transaction) ([]any, error) {
 		ts(t.Created), nullTS(t.Submitted), nullTS(t.Ended),
 		nonce, gasLimit, nullHash(t.Hash), nullBytes(t.RawTx), blockNumber, nullHash(t.BlockHash), gasUsed,
 		events, txErr, callbacks, dependsOn, t.WaitForAsset, nullBig(t.WaitForValue),
-		nullString(string(t.ABI)), nullTS(t.WaitUntil),
+		nullString(string(t.ABI)), nullTS(t.WaitUntil), nullTS(t.Replaced),
 	}, nil
 }
 
@@ -200,6 +204,7 @@ func (r *txRow) transaction() (*engine.Transaction, error) {
 		return fail(err)
 	}
 	t.WaitUntil = fromNullTS(r.WaitUntil)
+	t.Replaced = fromNullTS(r.Replaced)
 	if r.ABI.Valid {
 		t.ABI = json.RawMessage(r.ABI.String)
 	}
@@ -385,7 +390,42 @@ func (s *Store) MarkSubmitted(ctx context.Context, tx *engine.Transaction) error
 		if err != nil {
 			return wrap(err, "mark %s submitted", tx.ID)
 		}
-		return s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s submitted", "not new")
+		if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s submitted", "not new"); err != nil {
+			return err
+		}
+		return insertAttempt(ctx, dbtx, tx)
+	})
+}
+
+// insertAttempt records the hash of a broadcast version of tx.
+func insertAttempt(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Transaction) error {
+	if _, err := dbtx.ExecContext(ctx, `INSERT INTO tx_attempts (network, hash, tx_id) VALUES ($1, $2, $3)
+		ON CONFLICT DO NOTHING`, tx.Network, tx.Hash.Hex(), tx.ID); err != nil {
+		return wrap(err, "record hash of %s", tx.ID)
+	}
+	return nil
+}
+
+// MarkReplaced implements engine.TxStore.
+func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error {
+	if tx.Nonce == nil || tx.Hash == nil || tx.Replaced == nil {
+		return fmt.Errorf("postgres: mark %s replaced: nonce, hash and replaced time are required", tx.ID)
+	}
+	nonce, err := nullUint("nonce", tx.Nonce)
+	if err != nil {
+		return fmt.Errorf("postgres: mark %s replaced: %w", tx.ID, err)
+	}
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = $1, raw_tx = $2, replaced = $3
+			WHERE id = $4 AND status = $5 AND nonce = $6`,
+			nullHash(tx.Hash), nullBytes(tx.RawTx), nullTS(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
+		if err != nil {
+			return wrap(err, "mark %s replaced", tx.ID)
+		}
+		if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s replaced", "not submitted with this nonce"); err != nil {
+			return err
+		}
+		return insertAttempt(ctx, dbtx, tx)
 	})
 }
 
@@ -443,12 +483,32 @@ func (s *Store) SubmittedByHash(ctx context.Context, network string, hashes []co
 		hexes[i] = h.Hex()
 	}
 	var rows []txRow
-	if err := s.db.SelectContext(ctx, &rows, txSelect+`
-		WHERE network = $1 AND status = $2 AND hash = ANY($3)
-		ORDER BY seq`, network, string(engine.StatusSubmitted), hexes); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, `SELECT t.seq, `+prefixed("t.", txColumns)+`, a.hash AS matched_hash
+		FROM tx_attempts a JOIN transactions t ON t.id = a.tx_id
+		WHERE a.network = $1 AND t.status = $2 AND a.hash = ANY($3)
+		ORDER BY t.seq`, network, string(engine.StatusSubmitted), hexes); err != nil {
 		return nil, wrap(err, "submitted transactions by hash on %s", network)
 	}
-	return transactions(rows)
+	found, err := transactions(rows)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range rows {
+		if r.MatchedHash.Valid {
+			h := common.HexToHash(r.MatchedHash.String)
+			found[i].Hash = &h
+		}
+	}
+	return found, nil
+}
+
+// prefixed qualifies every column of a comma-separated list with p.
+func prefixed(p, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // MarkMined applies the outcomes in one database transaction: status, block
@@ -485,7 +545,8 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
 		stmt, err := dbtx.PreparexContext(ctx, `UPDATE transactions
-			SET status = $1, block_number = $2, block_hash = $3, gas_used = $4, events = $5, error = $6, ended = $7
+			SET status = $1, block_number = $2, block_hash = $3, gas_used = $4, events = $5, error = $6, ended = $7,
+				hash = COALESCE($9, hash)
 			WHERE id = $8`)
 		if err != nil {
 			return wrap(err, "mark mined: prepare")
@@ -493,8 +554,12 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 		defer stmt.Close()
 		for i, o := range outcomes {
 			e := enc[i]
+			var mined sql.NullString
+			if o.Hash != (common.Hash{}) {
+				mined = sql.NullString{String: o.Hash.Hex(), Valid: true}
+			}
 			res, err := stmt.ExecContext(ctx, string(o.Status), e.blockNumber, o.BlockHash.Hex(), e.gasUsed,
-				e.events, e.txErr, ts(o.Ended), o.ID)
+				e.events, e.txErr, ts(o.Ended), o.ID, mined)
 			if err != nil {
 				return wrap(err, "mark %s mined", o.ID)
 			}
@@ -528,7 +593,13 @@ func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxErr
 		if err != nil {
 			return wrap(err, "release nonce of %s", id)
 		}
-		return s.checkUpdated(ctx, dbtx, res, id, "release nonce of %s", "not submitted")
+		if err := s.checkUpdated(ctx, dbtx, res, id, "release nonce of %s", "not submitted"); err != nil {
+			return err
+		}
+		if _, err := dbtx.ExecContext(ctx, `DELETE FROM tx_attempts WHERE tx_id = $1`, id); err != nil {
+			return wrap(err, "forget hashes of %s", id)
+		}
+		return nil
 	})
 }
 

@@ -50,6 +50,9 @@ type txRow struct {
 	WaitForValue    sql.NullString `db:"wait_for_value"`
 	ABI             sql.NullString `db:"abi"`
 	WaitUntil       sql.NullInt64  `db:"wait_until"`
+	Replaced        sql.NullInt64  `db:"replaced"`
+	// MatchedHash is the hash by which SubmittedByHash found the row.
+	MatchedHash sql.NullString `db:"matched_hash"`
 }
 
 // txColumns are the columns of transactions but seq, in insert order.
@@ -57,12 +60,12 @@ const txColumns = `id, owner, account_id, network, from_address,
 	contract_id, contract_address, contract_name, contract_bwtype,
 	method, parameters, data, value, status, created, submitted, ended,
 	nonce, gas_limit, hash, raw_tx, block_number, block_hash, gas_used,
-	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until`
+	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until, replaced`
 
 const txSelect = `SELECT seq, ` + txColumns + ` FROM transactions`
 
 const txInsert = `INSERT INTO transactions (` + txColumns + `) VALUES (
-	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // insertArgs returns the values of txColumns for t.
 func insertArgs(t *engine.Transaction) ([]any, error) {
@@ -117,7 +120,7 @@ func insertArgs(t *engine.Transaction) ([]any, error) {
 		millis(t.Created), nullMillis(t.Submitted), nullMillis(t.Ended),
 		nonce, gasLimit, nullHash(t.Hash), nullBytes(t.RawTx), blockNumber, nullHash(t.BlockHash), gasUsed,
 		events, txErr, callbacks, dependsOn, t.WaitForAsset, nullBig(t.WaitForValue),
-		nullString(string(t.ABI)), nullMillis(t.WaitUntil),
+		nullString(string(t.ABI)), nullMillis(t.WaitUntil), nullMillis(t.Replaced),
 	}, nil
 }
 
@@ -202,6 +205,7 @@ func (r *txRow) transaction() (*engine.Transaction, error) {
 		return fail(err)
 	}
 	t.WaitUntil = fromNullMillis(r.WaitUntil)
+	t.Replaced = fromNullMillis(r.Replaced)
 	if r.ABI.Valid {
 		t.ABI = json.RawMessage(r.ABI.String)
 	}
@@ -343,7 +347,42 @@ func (s *Store) MarkSubmitted(ctx context.Context, tx *engine.Transaction) error
 		if err != nil {
 			return wrap(err, "mark %s submitted", tx.ID)
 		}
-		return s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s submitted", "not new")
+		if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s submitted", "not new"); err != nil {
+			return err
+		}
+		return insertAttempt(ctx, dbtx, tx)
+	})
+}
+
+// insertAttempt records the hash of a broadcast version of tx.
+func insertAttempt(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Transaction) error {
+	if _, err := dbtx.ExecContext(ctx, `INSERT INTO tx_attempts (network, hash, tx_id) VALUES (?, ?, ?)
+		ON CONFLICT DO NOTHING`, tx.Network, tx.Hash.Hex(), tx.ID); err != nil {
+		return wrap(err, "record hash of %s", tx.ID)
+	}
+	return nil
+}
+
+// MarkReplaced implements engine.TxStore.
+func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error {
+	if tx.Nonce == nil || tx.Hash == nil || tx.Replaced == nil {
+		return fmt.Errorf("sqlite: mark %s replaced: nonce, hash and replaced time are required", tx.ID)
+	}
+	nonce, err := nullUint("nonce", tx.Nonce)
+	if err != nil {
+		return fmt.Errorf("sqlite: mark %s replaced: %w", tx.ID, err)
+	}
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = ?, raw_tx = ?, replaced = ?
+			WHERE id = ? AND status = ? AND nonce = ?`,
+			nullHash(tx.Hash), nullBytes(tx.RawTx), nullMillis(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
+		if err != nil {
+			return wrap(err, "mark %s replaced", tx.ID)
+		}
+		if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s replaced", "not submitted with this nonce"); err != nil {
+			return err
+		}
+		return insertAttempt(ctx, dbtx, tx)
 	})
 }
 
@@ -404,14 +443,21 @@ func (s *Store) SubmittedByHash(ctx context.Context, network string, hashes []co
 			args = append(args, h.Hex())
 		}
 		var rows []txRow
-		if err := s.r.SelectContext(ctx, &rows, txSelect+`
-			WHERE network = ? AND status = ? AND hash IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`)
-			ORDER BY seq`, args...); err != nil {
+		if err := s.r.SelectContext(ctx, &rows, `SELECT t.seq, `+prefixed("t.", txColumns)+`, a.hash AS matched_hash
+			FROM tx_attempts a JOIN transactions t ON t.id = a.tx_id
+			WHERE a.network = ? AND t.status = ? AND a.hash IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`)
+			ORDER BY t.seq`, args...); err != nil {
 			return nil, wrap(err, "submitted transactions by hash on %s", network)
 		}
 		ts, err := transactions(rows)
 		if err != nil {
 			return nil, err
+		}
+		for i, r := range rows {
+			if r.MatchedHash.Valid {
+				h := common.HexToHash(r.MatchedHash.String)
+				ts[i].Hash = &h
+			}
 		}
 		out = append(out, ts...)
 	}
@@ -452,7 +498,8 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
 		stmt, err := dbtx.PreparexContext(ctx, `UPDATE transactions
-			SET status = ?, block_number = ?, block_hash = ?, gas_used = ?, events = ?, error = ?, ended = ?
+			SET status = ?, block_number = ?, block_hash = ?, gas_used = ?, events = ?, error = ?, ended = ?,
+				hash = COALESCE(?, hash)
 			WHERE id = ?`)
 		if err != nil {
 			return wrap(err, "mark mined: prepare")
@@ -460,8 +507,12 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 		defer stmt.Close()
 		for i, o := range outcomes {
 			e := enc[i]
+			var mined sql.NullString
+			if o.Hash != (common.Hash{}) {
+				mined = sql.NullString{String: o.Hash.Hex(), Valid: true}
+			}
 			res, err := stmt.ExecContext(ctx, string(o.Status), e.blockNumber, o.BlockHash.Hex(), e.gasUsed,
-				e.events, e.txErr, millis(o.Ended), o.ID)
+				e.events, e.txErr, millis(o.Ended), mined, o.ID)
 			if err != nil {
 				return wrap(err, "mark %s mined", o.ID)
 			}
@@ -495,7 +546,13 @@ func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxErr
 		if err != nil {
 			return wrap(err, "release nonce of %s", id)
 		}
-		return s.checkUpdated(ctx, dbtx, res, id, "release nonce of %s", "not submitted")
+		if err := s.checkUpdated(ctx, dbtx, res, id, "release nonce of %s", "not submitted"); err != nil {
+			return err
+		}
+		if _, err := dbtx.ExecContext(ctx, `DELETE FROM tx_attempts WHERE tx_id = ?`, id); err != nil {
+			return wrap(err, "forget hashes of %s", id)
+		}
+		return nil
 	})
 }
 

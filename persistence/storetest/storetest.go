@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"Unmine", testUnmine},
 		{"PendingAccounts", testPendingAccounts},
 		{"Conditions", testConditions},
+		{"Replacement", testReplacement},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Idempotency", testIdempotency},
 		{"UserLimits", testUserLimits},
