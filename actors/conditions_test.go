@@ -65,6 +65,10 @@ func (f *fixture) get(id string) *engine.Transaction {
 // of the same account goes ahead, and the waiting one completes once the
 // tokens arrive.
 func TestWaitForAssetHoldsWithoutBlocking(t *testing.T) {
+	backends(t, testWaitForAssetHoldsWithoutBlocking)
+}
+
+func testWaitForAssetHoldsWithoutBlocking(t *testing.T, newFixture func(*testing.T, int, time.Duration) *fixture) {
 	f := newFixture(t, 4, time.Minute)
 	b := f.secondAccount(true)
 	to := randomAddress(t)
@@ -118,7 +122,9 @@ func evmtest1000() *big.Int {
 
 // TestDependencyAcrossAccounts: a transaction of account b that depends on
 // one of account a is submitted only after that one completed.
-func TestDependencyAcrossAccounts(t *testing.T) {
+func TestDependencyAcrossAccounts(t *testing.T) { backends(t, testDependencyAcrossAccounts) }
+
+func testDependencyAcrossAccounts(t *testing.T, newFixture func(*testing.T, int, time.Duration) *fixture) {
 	f := newFixture(t, 4, time.Minute)
 	b := f.secondAccount(true)
 	// b holds no tokens: its transfer can only succeed after a's reached it.
@@ -143,7 +149,9 @@ func TestDependencyAcrossAccounts(t *testing.T) {
 // TestFailedDependencyFailsTheChain: when a transaction fails, the ones
 // depending on it fail with dependency_failed, down the chain, without
 // taking a nonce.
-func TestFailedDependencyFailsTheChain(t *testing.T) {
+func TestFailedDependencyFailsTheChain(t *testing.T) { backends(t, testFailedDependencyFailsTheChain) }
+
+func testFailedDependencyFailsTheChain(t *testing.T, newFixture func(*testing.T, int, time.Duration) *fixture) {
 	f := newFixture(t, 4, time.Minute)
 	b := f.secondAccount(true)
 	// b holds no tokens: this transfer reverts at estimation.

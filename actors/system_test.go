@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
 	"github.com/txengine/txengine/engine/evm/evmtest"
+	"github.com/txengine/txengine/internal/gethtest"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
@@ -94,19 +96,52 @@ type fixture struct {
 	cfg     actors.Config
 }
 
+// newFixture runs the fixture on the simulated chain, mining every 10 ms.
 func newFixture(t *testing.T, window int, idle time.Duration) *fixture {
 	t.Helper()
-	ctx := context.Background()
 	faucetKey, err := crypto.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
 	sim := evmtest.Start(t, 10*time.Millisecond, crypto.PubkeyToAddress(faucetKey.PublicKey))
-	client, err := evm.Dial(ctx, sim.IPC)
+	client, err := evm.Dial(context.Background(), sim.IPC)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
+	f := setupFixture(t, client, faucetKey, window, idle)
+	f.sim = sim
+	return f
+}
+
+// newGethFixture runs the fixture on geth --dev (one block per second).
+func newGethFixture(t *testing.T, window int, idle time.Duration) *fixture {
+	t.Helper()
+	node := gethtest.Start(t)
+	client, err := evm.Dial(context.Background(), node.HTTPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	f := setupFixture(t, client, node.FaucetKey, window, idle)
+	f.net.PollInterval = 200 * time.Millisecond
+	return f
+}
+
+// backends runs test on the simulated chain and on geth.
+func backends(t *testing.T, test func(t *testing.T, newFixture func(*testing.T, int, time.Duration) *fixture)) {
+	t.Run("simulated", func(t *testing.T) { test(t, newFixture) })
+	t.Run("geth", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("geth: not in -short")
+		}
+		test(t, newGethFixture)
+	})
+}
+
+func setupFixture(t *testing.T, client *evm.Client, faucetKey *ecdsa.PrivateKey, window int, idle time.Duration) *fixture {
+	t.Helper()
+	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db.sqlite"))
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +151,7 @@ func newFixture(t *testing.T, window int, idle time.Duration) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, sim: sim, store: &countingStore{Store: st}, sealer: sealer}
+	f := &fixture{t: t, store: &countingStore{Store: st}, sealer: sealer}
 	f.net = &engine.Network{
 		Name: "dev", ChainID: big.NewInt(1337), InFlight: window, GasMarginPercent: 20,
 		PollInterval: 10 * time.Millisecond, Chain: client,
@@ -246,6 +281,10 @@ func randomAddress(t *testing.T) common.Address {
 // transactions than requests, never more than W in flight, all complete, and
 // the nonces are exactly 0..n-1.
 func TestBurstGroupCommitWindowAndNonces(t *testing.T) {
+	backends(t, testBurst)
+}
+
+func testBurst(t *testing.T, newFixture func(*testing.T, int, time.Duration) *fixture) {
 	const n, window = 120, 8
 	f := newFixture(t, window, time.Minute)
 	recipients := make([]common.Address, 4)
@@ -494,5 +533,65 @@ func TestPanickingActorRestartsAndResumes(t *testing.T) {
 	}
 	if got := f.balanceOf(to); got.Int64() != 3 {
 		t.Fatalf("recipient holds %s, want 3", got)
+	}
+}
+
+// TestCompletedOnlyAtConfirmationDepth: with 2 confirmations a mined
+// transaction stays submitted until two blocks are on top of its block; a
+// reorg before that leaves it submitted and it completes on the new chain.
+func TestCompletedOnlyAtConfirmationDepth(t *testing.T) {
+	f := newFixture(t, 4, time.Minute)
+	f.sys.Close()
+	f.net.Confirmations = 2
+	f.start()
+	ctx := context.Background()
+	f.sim.Pause(true)
+	to := randomAddress(t)
+	tx := f.transfer(to, 5)
+	if _, err := f.sys.Submit(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	f.waitStatus(tx.ID, engine.StatusSubmitted, nil)
+	parent, err := f.net.Chain.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sim.Backend.Commit() // mined, 0 blocks on top
+	f.sim.Backend.Commit() // 1 block on top
+	time.Sleep(200 * time.Millisecond)
+	if got := f.get(tx.ID); got.Status != engine.StatusSubmitted {
+		t.Fatalf("with 1 of 2 confirmations: %s", got.Status)
+	}
+	// Reorg below the transaction's block before it reached the depth.
+	if err := f.sim.Backend.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		f.sim.Backend.Commit()
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := f.get(tx.ID); got.Status == engine.StatusCompleted {
+		if r, err := f.net.Chain.TransactionReceipt(ctx, *got.Hash); err != nil || r.BlockHash != *got.BlockHash {
+			t.Fatalf("completed in block %s, which is not on the chain (receipt %v, %v)", got.BlockHash, r, err)
+		}
+	}
+	f.sim.Pause(false)
+	done := f.waitAll([]string{tx.ID}, 30*time.Second)[0]
+	if done.Status != engine.StatusCompleted {
+		t.Fatalf("ended %s", done.Status)
+	}
+	head, err := f.net.Chain.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.Number.Uint64() < *done.BlockNumber+2 {
+		t.Fatalf("completed in block %d with head %d: fewer than 2 confirmations", *done.BlockNumber, head.Number)
+	}
+	r, err := f.net.Chain.TransactionReceipt(ctx, *done.Hash)
+	if err != nil || r.BlockHash != *done.BlockHash {
+		t.Fatalf("receipt %v %v; store says block %s", r, err, done.BlockHash)
+	}
+	if got := f.balanceOf(to); got.Int64() != 5 {
+		t.Fatalf("recipient holds %s, want 5", got)
 	}
 }
