@@ -18,6 +18,15 @@ type User struct {
 	// CallbackSecret keys the HMAC signatures of this user's callbacks.
 	CallbackSecret string
 	Created        time.Time
+	// Limits are the user's rate limits set by an operator; nil means the
+	// configured defaults.
+	Limits *RateLimits
+}
+
+// RateLimits are per-user request limits. A zero field means the
+// configured default for that window.
+type RateLimits struct {
+	PerSecond, PerHour int
 }
 
 // Account is a custodial blockchain account. Its private key is stored only

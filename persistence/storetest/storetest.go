@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"ReleaseNonce", testReleaseNonce},
 		{"Unmine", testUnmine},
 		{"PendingAccounts", testPendingAccounts},
+		{"CountQueued", testCountQueued},
 		{"ConcurrentWriters", testConcurrentWriters},
 	}
 	for _, c := range cases {
