@@ -42,6 +42,9 @@ type Config struct {
 	MaxBatch int
 	// SubmitTimeout bounds the wait for an account actor's group commit.
 	SubmitTimeout time.Duration
+	// Metrics receives the measurements of account actors and watchers;
+	// nil discards them.
+	Metrics engine.Metrics
 }
 
 // System is the running actor system and the facade the HTTP layer uses.
@@ -83,13 +86,14 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	s.acfg = account.Config{
 		Store: cfg.Store, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
 		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: 10 * time.Second,
+		Metrics: cfg.Metrics,
 	}
 	for name, f := range cfg.Faucets {
 		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
 	}
 	for name, net := range cfg.Networks {
 		s.watchers[name] = s.sys.Root.Spawn(watcher.Props(watcher.Config{
-			Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s,
+			Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s, Metrics: cfg.Metrics,
 		}))
 		ids, err := cfg.Store.PendingAccounts(ctx, name)
 		if err != nil {

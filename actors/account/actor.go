@@ -42,6 +42,8 @@ type Config struct {
 	RetryAfter time.Duration
 	// CheckEvery is the period of the check of in-flight transactions.
 	CheckEvery time.Duration
+	// Metrics receives the Sender's measurements; nil discards them.
+	Metrics engine.Metrics
 }
 
 // Key names the actor of an account on a network.
@@ -88,10 +90,12 @@ func (a *Actor) Receive(c actor.Context) {
 		a.queuePump(c)
 	case *actor.Restarting:
 		// State is rebuilt from the database on the restart's Started.
+		a.forgetLoad()
 		a.sender = nil
 		a.failBuffer(c, fmt.Errorf("account actor restarting"))
 		a.stopTicker()
 	case *actor.Stopping:
+		a.forgetLoad()
 		a.failBuffer(c, engine.Errorf(engine.CodeUnavailable, "", "account actor stopping"))
 		if a.retry != nil {
 			a.retry.Stop()
@@ -205,7 +209,16 @@ func (a *Actor) getSender() (*engine.Sender, error) {
 		return nil, fmt.Errorf("load account %s: %w", a.accountID, err)
 	}
 	a.sender = engine.NewSender(acct, a.net, a.cfg.Store, a.cfg.Signer, a.cfg.Clock, a.cfg.Log)
+	a.sender.SetMetrics(a.cfg.Metrics)
 	return a.sender, nil
+}
+
+// forgetLoad withdraws the account's queue depth and in-flight count from
+// the gauges when the actor stops or restarts: only running actors report.
+func (a *Actor) forgetLoad() {
+	if a.sender != nil {
+		a.sender.ForgetLoad()
+	}
 }
 
 // maybePassivate stops an idle actor that has nothing queued or in flight.

@@ -23,6 +23,8 @@ type Config struct {
 	Clock   engine.Clock
 	Log     *slog.Logger
 	Waker   Waker
+	// Metrics receives heads, reorgs and outcomes; nil discards them.
+	Metrics engine.Metrics
 }
 
 // Props returns the props of the watcher of cfg.Network.
@@ -47,6 +49,7 @@ func (a *Actor) Receive(c actor.Context) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		a.follower = engine.NewFollower(a.cfg.Network, a.cfg.Store, a.cfg.Clock, a.cfg.Log)
+		a.follower.SetMetrics(a.cfg.Metrics)
 		c.Send(c.Self(), tick{})
 	case *actor.Stopping:
 		if a.timer != nil {
