@@ -36,6 +36,7 @@ func (s *Server) commonHeaders(c *gin.Context) {
 		id = uuid.NewString()
 	}
 	c.Set(keyRequestID, id)
+	c.Request = c.Request.WithContext(withRequestID(c.Request.Context(), id))
 	h := c.Writer.Header()
 	h.Set("X-Request-Id", id)
 	h.Set("X-API-Version", s.cfg.Version)
@@ -73,7 +74,6 @@ func (s *Server) accessLog(c *gin.Context) {
 		"route", route,
 		"status", c.Writer.Status(),
 		"duration", time.Since(start),
-		"request_id", requestID(c),
 	}
 	if u := currentUser(c); u != nil {
 		attrs = append(attrs, "user", u.ID)
@@ -93,7 +93,7 @@ func (s *Server) recovery(c *gin.Context) {
 			panic(rec)
 		}
 		s.log.ErrorContext(c.Request.Context(), "panic serving request",
-			"request_id", requestID(c), "method", c.Request.Method, "route", c.FullPath(),
+			"method", c.Request.Method, "route", c.FullPath(),
 			"panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
 		if c.Writer.Written() {
 			c.Abort()

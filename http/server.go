@@ -59,6 +59,8 @@ type Config struct {
 	// AllowPrivateCallbacks accepts callback URLs whose host is a loopback,
 	// private, link-local or unspecified IP address, or "localhost".
 	AllowPrivateCallbacks bool
+	// RateLimit sets the per-user request limits (ratelimit.go).
+	RateLimit RateLimitConfig
 }
 
 // DefaultConfig returns the defaults: 1 MiB bodies, API version 1.2.1,
@@ -107,6 +109,10 @@ type Deps struct {
 	Clock engine.Clock
 	// Logger defaults to a logger that discards.
 	Logger *slog.Logger
+	// Metrics receives HTTP measurements (metrics.go); nil discards them.
+	Metrics Metrics
+	// MetricsHandler serves GET /metrics; nil answers 404 there.
+	MetricsHandler http.Handler
 }
 
 // Server is the HTTP API. Create it with NewServer and serve Handler().
@@ -120,6 +126,10 @@ type Server struct {
 	log      *slog.Logger
 	router   *gin.Engine
 	draining atomic.Bool
+
+	limiter        *limiter
+	metrics        Metrics
+	metricsHandler http.Handler
 }
 
 // NewServer builds the server and registers its routes.
@@ -142,6 +152,12 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = slog.New(requestIDHandler{s.log.Handler()})
+	s.limiter = newLimiter(s.cfg.RateLimit, s.clock)
+	s.metrics, s.metricsHandler = deps.Metrics, deps.MetricsHandler
+	if s.metrics == nil {
+		s.metrics = nopMetrics{}
 	}
 	if s.networks == nil {
 		s.networks = map[string]*engine.Network{}
@@ -168,15 +184,16 @@ func (s *Server) routes() *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 
-	r.Use(s.commonHeaders, s.accessLog, s.recovery, s.limitBody)
+	r.Use(s.observe, s.commonHeaders, s.accessLog, s.recovery, s.limitBody)
 	r.NoRoute(s.noRoute)
 	r.NoMethod(s.noMethod)
 
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPI)
+	r.GET("/metrics", s.serveMetrics)
 
-	api := r.Group("/", s.refuseWhenDraining, s.authenticate)
+	api := r.Group("/", s.refuseWhenDraining, s.authenticate, s.rateLimit)
 	api.GET("/accounts", s.listAccounts)
 	api.POST("/accounts", s.createAccount)
 	api.GET("/accounts/default", s.defaultAccount)
