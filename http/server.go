@@ -61,6 +61,9 @@ type Config struct {
 	AllowPrivateCallbacks bool
 	// RateLimit sets the per-user request limits (ratelimit.go).
 	RateLimit RateLimitConfig
+	// MaxHeadAge makes /readyz report a network whose latest block is
+	// older than this as not ready (a stuck node); 0 disables the check.
+	MaxHeadAge time.Duration
 }
 
 // DefaultConfig returns the defaults: 1 MiB bodies, API version 1.2.1,
