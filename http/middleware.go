@@ -122,11 +122,15 @@ func tooLarge(limit int64) *engine.Error {
 	return engine.Errorf(engine.CodePayloadTooLarge, "", "request body exceeds %d bytes", limit)
 }
 
-// refuseWhenDraining answers 503 once Drain was called.
+// refuseWhenDraining answers 503 once Drain was called, with Connection:
+// close so that clients stop reusing their connections. These expected
+// refusals are not logged as errors (the access log still has them).
 func (s *Server) refuseWhenDraining(c *gin.Context) {
 	if s.draining.Load() {
 		c.Header("Connection", "close")
-		s.fail(c, unavailable("the service is shutting down"))
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{
+			Code: engine.CodeUnavailable, Message: "the service is shutting down",
+		}})
 		return
 	}
 	c.Next()

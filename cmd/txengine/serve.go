@@ -18,14 +18,15 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/txengine/txengine/actors"
 	"github.com/txengine/txengine/config"
 	"github.com/txengine/txengine/contracts"
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
+	"github.com/txengine/txengine/engine/prom"
 	apihttp "github.com/txengine/txengine/http"
-	"github.com/txengine/txengine/persistence/sqlite"
 )
 
 // devNetwork is the name of the embedded chain's network.
@@ -39,26 +40,29 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		return err
 	}
 	log := newLogger(cfg.Log, stderr)
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	masterKey := cfg.MasterKeyBytes()
-	if masterKey == nil {
-		if masterKey, err = loadOrCreateSecret(filepath.Join(cfg.DataDir, "master.key"), engine.MasterKeySize); err != nil {
-			return fmt.Errorf("master key: %w", err)
+	var watchdog *time.Timer // runs from the shutdown signal to the last deferred close
+	defer func() {
+		if watchdog != nil {
+			watchdog.Stop()
 		}
-	}
-	sealer, err := engine.NewKeySealer(masterKey)
+	}()
+	sealer, err := loadSealer(cfg)
 	if err != nil {
 		return err
 	}
-	clear(masterKey)
-
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "txengine.db"))
+	store, err := openStore(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+		return err
 	}
-	defer store.Close()
+	defer func() {
+		if err := store.Close(); err != nil {
+			log.Error("closing store", "err", err)
+		}
+	}()
+	reg, metrics, err := newMetrics(cfg)
+	if err != nil {
+		return err
+	}
 
 	faucetKey, err := evm.LoadOrCreateKey(filepath.Join(cfg.DataDir, "faucet.key"))
 	if err != nil {
@@ -82,7 +86,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	dev := &engine.Network{
 		Name: devNetwork, ChainID: chain.ChainID(), Confirmations: 0,
 		InFlight: cfg.Engine.InFlight, GasMarginPercent: cfg.Engine.GasMarginPercent,
-		PollInterval: poll, Chain: chain.Client(),
+		PollInterval: poll, Chain: metrics.InstrumentChain(devNetwork, chain.Client()),
 	}
 	networks := map[string]*engine.Network{devNetwork: dev}
 	faucet := engine.NewFaucet(dev, faucetKey, cfg.Dev.FaucetAmount())
@@ -95,16 +99,27 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	sys, err := actors.Start(ctx, actors.Config{
 		Store: store, Signer: sealer, Clock: engine.SystemClock{}, Log: log,
 		Networks: networks, Faucets: map[string]*engine.Faucet{devNetwork: faucet},
-		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch,
+		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch, Metrics: metrics,
 	})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
 	defer sys.Close()
 
-	api := apihttp.NewServer(apihttp.Config{AllowPrivateCallbacks: true}, apihttp.Deps{
+	api := apihttp.NewServer(apihttp.Config{
+		AllowPrivateCallbacks: true, MaxHeadAge: cfg.Health.MaxHeadAge,
+		RateLimit: apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour},
+	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: networks, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
+		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, reg),
 	})
+	if cfg.Metrics.Listen != "" {
+		ms, err := startMetricsServer(cfg.Metrics.Listen, prom.Handler(reg), log)
+		if err != nil {
+			return err
+		}
+		defer ms.Shutdown(context.Background())
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -125,9 +140,15 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	case err := <-errc:
 		return fmt.Errorf("http server: %w", err)
 	}
-	log.Info("shutting down")
+	// Shutdown: refuse new API requests (503), let the accepted ones
+	// finish (their transactions are committed before they answer), then
+	// the deferred closes stop the actors, the chain and the store. Half
+	// the budget goes to HTTP; the watchdog bounds the whole.
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	watchdog = startWatchdog(cfg.ShutdownTimeout, log)
 	api.Drain()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	time.Sleep(drainGrace(cfg.ShutdownTimeout))
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout/2)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("http shutdown", "err", err)
@@ -135,10 +156,19 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	return nil
 }
 
+// mainListenerMetrics is the /metrics handler of the API listener: nil
+// (404 there) when metrics have their own listen address.
+func mainListenerMetrics(cfg config.Config, reg *prometheus.Registry) nethttp.Handler {
+	if cfg.Metrics.Listen != "" {
+		return nil
+	}
+	return prom.Handler(reg)
+}
+
 // bootstrap makes sure the operator user exists with a default account and
 // a token in <dataDir>/operator.token, that its default account has gas, and
 // that the demo token is deployed and registered to it.
-func bootstrap(ctx context.Context, store *sqlite.Store, sealer *engine.KeySealer, dev *engine.Network, faucet *engine.Faucet, dataDir string, log *slog.Logger) (*engine.User, string, error) {
+func bootstrap(ctx context.Context, store engine.Store, sealer *engine.KeySealer, dev *engine.Network, faucet *engine.Faucet, dataDir string, log *slog.Logger) (*engine.User, string, error) {
 	tokenPath := filepath.Join(dataDir, "operator.token")
 	op, err := store.FirstOperator(ctx)
 	var token string
@@ -217,7 +247,7 @@ var demoSupply = new(big.Int).Mul(big.NewInt(1_000_000), new(big.Int).Exp(big.Ne
 // embedded chain may come back without the deployment's block: the token is
 // then deployed again by the same key with the same nonce, so at the same
 // address, and the registration stays valid.
-func ensureDemoToken(ctx context.Context, store *sqlite.Store, dev *engine.Network, faucet *engine.Faucet, op *engine.User, acct *engine.Account, log *slog.Logger) error {
+func ensureDemoToken(ctx context.Context, store engine.Store, dev *engine.Network, faucet *engine.Faucet, op *engine.User, acct *engine.Account, log *slog.Logger) error {
 	existing, err := store.ListContracts(ctx, engine.ContractFilter{Owner: op.ID, Network: dev.Name, Types: []string{engine.TypeERC20}})
 	if err != nil {
 		return err
