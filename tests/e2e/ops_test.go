@@ -263,20 +263,20 @@ func TestMetricsAndLogsEndToEnd(t *testing.T) {
 		}
 	}
 	for name, typ := range map[string]string{
-		"txengine_transactions_accepted_total":   "counter",
-		"txengine_transactions_completed_total":  "counter",
+		"txengine_transactions_accepted_total":    "counter",
+		"txengine_transactions_completed_total":   "counter",
 		"txengine_transaction_completion_seconds": "histogram",
-		"txengine_account_in_flight":             "gauge",
-		"txengine_account_queue_depth":           "gauge",
-		"txengine_account_next_nonce":            "gauge",
-		"txengine_network_head_number":           "gauge",
-		"txengine_network_head_age_seconds":      "gauge",
-		"txengine_rpc_requests_total":            "counter",
-		"txengine_rpc_request_duration_seconds":  "histogram",
-		"txengine_http_requests_total":           "counter",
-		"txengine_http_request_duration_seconds": "histogram",
-		"go_goroutines":                          "gauge",
-		"process_cpu_seconds_total":              "counter",
+		"txengine_account_in_flight":              "gauge",
+		"txengine_account_queue_depth":            "gauge",
+		"txengine_account_next_nonce":             "gauge",
+		"txengine_network_head_number":            "gauge",
+		"txengine_network_head_age_seconds":       "gauge",
+		"txengine_rpc_requests_total":             "counter",
+		"txengine_rpc_request_duration_seconds":   "histogram",
+		"txengine_http_requests_total":            "counter",
+		"txengine_http_request_duration_seconds":  "histogram",
+		"go_goroutines":                           "gauge",
+		"process_cpu_seconds_total":               "counter",
 	} {
 		if after.types[name] != typ {
 			t.Errorf("%s: type %q, want %q", name, after.types[name], typ)
