@@ -50,6 +50,9 @@ type Config struct {
 	// CheckInFlight is how often an account actor with transactions in
 	// flight looks for stuck ones (replacement, re-broadcast).
 	CheckInFlight time.Duration
+	// Metrics receives the measurements of account actors and watchers;
+	// nil discards them.
+	Metrics engine.Metrics
 }
 
 // System is the running actor system and the facade the HTTP layer uses.
@@ -98,13 +101,13 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	s.acfg = account.Config{
 		Store: cfg.Store, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
 		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: cfg.CheckInFlight,
-		Conditions: s.conds,
+		Conditions: s.conds, Metrics: cfg.Metrics,
 	}
 	for name, f := range cfg.Faucets {
 		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
 	}
 	for name, net := range cfg.Networks {
-		wcfg := watcher.Config{Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s, Conditions: s.conds}
+		wcfg := watcher.Config{Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s, Conditions: s.conds, Metrics: cfg.Metrics}
 		if cfg.NewHeads != nil {
 			wcfg.NewHeads = func() watcher.Heads { return cfg.NewHeads(net) }
 		}

@@ -30,12 +30,19 @@ type Config struct {
 	Dev      DevChain  `yaml:"dev"`
 	Engine   Engine    `yaml:"engine"`
 	Log      Log       `yaml:"log"`
+	// Operational settings (ops.go).
+	Metrics   Metrics   `yaml:"metrics"`
+	RateLimit RateLimit `yaml:"rateLimit"`
+	Health    Health    `yaml:"health"`
+	// ShutdownTimeout bounds the graceful shutdown after SIGTERM or SIGINT
+	// (TXENGINE_SHUTDOWN_TIMEOUT).
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
 }
 
 // Database selects the store.
 type Database struct {
-	// URL is a postgres:// URL (TXENGINE_DATABASE_URL); empty selects the
-	// embedded store under DataDir.
+	// URL is a postgres:// URL (TXENGINE_DATABASE_URL) that selects the
+	// PostgreSQL store; empty selects the embedded store under DataDir.
 	URL string `yaml:"url"`
 }
 
@@ -109,7 +116,7 @@ type Log struct {
 
 // Default returns the embedded default configuration.
 func Default() Config {
-	return Config{
+	c := Config{
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
 		Dev:     DevChain{BlockPeriod: time.Second, FaucetWei: "10000000000000000000"},
@@ -117,6 +124,8 @@ func Default() Config {
 		Engine: Engine{InFlight: 64, GasMarginPercent: 20, IdleAccount: 2 * time.Minute, MaxBatch: 500},
 		Log:    Log{Format: "text", Level: "info"},
 	}
+	c.opsDefaults()
+	return c
 }
 
 // Load returns the defaults overlaid with the YAML file at path (when not
@@ -169,6 +178,9 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 			}
 			*p = d
 		}
+	}
+	if err := c.applyOpsEnv(getenv); err != nil {
+		return err
 	}
 	if v := getenv("TXENGINE_IN_FLIGHT"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -248,9 +260,6 @@ func (c *Config) Validate() error {
 	if c.Database.URL != "" && !strings.HasPrefix(c.Database.URL, "postgres://") && !strings.HasPrefix(c.Database.URL, "postgresql://") {
 		return fmt.Errorf("database.url: must be a postgres:// URL")
 	}
-	if c.Database.URL != "" {
-		return fmt.Errorf("database.url: PostgreSQL is not supported yet; leave it empty for the embedded store")
-	}
 	seen := map[string]int{}
 	for i := range c.Networks {
 		if err := c.Networks[i].validate(fmt.Sprintf("networks[%d]", i)); err != nil {
@@ -286,5 +295,5 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("log.level: must be debug, info, warn or error, got %q", c.Log.Level)
 	}
-	return nil
+	return c.validateOps()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
@@ -37,11 +38,21 @@ type Follower struct {
 	// maxBlocks bounds the blocks handled by one Poll, so a long catch-up
 	// does not starve the actor's mailbox.
 	maxBlocks uint64
+	metrics   Metrics
 }
 
 // NewFollower returns the follower of net.
 func NewFollower(net *Network, store FollowerStore, clock Clock, log *slog.Logger) *Follower {
-	return &Follower{net: net, store: store, clock: clock, log: log.With("network", net.Name), maxBlocks: 64}
+	return &Follower{net: net, store: store, clock: clock, log: log.With("network", net.Name), maxBlocks: 64, metrics: NopMetrics{}}
+}
+
+// SetMetrics makes the follower report heads, reorgs and the outcomes of
+// mined transactions to m (NopMetrics when nil).
+func (f *Follower) SetMetrics(m Metrics) {
+	if m == nil {
+		m = NopMetrics{}
+	}
+	f.metrics = m
 }
 
 // PollResult tells the watcher what a Poll did.
@@ -72,6 +83,7 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 		return res, fmt.Errorf("head: %w", err)
 	}
 	res.Head = head.Number.Uint64()
+	f.metrics.Head(f.net.Name, res.Head, time.Unix(int64(head.Time), 0))
 	cursor, ok, err := f.store.Cursor(ctx, f.net.Name)
 	if err != nil {
 		return res, err
@@ -164,6 +176,7 @@ func (f *Follower) checkCursor(ctx context.Context, cursor, head uint64, res *Po
 	}
 	res.Depth = cursor - fork
 	res.Reorged = ids
+	f.metrics.Reorg(f.net.Name, res.Depth)
 	f.log.Warn("processed blocks left the chain; their transactions are pending again",
 		"cursor", cursor, "head", head, "fork", fork, "depth", res.Depth, "accounts", len(ids))
 	return fork, nil
@@ -218,6 +231,13 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 	}
 	if err := f.store.MarkMined(ctx, outcomes); err != nil {
 		return nil, nil, err
+	}
+	for i, m := range outcomes {
+		if m.Status == StatusCompleted {
+			f.metrics.TxCompleted(txs[i].AccountID, f.net.Name, m.Ended.Sub(txs[i].Created))
+		} else {
+			f.metrics.TxFailed(txs[i].AccountID, f.net.Name, m.Error.Code)
+		}
 	}
 	return accounts, ids, nil
 }

@@ -53,7 +53,21 @@ type Sender struct {
 	// failed collects the ids of the transactions this sender failed since
 	// the last TakeFailed: their dependents must be resolved.
 	failed []string
+
+	metrics Metrics
+	// load is what was last reported to metrics.AccountLoad, so that the
+	// next report sends deltas; countedAt is when queued was last counted
+	// in the store.
+	load      accountLoad
+	countedAt time.Time
 }
+
+// accountLoad is an account's queue depth and in-flight count.
+type accountLoad struct{ queued, inFlight int }
+
+// queueCountEvery bounds how often a Sender counts its queue in the store
+// for the queue depth gauge; in between it tracks the count itself.
+const queueCountEvery = time.Second
 
 // WithConditions makes the sender hold back transactions whose
 // dependencies or awaited balance are not there yet.
@@ -70,15 +84,19 @@ func (s *Sender) TakeFailed() []string {
 	return f
 }
 
-// fail marks tx failed and remembers it for TakeFailed.
-func (s *Sender) fail(ctx context.Context, id string, txErr *TxError) error {
+// fail marks tx (queued: new) failed, remembers it for TakeFailed and
+// counts it.
+func (s *Sender) fail(ctx context.Context, id string, txErr *TxError, load *accountLoad) error {
 	if err := s.store.MarkFailed(ctx, id, txErr, s.clock.Now()); err != nil {
 		if errors.Is(err, ErrConflict) {
-			return nil // cancelled meanwhile
+			load.queued-- // cancelled meanwhile
+			return nil
 		}
 		return err
 	}
+	load.queued--
 	s.failed = append(s.failed, id)
+	s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
 	return nil
 }
 
@@ -88,7 +106,49 @@ func NewSender(account *Account, net *Network, store SenderStore, signer Signer,
 		account: account, net: net, store: store, signer: signer, clock: clock,
 		log:              log.With("account", account.ID, "network", net.Name),
 		rebroadcastAfter: 30 * time.Second,
+		metrics:          NopMetrics{},
 	}
+}
+
+// SetMetrics makes the sender report to m (NopMetrics when nil).
+func (s *Sender) SetMetrics(m Metrics) {
+	if m == nil {
+		m = NopMetrics{}
+	}
+	s.metrics = m
+}
+
+// reportLoad sends the change of the account's load since the last report.
+func (s *Sender) reportLoad(l accountLoad) {
+	l.queued, l.inFlight = max(l.queued, 0), max(l.inFlight, 0)
+	if l != s.load {
+		s.metrics.AccountLoad(s.account.ID, s.net.Name, l.queued-s.load.queued, l.inFlight-s.load.inFlight)
+		s.load = l
+	}
+}
+
+// ForgetLoad withdraws the account's load from the gauges; the actor calls
+// it when it stops, since nobody reports for the account until it runs again.
+func (s *Sender) ForgetLoad() { s.reportLoad(accountLoad{}) }
+
+// countQueue recounts the account's queue in the store, at most once per
+// queueCountEvery, when the store can; between counts the sender's own
+// bookkeeping stands.
+func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
+	qc, ok := s.store.(QueueCounter)
+	if !ok {
+		return
+	}
+	now := s.clock.Now()
+	if !s.countedAt.IsZero() && now.Sub(s.countedAt) < queueCountEvery {
+		return
+	}
+	n, err := qc.CountQueued(ctx, s.account.ID, s.net.Name)
+	if err != nil {
+		s.log.Warn("count queued transactions for metrics", "err", err)
+		return
+	}
+	load.queued, s.countedAt = n, now
 }
 
 // Accept stores txs durably (status new) in one database transaction.
@@ -96,6 +156,8 @@ func (s *Sender) Accept(ctx context.Context, txs []*Transaction) error {
 	if err := s.store.InsertTransactions(ctx, txs); err != nil {
 		return fmt.Errorf("accept %d transactions: %w", len(txs), err)
 	}
+	s.metrics.TxAccepted(s.account.ID, s.net.Name, len(txs))
+	s.reportLoad(accountLoad{queued: s.load.queued + len(txs), inFlight: s.load.inFlight})
 	return nil
 }
 
@@ -144,6 +206,16 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pump: in flight: %w", err)
 	}
+	// The load as this pump leaves it: submit moves transactions from the
+	// queue to in flight.
+	load := accountLoad{queued: s.load.queued, inFlight: len(inflight)}
+	defer func() {
+		s.countQueue(ctx, &load)
+		s.reportLoad(load)
+		if s.synced {
+			s.metrics.NextNonce(s.account.ID, s.net.Name, s.next)
+		}
+	}()
 	if err := s.unstick(ctx, inflight); err != nil {
 		return 0, err
 	}
@@ -166,7 +238,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 					return done, err
 				}
 				if v == Fail {
-					if err := s.fail(ctx, tx.ID, txErr); err != nil {
+					if err := s.fail(ctx, tx.ID, txErr, &load); err != nil {
 						return done, err
 					}
 					done, again = done+1, true
@@ -187,7 +259,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 				}
 				fees = &q
 			}
-			if err := s.submit(ctx, tx, *fees); err != nil {
+			if err := s.submit(ctx, tx, *fees, &load); err != nil {
 				return done, err
 			}
 			done++
@@ -233,7 +305,8 @@ func (s *Sender) fees(ctx context.Context) (feeQuote, error) {
 }
 
 // submit estimates, assigns the nonce, signs, persists and broadcasts tx.
-func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) error {
+// It updates load as the transaction leaves the queue.
+func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote, load *accountLoad) error {
 	value := tx.Value
 	if value == nil {
 		value = new(big.Int)
@@ -244,7 +317,7 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) err
 		if txErr := estimateFailure(err); txErr != nil {
 			// The transaction can not succeed now: fail it before a nonce is taken.
 			s.log.Info("transaction fails estimation", "tx", tx.ID, "code", txErr.Code, "reason", txErr.Message)
-			return s.fail(ctx, tx.ID, txErr)
+			return s.fail(ctx, tx.ID, txErr, load)
 		}
 		return fmt.Errorf("estimate gas of %s: %w", tx.ID, err)
 	}
@@ -277,15 +350,19 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) err
 	if err := s.store.MarkSubmitted(ctx, tx); err != nil {
 		if errors.Is(err, ErrConflict) {
 			// Cancelled meanwhile: the nonce was not used.
+			load.queued--
 			return nil
 		}
 		return fmt.Errorf("persist signed %s: %w", tx.ID, err)
 	}
 	s.next = nonce + 1
+	load.queued--
 
 	kind := ClassifyNodeError(s.net.Chain.SendTransaction(ctx, signed))
 	switch {
 	case kind == NodeOK || kind == NodeAlreadyKnown:
+		load.inFlight++
+		s.metrics.TxSubmitted(s.account.ID, s.net.Name)
 		return nil
 	case kind == NodeNonceTooLow:
 		// Our nonce is behind the chain (the key was used elsewhere): the node
@@ -293,6 +370,7 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) err
 		s.synced = false
 		s.next = nonce
 		s.log.Warn("nonce too low; requeued and resyncing", "tx", tx.ID, "nonce", nonce)
+		load.queued++
 		return s.store.ReleaseNonce(ctx, tx.ID, nil, now)
 	case kind.CertainlyRejected():
 		// Nothing later was assigned yet (we broadcast before assigning the
@@ -307,10 +385,13 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote) err
 			return err
 		}
 		s.failed = append(s.failed, tx.ID)
+		s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
 		return nil
 	default:
 		// Unknown outcome: counts as sent; re-broadcast until the chain settles it.
 		s.log.Warn("broadcast outcome unknown; will re-broadcast", "tx", tx.ID, "kind", kind)
+		load.inFlight++
+		s.metrics.TxSubmitted(s.account.ID, s.net.Name)
 		return nil
 	}
 }

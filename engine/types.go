@@ -19,7 +19,8 @@ type User struct {
 	CallbackSecret string
 	Created        time.Time
 	// Limits are the per-user rate limits an operator set; nil means the
-	// service defaults apply.
+	// service defaults apply. A zero field means the configured default for
+	// that window.
 	Limits *RateLimits
 	// Idempotency, when set on a user passed to CreateUser, is stored in
 	// the same database transaction. Stores never fill it on reads.

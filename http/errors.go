@@ -61,7 +61,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	status := httpStatus(detail.Code)
 	if status >= 500 {
 		s.log.ErrorContext(c.Request.Context(), "request failed",
-			"request_id", requestID(c), "method", c.Request.Method, "route", c.FullPath(),
+			"method", c.Request.Method, "route", c.FullPath(),
 			"code", detail.Code, "error", err.Error())
 	}
 	if detail.Code == engine.CodeUnauthenticated && c.Writer.Header().Get("WWW-Authenticate") == "" {

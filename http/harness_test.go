@@ -16,7 +16,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/prom"
 )
 
 // testEnv is a server on fakes with two users: alice (an operator with a
@@ -29,6 +32,8 @@ type testEnv struct {
 	server *Server
 	logs   *bytes.Buffer
 	now    time.Time
+	// registry holds the Prometheus metrics the server reports to.
+	registry *prometheus.Registry
 
 	alice, bob               *engine.User
 	aliceToken, bobToken     string
@@ -89,13 +94,21 @@ func newTestEnv(t *testing.T) *testEnv {
 		balances: map[common.Address]*big.Int{env.aliceAcct.Address: big.NewInt(12345)},
 	}
 	logger := slog.New(slog.NewTextHandler(env.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	env.server = NewServer(Config{}, Deps{
+	env.registry = prometheus.NewRegistry()
+	metrics, err := prom.New(env.registry, prom.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Generous limits: the tests send many requests at one fixed instant;
+	// the rate-limit tests install their own limiter (withLimiter).
+	env.server = NewServer(Config{RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30}}, Deps{
 		Store:    store,
 		Sealer:   sealer,
 		Networks: map[string]*engine.Network{"dev": {Name: "dev", ChainID: big.NewInt(1337), Chain: env.chain}},
 		Engine:   env.engine,
 		Clock:    fixedClock{testNow},
 		Logger:   logger,
+		Metrics:  metrics, MetricsHandler: prom.Handler(env.registry),
 	})
 	return env
 }

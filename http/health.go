@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -79,8 +80,11 @@ func (s *Server) Ready(ctx context.Context) map[string]string {
 			if nw.Chain == nil {
 				return errors.New("no client")
 			}
-			_, err := nw.Chain.HeaderByNumber(ctx, nil)
-			return err
+			head, err := nw.Chain.HeaderByNumber(ctx, nil)
+			if err != nil {
+				return err
+			}
+			return s.checkHeadAge(head.Time)
 		}})
 	}
 	results := make(map[string]string, len(checks))
@@ -104,10 +108,34 @@ func (s *Server) Ready(ctx context.Context) map[string]string {
 	return results
 }
 
+// errStaleHead is the reason of a network whose latest block is too old.
+type errStaleHead struct{ age, max time.Duration }
+
+func (e errStaleHead) Error() string {
+	return fmt.Sprintf("latest block is %s old (more than %s): the node is not following the chain", e.age, e.max)
+}
+
+// checkHeadAge fails when MaxHeadAge is set and the head's timestamp
+// (Unix seconds) is older than that.
+func (s *Server) checkHeadAge(headTime uint64) error {
+	if s.cfg.MaxHeadAge <= 0 {
+		return nil
+	}
+	age := s.clock.Now().Sub(time.Unix(int64(headTime), 0)).Truncate(time.Second)
+	if age > s.cfg.MaxHeadAge {
+		return errStaleHead{age: age, max: s.cfg.MaxHeadAge}
+	}
+	return nil
+}
+
 // readyReason is a short reason for a failed check, without node URLs.
 func (s *Server) readyReason(ctx context.Context, err error) string {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Sprintf("no answer within %s", s.cfg.ReadyTimeout)
+	}
+	var stale errStaleHead
+	if errors.As(err, &stale) {
+		return stale.Error()
 	}
 	return nodeReason(err)
 }

@@ -36,6 +36,7 @@ func (s *Server) commonHeaders(c *gin.Context) {
 		id = uuid.NewString()
 	}
 	c.Set(keyRequestID, id)
+	c.Request = c.Request.WithContext(withRequestID(c.Request.Context(), id))
 	h := c.Writer.Header()
 	h.Set("X-Request-Id", id)
 	h.Set("X-API-Version", s.cfg.Version)
@@ -73,7 +74,6 @@ func (s *Server) accessLog(c *gin.Context) {
 		"route", route,
 		"status", c.Writer.Status(),
 		"duration", time.Since(start),
-		"request_id", requestID(c),
 	}
 	if u := currentUser(c); u != nil {
 		attrs = append(attrs, "user", u.ID)
@@ -93,7 +93,7 @@ func (s *Server) recovery(c *gin.Context) {
 			panic(rec)
 		}
 		s.log.ErrorContext(c.Request.Context(), "panic serving request",
-			"request_id", requestID(c), "method", c.Request.Method, "route", c.FullPath(),
+			"method", c.Request.Method, "route", c.FullPath(),
 			"panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
 		if c.Writer.Written() {
 			c.Abort()
@@ -122,11 +122,15 @@ func tooLarge(limit int64) *engine.Error {
 	return engine.Errorf(engine.CodePayloadTooLarge, "", "request body exceeds %d bytes", limit)
 }
 
-// refuseWhenDraining answers 503 once Drain was called.
+// refuseWhenDraining answers 503 once Drain was called, with Connection:
+// close so that clients stop reusing their connections. These expected
+// refusals are not logged as errors (the access log still has them).
 func (s *Server) refuseWhenDraining(c *gin.Context) {
 	if s.draining.Load() {
 		c.Header("Connection", "close")
-		s.fail(c, unavailable("the service is shutting down"))
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{
+			Code: engine.CodeUnavailable, Message: "the service is shutting down",
+		}})
 		return
 	}
 	c.Next()

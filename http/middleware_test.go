@@ -58,7 +58,7 @@ func TestAuthentication(t *testing.T) {
 	})
 }
 
-var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/openapi.json": true}
+var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/openapi.json": true, "/metrics": true}
 
 func TestCommonHeadersOnEveryResponse(t *testing.T) {
 	env := newTestEnv(t)

@@ -76,6 +76,11 @@ type Config struct {
 	// PublicSupply serves GET /tokens/{network}/{address}/supply and
 	// /circulating without authentication, for market-data aggregators.
 	PublicSupply bool
+	// RateLimit sets the per-user request limits (ratelimit.go).
+	RateLimit RateLimitConfig
+	// MaxHeadAge makes /readyz report a network whose latest block is
+	// older than this as not ready (a stuck node); 0 disables the check.
+	MaxHeadAge time.Duration
 }
 
 // DefaultConfig returns the defaults: 1 MiB bodies, API version 1.2.1,
@@ -124,6 +129,10 @@ type Deps struct {
 	Clock engine.Clock
 	// Logger defaults to a logger that discards.
 	Logger *slog.Logger
+	// Metrics receives HTTP measurements (metrics.go); nil discards them.
+	Metrics Metrics
+	// MetricsHandler serves GET /metrics; nil answers 404 there.
+	MetricsHandler http.Handler
 }
 
 // Server is the HTTP API. Create it with NewServer and serve Handler().
@@ -139,6 +148,10 @@ type Server struct {
 	draining atomic.Bool
 	// idemLocks serialises requests with the same user and Idempotency-Key.
 	idemLocks keyedMutex
+
+	limiter        *limiter
+	metrics        Metrics
+	metricsHandler http.Handler
 }
 
 // NewServer builds the server and registers its routes.
@@ -161,6 +174,12 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = slog.New(requestIDHandler{s.log.Handler()})
+	s.limiter = newLimiter(s.cfg.RateLimit, s.clock)
+	s.metrics, s.metricsHandler = deps.Metrics, deps.MetricsHandler
+	if s.metrics == nil {
+		s.metrics = nopMetrics{}
 	}
 	if s.networks == nil {
 		s.networks = map[string]*engine.Network{}
@@ -187,15 +206,16 @@ func (s *Server) routes() *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 
-	r.Use(s.commonHeaders, s.accessLog, s.recovery, s.limitBody)
+	r.Use(s.observe, s.commonHeaders, s.accessLog, s.recovery, s.limitBody)
 	r.NoRoute(s.noRoute)
 	r.NoMethod(s.noMethod)
 
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPI)
+	r.GET("/metrics", s.serveMetrics)
 
-	api := r.Group("/", s.refuseWhenDraining, s.authenticate)
+	api := r.Group("/", s.refuseWhenDraining, s.authenticate, s.rateLimit)
 	api.GET("/accounts", s.listAccounts)
 	api.POST("/accounts", s.idempotent, s.createAccount)
 	api.GET("/accounts/default", s.defaultAccount)

@@ -45,6 +45,8 @@ type Config struct {
 	CheckEvery time.Duration
 	// Conditions holds back transactions with dependsOn or waitForAsset.
 	Conditions *engine.Conditions
+	// Metrics receives the Sender's measurements; nil discards them.
+	Metrics engine.Metrics
 }
 
 // Key names the actor of an account on a network.
@@ -93,6 +95,7 @@ func (a *Actor) Receive(c actor.Context) {
 		// State is rebuilt from the database on the restart's Started; the
 		// Submits not yet committed go to the new incarnation, which answers
 		// their senders.
+		a.forgetLoad()
 		a.sender = nil
 		for _, p := range a.buffer {
 			c.RequestWithCustomSender(c.Self(), &Submit{Tx: p.tx}, p.replyTo)
@@ -106,6 +109,7 @@ func (a *Actor) Receive(c actor.Context) {
 			a.cancel()
 		}
 	case *actor.Stopping:
+		a.forgetLoad()
 		a.failBuffer(c, engine.Errorf(engine.CodeUnavailable, "", "account actor stopping"))
 		if a.retry != nil {
 			a.retry.Stop()
@@ -220,7 +224,16 @@ func (a *Actor) getSender() (*engine.Sender, error) {
 		return nil, fmt.Errorf("load account %s: %w", a.accountID, err)
 	}
 	a.sender = engine.NewSender(acct, a.net, a.cfg.Store, a.cfg.Signer, a.cfg.Clock, a.cfg.Log).WithConditions(a.cfg.Conditions)
+	a.sender.SetMetrics(a.cfg.Metrics)
 	return a.sender, nil
+}
+
+// forgetLoad withdraws the account's queue depth and in-flight count from
+// the gauges when the actor stops or restarts: only running actors report.
+func (a *Actor) forgetLoad() {
+	if a.sender != nil {
+		a.sender.ForgetLoad()
+	}
 }
 
 // resolve wakes the accounts of the dependents of the transactions this

@@ -49,6 +49,8 @@ type Config struct {
 	// only (every Network.PollInterval). Each incarnation of the actor
 	// starts its own and closes it when it stops.
 	NewHeads func() Heads
+	// Metrics receives heads, reorgs and outcomes; nil discards them.
+	Metrics engine.Metrics
 }
 
 // Props returns the props of the watcher of cfg.Network.
@@ -76,6 +78,7 @@ func (a *Actor) Receive(c actor.Context) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		a.follower = engine.NewFollower(a.cfg.Network, a.cfg.Store, a.cfg.Clock, a.cfg.Log)
+		a.follower.SetMetrics(a.cfg.Metrics)
 		if a.cfg.NewHeads != nil {
 			a.heads = a.cfg.NewHeads()
 		}

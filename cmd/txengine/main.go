@@ -17,12 +17,18 @@ import (
 const usage = `txengine: an HTTP API in front of Ethereum-style chains.
 
 Usage:
-  txengine serve [--config FILE]   run the service (default command)
+  txengine serve [--config FILE]                  run the service (default command)
+  txengine migrate [--config FILE]                apply the store's schema migrations
+  txengine users create [--admin] [--config FILE] create a user (an operator with --admin)
+                                                  with a default account; print its token
   txengine token deploy --network NAME --name NAME --symbol SYMBOL --supply WEI [--config FILE]
-                                   deploy the built-in ERC-20 with the network's faucet key,
-                                   supply to the operator's default account, registered to
-                                   the operator (run while the service is stopped)
-  txengine help                    show this help
+                                                  deploy the built-in ERC-20 with the network's
+                                                  faucet key, supply to the operator's default
+                                                  account, registered to the operator (run it
+                                                  while the service is stopped)
+  txengine help                                   show this help
+
+Run "txengine COMMAND --help" for the flags of a command.
 
 With no configuration, serve runs the embedded default: an embedded store and
 an in-process dev chain (network "dev") with a faucet and a demo ERC-20, all
@@ -47,7 +53,9 @@ func main() {
 // run dispatches the subcommand.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		cmd = "help"
+	} else if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -65,6 +73,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return serve(ctx, *configPath, stdout, stderr, getenv)
 	case "token":
 		return tokenCmd(ctx, args, stdout, stderr, getenv)
+	case "migrate":
+		return migrate(ctx, args, stdout, stderr, getenv)
+	case "users":
+		return users(ctx, args, stdout, stderr, getenv)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

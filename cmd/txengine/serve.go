@@ -19,15 +19,16 @@ import (
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/txengine/txengine/actors"
 	"github.com/txengine/txengine/config"
 	"github.com/txengine/txengine/contracts"
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
+	"github.com/txengine/txengine/engine/prom"
 	apihttp "github.com/txengine/txengine/http"
 	"github.com/txengine/txengine/internal/provision"
-	"github.com/txengine/txengine/persistence/sqlite"
 )
 
 // serve runs the service until ctx is cancelled, then shuts down in reverse
@@ -38,11 +39,29 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		return err
 	}
 	log := newLogger(cfg.Log, stderr)
-	store, sealer, err := openStore(ctx, cfg)
+	var watchdog *time.Timer // runs from the shutdown signal to the last deferred close
+	defer func() {
+		if watchdog != nil {
+			watchdog.Stop()
+		}
+	}()
+	sealer, err := loadSealer(cfg)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := store.Close(); err != nil {
+			log.Error("closing store", "err", err)
+		}
+	}()
+	reg, metrics, err := newMetrics(cfg)
+	if err != nil {
+		return err
+	}
 
 	nets, err := startNetworks(ctx, cfg)
 	if err != nil {
@@ -53,6 +72,9 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 			log.Error("closing networks", "err", err)
 		}
 	}()
+	for name, n := range nets.byName {
+		n.Chain = metrics.InstrumentChain(name, n.Chain)
+	}
 
 	op, err := bootstrap(ctx, store, sealer, nets, cfg.DataDir, log)
 	if err != nil {
@@ -62,16 +84,27 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	sys, err := actors.Start(ctx, actors.Config{
 		Store: store, Signer: sealer, Clock: engine.SystemClock{}, Log: log,
 		Networks: nets.byName, Faucets: nets.faucets, NewHeads: newHeads(log),
-		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch,
+		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch, Metrics: metrics,
 	})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
 	defer sys.Close()
 
-	api := apihttp.NewServer(apihttp.Config{AllowPrivateCallbacks: true}, apihttp.Deps{
+	api := apihttp.NewServer(apihttp.Config{
+		AllowPrivateCallbacks: true, MaxHeadAge: cfg.Health.MaxHeadAge,
+		RateLimit: apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour},
+	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
+		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, reg),
 	})
+	if cfg.Metrics.Listen != "" {
+		ms, err := startMetricsServer(cfg.Metrics.Listen, prom.Handler(reg), log)
+		if err != nil {
+			return err
+		}
+		defer ms.Shutdown(context.Background())
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -92,9 +125,15 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	case err := <-errc:
 		return fmt.Errorf("http server: %w", err)
 	}
-	log.Info("shutting down")
+	// Shutdown: refuse new API requests (503), let the accepted ones
+	// finish (their transactions are committed before they answer), then
+	// the deferred closes stop the actors, the networks and the store. Half
+	// the budget goes to HTTP; the watchdog bounds the whole.
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	watchdog = startWatchdog(cfg.ShutdownTimeout, log)
 	api.Drain()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	time.Sleep(drainGrace(cfg.ShutdownTimeout))
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout/2)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("http shutdown", "err", err)
@@ -102,36 +141,20 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	return nil
 }
 
-// openStore creates the data dir, loads (or creates) the master key and
-// opens the embedded store.
-func openStore(ctx context.Context, cfg config.Config) (*sqlite.Store, *engine.KeySealer, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("data dir: %w", err)
+// mainListenerMetrics is the /metrics handler of the API listener: nil
+// (404 there) when metrics have their own listen address.
+func mainListenerMetrics(cfg config.Config, reg *prometheus.Registry) nethttp.Handler {
+	if cfg.Metrics.Listen != "" {
+		return nil
 	}
-	masterKey := cfg.MasterKeyBytes()
-	if masterKey == nil {
-		var err error
-		if masterKey, err = loadOrCreateSecret(filepath.Join(cfg.DataDir, "master.key"), engine.MasterKeySize); err != nil {
-			return nil, nil, fmt.Errorf("master key: %w", err)
-		}
-	}
-	sealer, err := engine.NewKeySealer(masterKey)
-	clear(masterKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "txengine.db"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("open store: %w", err)
-	}
-	return store, sealer, nil
+	return prom.Handler(reg)
 }
 
 // bootstrap makes sure the operator user exists with a default account and
 // a token in <dataDir>/operator.token, that its default account has gas on
 // every network with a faucet, and, on the embedded dev chain, that the demo
 // token is deployed and registered to it.
-func bootstrap(ctx context.Context, store *sqlite.Store, sealer *engine.KeySealer, nets *networks, dataDir string, log *slog.Logger) (*provision.Operator, error) {
+func bootstrap(ctx context.Context, store engine.Store, sealer *engine.KeySealer, nets *networks, dataDir string, log *slog.Logger) (*provision.Operator, error) {
 	op, err := provision.EnsureOperator(ctx, store, sealer, filepath.Join(dataDir, "operator.token"))
 	if err != nil {
 		return nil, err
@@ -165,7 +188,7 @@ var demoSupply = new(big.Int).Mul(big.NewInt(1_000_000), new(big.Int).Exp(big.Ne
 // ensureDemoToken deploys the demo ERC-20 (supply to the operator's default
 // account) with the dev chain's faucet key and registers it to the
 // operator, unless a live one is registered already.
-func ensureDemoToken(ctx context.Context, store *sqlite.Store, dev *engine.Network, faucet *engine.Faucet, op *provision.Operator, log *slog.Logger) error {
+func ensureDemoToken(ctx context.Context, store engine.Store, dev *engine.Network, faucet *engine.Faucet, op *provision.Operator, log *slog.Logger) error {
 	if ok, err := provision.HasLiveToken(ctx, store, dev, op.User.ID); err != nil || ok {
 		return err
 	}
@@ -188,7 +211,7 @@ const systemNFTName = "System NFT"
 // operator as an erc721 contract; it returns its address. As for the demo
 // token, a deployment lost with the chain's newest blocks (hard kill) is
 // made again by the same key and nonce, at the same address.
-func ensureSystemNFT(ctx context.Context, store *sqlite.Store, dev *engine.Network, faucet *engine.Faucet, op *provision.Operator, log *slog.Logger) (common.Address, error) {
+func ensureSystemNFT(ctx context.Context, store engine.Store, dev *engine.Network, faucet *engine.Faucet, op *provision.Operator, log *slog.Logger) (common.Address, error) {
 	existing, err := store.ListContracts(ctx, engine.ContractFilter{Owner: op.User.ID, Network: dev.Name, Types: []string{engine.TypeERC721}})
 	if err != nil {
 		return common.Address{}, err

@@ -51,7 +51,11 @@ func tokenCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		return err
 	}
-	store, sealer, err := openStore(ctx, cfg)
+	sealer, err := loadSealer(cfg)
+	if err != nil {
+		return err
+	}
+	store, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/txengine/txengine/config"
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/postgres"
+	"github.com/txengine/txengine/persistence/sqlite"
+)
+
+// openStore opens the store cfg selects, applying pending migrations:
+// PostgreSQL when database.url is set, else the embedded store in the data
+// dir (created if needed).
+func openStore(ctx context.Context, cfg config.Config) (engine.Store, error) {
+	if cfg.Database.URL != "" {
+		s, err := postgres.Open(ctx, cfg.Database.URL)
+		if err != nil {
+			// The URL may hold a password: name the store, not the URL.
+			return nil, fmt.Errorf("open PostgreSQL store (database.url): %w", err)
+		}
+		return s, nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	s, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "txengine.db"))
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return s, nil
+}
+
+// loadSealer returns the key sealer of the configured master key, or of the
+// one generated once into <dataDir>/master.key.
+func loadSealer(cfg config.Config) (*engine.KeySealer, error) {
+	masterKey := cfg.MasterKeyBytes()
+	if masterKey == nil {
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		var err error
+		if masterKey, err = loadOrCreateSecret(filepath.Join(cfg.DataDir, "master.key"), engine.MasterKeySize); err != nil {
+			return nil, fmt.Errorf("master key: %w", err)
+		}
+	}
+	defer clear(masterKey)
+	return engine.NewKeySealer(masterKey)
+}

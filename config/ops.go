@@ -1,0 +1,111 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Metrics configures the Prometheus metrics.
+type Metrics struct {
+	// Listen is a separate listen address for GET /metrics
+	// (TXENGINE_METRICS_LISTEN); empty serves /metrics on Listen.
+	Listen string `yaml:"listen"`
+	// MaxAccounts is how many accounts get their own series; the rest
+	// share account="other" (TXENGINE_METRICS_MAX_ACCOUNTS). 0: none.
+	MaxAccounts int `yaml:"maxAccounts"`
+}
+
+// RateLimit is the default per-user request limits; operators are exempt
+// and an operator may set per-user overrides.
+type RateLimit struct {
+	// PerSecond is requests per second (TXENGINE_RATE_LIMIT_PER_SECOND).
+	PerSecond int `yaml:"perSecond"`
+	// PerHour is requests per hour (TXENGINE_RATE_LIMIT_PER_HOUR).
+	PerHour int `yaml:"perHour"`
+}
+
+// Health configures /readyz.
+type Health struct {
+	// MaxHeadAge makes a network whose latest block is older than this not
+	// ready (TXENGINE_MAX_HEAD_AGE); 0 disables the check.
+	MaxHeadAge time.Duration `yaml:"maxHeadAge"`
+}
+
+// opsDefaults sets the defaults of the operational settings.
+func (c *Config) opsDefaults() {
+	c.Metrics = Metrics{MaxAccounts: 1000}
+	c.RateLimit = RateLimit{PerSecond: 10, PerHour: 3600}
+	c.Health = Health{MaxHeadAge: 2 * time.Minute}
+	c.ShutdownTimeout = 15 * time.Second
+}
+
+// applyOpsEnv applies the TXENGINE_* overrides of the operational settings.
+func (c *Config) applyOpsEnv(getenv func(string) string) error {
+	if v := getenv("TXENGINE_METRICS_LISTEN"); v != "" {
+		c.Metrics.Listen = v
+	}
+	ints := []struct {
+		key string
+		p   *int
+	}{
+		{"TXENGINE_METRICS_MAX_ACCOUNTS", &c.Metrics.MaxAccounts},
+		{"TXENGINE_RATE_LIMIT_PER_SECOND", &c.RateLimit.PerSecond},
+		{"TXENGINE_RATE_LIMIT_PER_HOUR", &c.RateLimit.PerHour},
+	}
+	for _, e := range ints {
+		if v := getenv(e.key); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not an integer", e.key, v)
+			}
+			*e.p = n
+		}
+	}
+	durations := []struct {
+		key string
+		p   *time.Duration
+	}{
+		{"TXENGINE_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout},
+		{"TXENGINE_MAX_HEAD_AGE", &c.Health.MaxHeadAge},
+	}
+	for _, e := range durations {
+		if v := getenv(e.key); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a duration (e.g. 500ms, 2s)", e.key, v)
+			}
+			*e.p = d
+		}
+	}
+	return nil
+}
+
+// validateOps checks the operational settings and names the first bad key.
+func (c *Config) validateOps() error {
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			return fmt.Errorf("metrics.listen: %q is not host:port: %w", c.Metrics.Listen, err)
+		}
+		if c.Metrics.Listen == c.Listen {
+			return fmt.Errorf("metrics.listen: %q is the API's listen address; leave it empty to serve /metrics there", c.Metrics.Listen)
+		}
+	}
+	if c.Metrics.MaxAccounts < 0 || c.Metrics.MaxAccounts > 100_000 {
+		return fmt.Errorf("metrics.maxAccounts: must be between 0 and 100000, got %d", c.Metrics.MaxAccounts)
+	}
+	if c.RateLimit.PerSecond < 1 {
+		return fmt.Errorf("rateLimit.perSecond: must be at least 1, got %d", c.RateLimit.PerSecond)
+	}
+	if c.RateLimit.PerHour < 1 {
+		return fmt.Errorf("rateLimit.perHour: must be at least 1, got %d", c.RateLimit.PerHour)
+	}
+	if c.Health.MaxHeadAge < 0 {
+		return fmt.Errorf("health.maxHeadAge: must not be negative")
+	}
+	if c.ShutdownTimeout < time.Second || c.ShutdownTimeout > 10*time.Minute {
+		return fmt.Errorf("shutdownTimeout: must be between 1s and 10m, got %s", c.ShutdownTimeout)
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package config
+
+import (
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExampleLoadsAsDefaults: the example file is valid and says exactly
+// the defaults, but for its one example network (by default there is none:
+// the embedded dev chain runs).
+func TestExampleLoadsAsDefaults(t *testing.T) {
+	cfg, err := Load("txengine.example.yaml", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	if len(cfg.Networks) != 1 {
+		t.Fatalf("example has %d networks, want the one that documents the keys", len(cfg.Networks))
+	}
+	cfg.Networks = nil
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("example differs from the defaults:\n got %+v\nwant %+v", cfg, want)
+	}
+}
+
+// TestExampleNamesEveryKey: every yaml key of Config appears in the example
+// (set, or in a comment for list entries), with a comment above it.
+func TestExampleNamesEveryKey(t *testing.T) {
+	raw, err := os.ReadFile("txengine.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	var walk func(typ reflect.Type, path string)
+	walk = func(typ reflect.Type, path string) {
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if key == "" || key == "-" {
+				continue
+			}
+			if !regexp.MustCompile(`(?m)^[ #]*(- )?` + regexp.QuoteMeta(key) + `:`).MatchString(text) {
+				t.Errorf("key %s%s is not in the example", path, key)
+			}
+			ft := f.Type
+			if ft.Kind() == reflect.Slice {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && ft != reflect.TypeOf(time.Time{}) {
+				walk(ft, path+key+".")
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "")
+}
+
+func TestOpsSettings(t *testing.T) {
+	cfg, err := Load("", env(map[string]string{
+		"TXENGINE_METRICS_LISTEN": "127.0.0.1:9100", "TXENGINE_METRICS_MAX_ACCOUNTS": "5",
+		"TXENGINE_RATE_LIMIT_PER_SECOND": "20", "TXENGINE_RATE_LIMIT_PER_HOUR": "100",
+		"TXENGINE_SHUTDOWN_TIMEOUT": "3s", "TXENGINE_MAX_HEAD_AGE": "0s",
+		"TXENGINE_DATABASE_URL": "postgres://u@localhost/txengine",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Metrics.Listen != "127.0.0.1:9100" || cfg.Metrics.MaxAccounts != 5 || cfg.RateLimit.PerSecond != 20 ||
+		cfg.RateLimit.PerHour != 100 || cfg.ShutdownTimeout != 3*time.Second || cfg.Health.MaxHeadAge != 0 ||
+		cfg.Database.URL != "postgres://u@localhost/txengine" {
+		t.Fatalf("env not applied: %+v", cfg)
+	}
+	d := Default()
+	if d.RateLimit.PerSecond != 10 || d.RateLimit.PerHour != 3600 || d.ShutdownTimeout != 15*time.Second || d.Metrics.MaxAccounts != 1000 {
+		t.Fatalf("defaults: %+v", d)
+	}
+	for _, tt := range []struct {
+		env map[string]string
+		key string
+	}{
+		{map[string]string{"TXENGINE_METRICS_LISTEN": "nowhere"}, "metrics.listen"},
+		{map[string]string{"TXENGINE_METRICS_LISTEN": "127.0.0.1:8080"}, "metrics.listen"},
+		{map[string]string{"TXENGINE_METRICS_MAX_ACCOUNTS": "-1"}, "metrics.maxAccounts"},
+		{map[string]string{"TXENGINE_RATE_LIMIT_PER_SECOND": "0"}, "rateLimit.perSecond"},
+		{map[string]string{"TXENGINE_RATE_LIMIT_PER_HOUR": "many"}, "TXENGINE_RATE_LIMIT_PER_HOUR"},
+		{map[string]string{"TXENGINE_RATE_LIMIT_PER_HOUR": "0"}, "rateLimit.perHour"},
+		{map[string]string{"TXENGINE_SHUTDOWN_TIMEOUT": "1h"}, "shutdownTimeout"},
+		{map[string]string{"TXENGINE_SHUTDOWN_TIMEOUT": "soon"}, "TXENGINE_SHUTDOWN_TIMEOUT"},
+		{map[string]string{"TXENGINE_MAX_HEAD_AGE": "-1s"}, "health.maxHeadAge"},
+		{map[string]string{"TXENGINE_DATABASE_URL": "mysql://x"}, "database.url"},
+	} {
+		_, err := Load("", env(tt.env))
+		if err == nil || !strings.HasPrefix(err.Error(), tt.key) {
+			t.Errorf("env %v: err = %v, want it to start with %q", tt.env, err, tt.key)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Metrics receives the measurements of the engine: what the account actors'
+// Senders and the watchers' Followers observe. It is declared here, free of
+// any metrics library; engine/prom implements it on Prometheus, and
+// NopMetrics discards everything. Implementations must be safe for
+// concurrent use and cheap: they are called on the hot path.
+type Metrics interface {
+	// TxAccepted counts n transactions of account on network stored as new.
+	TxAccepted(account, network string, n int)
+	// TxSubmitted counts a transaction signed, persisted and broadcast for
+	// the first time.
+	TxSubmitted(account, network string)
+	// TxCompleted counts a completed transaction; latency runs from its
+	// acceptance (Created) to its completion (Ended).
+	TxCompleted(account, network string, latency time.Duration)
+	// TxFailed counts a failed transaction by its error code.
+	TxFailed(account, network string, code TxErrorCode)
+	// AccountLoad adds deltas to the queue depth (new and waiting) and the
+	// in-flight count (submitted) of account on network. Deltas, not
+	// values, so that accounts beyond a cardinality cap can share a series.
+	AccountLoad(account, network string, queued, inFlight int)
+	// NextNonce records the nonce the account's next transaction gets.
+	NextNonce(account, network string, nonce uint64)
+	// Head records the latest block of network and its timestamp.
+	Head(network string, number uint64, timestamp time.Time)
+	// Reorg counts a reorganisation of network in which depth processed
+	// blocks left the chain.
+	Reorg(network string, depth uint64)
+}
+
+// NopMetrics is a Metrics that discards everything: the default.
+type NopMetrics struct{}
+
+var _ Metrics = NopMetrics{}
+
+// TxAccepted implements Metrics.
+func (NopMetrics) TxAccepted(string, string, int) {}
+
+// TxSubmitted implements Metrics.
+func (NopMetrics) TxSubmitted(string, string) {}
+
+// TxCompleted implements Metrics.
+func (NopMetrics) TxCompleted(string, string, time.Duration) {}
+
+// TxFailed implements Metrics.
+func (NopMetrics) TxFailed(string, string, TxErrorCode) {}
+
+// AccountLoad implements Metrics.
+func (NopMetrics) AccountLoad(string, string, int, int) {}
+
+// NextNonce implements Metrics.
+func (NopMetrics) NextNonce(string, string, uint64) {}
+
+// Head implements Metrics.
+func (NopMetrics) Head(string, uint64, time.Time) {}
+
+// Reorg implements Metrics.
+func (NopMetrics) Reorg(string, uint64) {}
+
+// QueueCounter is implemented by stores that can count the queued
+// transactions (status new or waiting) of an account on a network, for the
+// queue depth gauge. Both persistence backends implement it; a Sender on a
+// store without it reports no queue depth.
+type QueueCounter interface {
+	CountQueued(ctx context.Context, accountID, network string) (int, error)
+}

@@ -1,0 +1,145 @@
+package prom
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"time"
+
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// chain is an engine.Chain that counts and times the calls of the wrapped
+// one, labelled with the JSON-RPC method each call makes.
+type chain struct {
+	next    engine.Chain
+	network string
+	m       *Metrics
+}
+
+var _ engine.Chain = (*chain)(nil)
+
+// InstrumentChain returns c with every call counted in rpc_requests_total
+// and timed in rpc_request_duration_seconds under network.
+func (m *Metrics) InstrumentChain(network string, c engine.Chain) engine.Chain {
+	return &chain{next: c, network: network, m: m}
+}
+
+// Unwrap returns the wrapped chain.
+func (c *chain) Unwrap() engine.Chain { return c.next }
+
+// observe records one call of method that started at start and ended with err.
+func (c *chain) observe(method string, start time.Time, err error) {
+	outcome := "ok"
+	switch {
+	case err == nil:
+	case errors.Is(err, ethereum.NotFound):
+		outcome = "not_found"
+	case errors.Is(err, context.DeadlineExceeded):
+		outcome = "timeout"
+	default:
+		outcome = "error"
+	}
+	c.m.rpcRequests.WithLabelValues(c.network, method, outcome).Inc()
+	c.m.rpcDuration.WithLabelValues(c.network, method, outcome).Observe(time.Since(start).Seconds())
+}
+
+// ChainID implements engine.Chain (eth_chainId).
+func (c *chain) ChainID(ctx context.Context) (*big.Int, error) {
+	start := time.Now()
+	v, err := c.next.ChainID(ctx)
+	c.observe("eth_chainId", start, err)
+	return v, err
+}
+
+// HeaderByNumber implements engine.Chain (eth_getBlockByNumber).
+func (c *chain) HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error) {
+	start := time.Now()
+	v, err := c.next.HeaderByNumber(ctx, number)
+	c.observe("eth_getBlockByNumber", start, err)
+	return v, err
+}
+
+// NonceAt implements engine.Chain (eth_getTransactionCount).
+func (c *chain) NonceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (uint64, error) {
+	start := time.Now()
+	v, err := c.next.NonceAt(ctx, account, blockNumber)
+	c.observe("eth_getTransactionCount", start, err)
+	return v, err
+}
+
+// PendingNonceAt implements engine.Chain (eth_getTransactionCount).
+func (c *chain) PendingNonceAt(ctx context.Context, account common.Address) (uint64, error) {
+	start := time.Now()
+	v, err := c.next.PendingNonceAt(ctx, account)
+	c.observe("eth_getTransactionCount", start, err)
+	return v, err
+}
+
+// BalanceAt implements engine.Chain (eth_getBalance).
+func (c *chain) BalanceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (*big.Int, error) {
+	start := time.Now()
+	v, err := c.next.BalanceAt(ctx, account, blockNumber)
+	c.observe("eth_getBalance", start, err)
+	return v, err
+}
+
+// EstimateGas implements engine.Chain (eth_estimateGas).
+func (c *chain) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
+	start := time.Now()
+	v, err := c.next.EstimateGas(ctx, msg)
+	c.observe("eth_estimateGas", start, err)
+	return v, err
+}
+
+// SuggestGasPrice implements engine.Chain (eth_gasPrice).
+func (c *chain) SuggestGasPrice(ctx context.Context) (*big.Int, error) {
+	start := time.Now()
+	v, err := c.next.SuggestGasPrice(ctx)
+	c.observe("eth_gasPrice", start, err)
+	return v, err
+}
+
+// SuggestGasTipCap implements engine.Chain (eth_maxPriorityFeePerGas).
+func (c *chain) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
+	start := time.Now()
+	v, err := c.next.SuggestGasTipCap(ctx)
+	c.observe("eth_maxPriorityFeePerGas", start, err)
+	return v, err
+}
+
+// CallContract implements engine.Chain (eth_call).
+func (c *chain) CallContract(ctx context.Context, msg ethereum.CallMsg, blockNumber *big.Int) ([]byte, error) {
+	start := time.Now()
+	v, err := c.next.CallContract(ctx, msg, blockNumber)
+	c.observe("eth_call", start, err)
+	return v, err
+}
+
+// BlockReceipts implements engine.Chain (eth_getBlockReceipts).
+func (c *chain) BlockReceipts(ctx context.Context, number uint64) ([]*types.Receipt, error) {
+	start := time.Now()
+	v, err := c.next.BlockReceipts(ctx, number)
+	c.observe("eth_getBlockReceipts", start, err)
+	return v, err
+}
+
+// TransactionReceipt implements engine.Chain (eth_getTransactionReceipt).
+func (c *chain) TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
+	start := time.Now()
+	v, err := c.next.TransactionReceipt(ctx, hash)
+	c.observe("eth_getTransactionReceipt", start, err)
+	return v, err
+}
+
+// SendTransaction implements engine.Chain (eth_sendRawTransaction).
+func (c *chain) SendTransaction(ctx context.Context, tx *types.Transaction) error {
+	start := time.Now()
+	err := c.next.SendTransaction(ctx, tx)
+	c.observe("eth_sendRawTransaction", start, err)
+	return err
+}

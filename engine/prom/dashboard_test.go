@@ -1,0 +1,95 @@
+package prom
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// TestDashboardUsesExistingMetrics parses the Grafana dashboard and checks
+// that every metric its queries name is gathered from a registry set up as
+// serve sets it up (histograms count with their _bucket, _sum and _count
+// series).
+func TestDashboardUsesExistingMetrics(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/grafana/txengine.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Title  string `json:"title"`
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("dashboard is not JSON: %v", err)
+	}
+	if dash.Title == "" || len(dash.Panels) < 5 {
+		t.Fatalf("dashboard %q has %d panels", dash.Title, len(dash.Panels))
+	}
+
+	m, reg := newTest(t, Config{})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.TxAccepted("a", "dev", 1)
+	m.TxSubmitted("a", "dev")
+	m.TxCompleted("a", "dev", time.Second)
+	m.TxFailed("a", "dev", engine.TxReverted)
+	m.AccountLoad("a", "dev", 1, 1)
+	m.NextNonce("a", "dev", 1)
+	m.Head("dev", 1, time.Now())
+	m.Reorg("dev", 1)
+	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
+	m.RateLimited("second")
+	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(t.Context(), nil)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, f := range families {
+		have[f.GetName()] = true
+		if f.GetType().String() == "HISTOGRAM" {
+			for _, s := range []string{"_bucket", "_sum", "_count"} {
+				have[f.GetName()+s] = true
+			}
+		}
+	}
+	name := regexp.MustCompile(`\b(?:txengine|go|process)_[a-z0-9_]+\b`)
+	used := 0
+	check := func(where, expr string) {
+		for _, n := range name.FindAllString(expr, -1) {
+			used++
+			if !have[n] {
+				t.Errorf("%s: metric %s does not exist", where, n)
+			}
+		}
+	}
+	for _, p := range dash.Panels {
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for _, tg := range p.Targets {
+			check("panel "+p.Title, tg.Expr)
+		}
+	}
+	for _, v := range dash.Templating.List {
+		check("variable", v.Definition)
+	}
+	if used < 10 {
+		t.Errorf("only %d metric references found", used)
+	}
+}

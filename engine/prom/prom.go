@@ -1,0 +1,286 @@
+// Package prom is the Prometheus adapter of txengine's measurements, named
+// after its dependency as engine/evm is after go-ethereum's: it implements
+// engine.Metrics (what account actors and watchers observe), the
+// http.Metrics of the HTTP layer (requests, rate limiting), and an
+// engine.Chain decorator that counts and times JSON-RPC calls. The engine
+// and the HTTP layer see only their own small interfaces; cmd/txengine
+// creates the prometheus.Registry, registers the Go and process collectors
+// there, and passes it to New. No metric is registered on the default
+// registry and the package has no mutable globals.
+//
+// Cardinality: per-account series are created for the first MaxAccounts
+// accounts seen; every later account shares the series with
+// account="other", so a million accounts cannot blow up a scrape. The
+// histograms have no account label.
+package prom
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// Namespace prefixes every metric of the service.
+const Namespace = "txengine"
+
+// OtherAccount is the account label of the accounts beyond the cap.
+const OtherAccount = "other"
+
+// DefaultMaxAccounts is the default per-account series cap.
+const DefaultMaxAccounts = 1000
+
+// Config tunes the metrics.
+type Config struct {
+	// MaxAccounts is how many accounts get their own series; the others
+	// are aggregated under account="other". Zero: DefaultMaxAccounts;
+	// negative: none (every account is "other").
+	MaxAccounts int
+	// Now tells the time for head ages; nil is time.Now.
+	Now func() time.Time
+}
+
+// Metrics holds every collector of the service. Create it with New.
+type Metrics struct {
+	maxAccounts int
+	now         func() time.Time
+
+	mu       sync.RWMutex
+	accounts map[string]struct{}
+
+	accepted, submitted, completed *prometheus.CounterVec
+	failed                         *prometheus.CounterVec
+	completion                     *prometheus.HistogramVec
+	queued, inFlight, nextNonce    *prometheus.GaugeVec
+
+	headNumber  *prometheus.GaugeVec
+	headTime    *prometheus.GaugeVec
+	reorgs      *prometheus.CounterVec
+	reorgBlocks *prometheus.CounterVec
+	heads       *headAges
+
+	rpcRequests *prometheus.CounterVec
+	rpcDuration *prometheus.HistogramVec
+
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+	rateLimited  *prometheus.CounterVec
+	trackedAccts prometheus.GaugeFunc
+}
+
+var _ engine.Metrics = (*Metrics)(nil)
+
+// New creates the collectors and registers them on reg.
+func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
+	if cfg.MaxAccounts == 0 {
+		cfg.MaxAccounts = DefaultMaxAccounts
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	acct := []string{"account", "network"}
+	m := &Metrics{
+		maxAccounts: max(cfg.MaxAccounts, 0),
+		now:         cfg.Now,
+		accounts:    map[string]struct{}{},
+		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "transactions_accepted_total",
+			Help: "Transactions accepted (stored as new) per account and network."}, acct),
+		submitted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "transactions_submitted_total",
+			Help: "Transactions signed and broadcast per account and network."}, acct),
+		completed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "transactions_completed_total",
+			Help: "Transactions completed (mined with status 1 and confirmed) per account and network."}, acct),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "transactions_failed_total",
+			Help: "Transactions failed per account, network and error code."}, []string{"account", "network", "code"}),
+		completion: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "transaction_completion_seconds",
+			Help:    "Time from acceptance to completion of completed transactions, per network.",
+			Buckets: []float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60, 120, 300, 600, 1800}}, []string{"network"}),
+		queued: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "account_queue_depth",
+			Help: "Transactions queued (new or waiting) per account and network, as reported by running account actors."}, acct),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "account_in_flight",
+			Help: "Transactions submitted and not yet mined per account and network, as reported by running account actors."}, acct),
+		nextNonce: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "account_next_nonce",
+			Help: "The nonce of the next transaction per account and network (accounts within the cap only)."}, acct),
+		headNumber: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "network_head_number",
+			Help: "Number of the latest block the watcher saw, per network."}, []string{"network"}),
+		headTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "network_head_timestamp_seconds",
+			Help: "Timestamp (Unix seconds) of the latest block the watcher saw, per network."}, []string{"network"}),
+		reorgs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "network_reorgs_total",
+			Help: "Reorganisations in which processed blocks left the chain, per network."}, []string{"network"}),
+		reorgBlocks: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "network_reorged_blocks_total",
+			Help: "Processed blocks that left the chain, per network."}, []string{"network"}),
+		rpcRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "rpc_requests_total",
+			Help: "JSON-RPC requests to the nodes per network, method and outcome (ok, not_found, timeout, error)."}, []string{"network", "method", "outcome"}),
+		rpcDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "rpc_request_duration_seconds",
+			Help: "Latency of JSON-RPC requests per network, method and outcome.", Buckets: prometheus.DefBuckets}, []string{"network", "method", "outcome"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "http_requests_total",
+			Help: "HTTP requests per method, route template and status."}, []string{"method", "route", "status"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "http_request_duration_seconds",
+			Help: "Latency of HTTP requests per method, route template and status.", Buckets: prometheus.DefBuckets}, []string{"method", "route", "status"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "http_rate_limited_total",
+			Help: "Requests refused with 429 per exhausted window (second, hour)."}, []string{"window"}),
+	}
+	m.heads = &headAges{now: cfg.Now, times: map[string]time.Time{}, desc: prometheus.NewDesc(
+		prometheus.BuildFQName(Namespace, "network", "head_age_seconds"),
+		"Seconds since the timestamp of the latest block the watcher saw, per network, computed at scrape time.",
+		[]string{"network"}, nil)}
+	m.trackedAccts = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "metrics_tracked_accounts",
+		Help: "Accounts that have their own series; the rest are account=\"other\" (cap: metrics.maxAccounts)."},
+		func() float64 {
+			m.mu.RLock()
+			defer m.mu.RUnlock()
+			return float64(len(m.accounts))
+		})
+	for _, c := range []prometheus.Collector{
+		m.accepted, m.submitted, m.completed, m.failed, m.completion, m.queued, m.inFlight, m.nextNonce,
+		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcDuration,
+		m.httpRequests, m.httpDuration, m.rateLimited, m.trackedAccts,
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register txengine metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Handler serves the metrics of g in the Prometheus exposition format.
+func Handler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+}
+
+// account returns the account label of id: id itself for the first
+// MaxAccounts accounts, OtherAccount for the rest.
+func (m *Metrics) account(id string) string {
+	m.mu.RLock()
+	_, ok := m.accounts[id]
+	n := len(m.accounts)
+	m.mu.RUnlock()
+	if ok {
+		return id
+	}
+	if n >= m.maxAccounts {
+		return OtherAccount
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.accounts[id]; ok {
+		return id
+	}
+	if len(m.accounts) >= m.maxAccounts {
+		return OtherAccount
+	}
+	m.accounts[id] = struct{}{}
+	return id
+}
+
+// TxAccepted implements engine.Metrics.
+func (m *Metrics) TxAccepted(account, network string, n int) {
+	m.accepted.WithLabelValues(m.account(account), network).Add(float64(n))
+}
+
+// TxSubmitted implements engine.Metrics.
+func (m *Metrics) TxSubmitted(account, network string) {
+	m.submitted.WithLabelValues(m.account(account), network).Inc()
+}
+
+// TxCompleted implements engine.Metrics.
+func (m *Metrics) TxCompleted(account, network string, latency time.Duration) {
+	m.completed.WithLabelValues(m.account(account), network).Inc()
+	m.completion.WithLabelValues(network).Observe(max(latency, 0).Seconds())
+}
+
+// TxFailed implements engine.Metrics.
+func (m *Metrics) TxFailed(account, network string, code engine.TxErrorCode) {
+	m.failed.WithLabelValues(m.account(account), network, string(code)).Inc()
+}
+
+// AccountLoad implements engine.Metrics.
+func (m *Metrics) AccountLoad(account, network string, queued, inFlight int) {
+	a := m.account(account)
+	if queued != 0 {
+		m.queued.WithLabelValues(a, network).Add(float64(queued))
+	}
+	if inFlight != 0 {
+		m.inFlight.WithLabelValues(a, network).Add(float64(inFlight))
+	}
+}
+
+// NextNonce implements engine.Metrics. Accounts beyond the cap have no
+// next nonce series: a nonce of "other" would mean nothing.
+func (m *Metrics) NextNonce(account, network string, nonce uint64) {
+	if a := m.account(account); a != OtherAccount {
+		m.nextNonce.WithLabelValues(a, network).Set(float64(nonce))
+	}
+}
+
+// Head implements engine.Metrics.
+func (m *Metrics) Head(network string, number uint64, timestamp time.Time) {
+	m.headNumber.WithLabelValues(network).Set(float64(number))
+	m.headTime.WithLabelValues(network).Set(float64(timestamp.Unix()))
+	m.heads.set(network, timestamp)
+}
+
+// Reorg implements engine.Metrics.
+func (m *Metrics) Reorg(network string, depth uint64) {
+	m.reorgs.WithLabelValues(network).Inc()
+	m.reorgBlocks.WithLabelValues(network).Add(float64(depth))
+}
+
+// ObserveHTTP counts one HTTP request by method, route template (not the
+// raw path: bounded cardinality) and status.
+func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration) {
+	s := strconv.Itoa(status)
+	m.httpRequests.WithLabelValues(method, route, s).Inc()
+	m.httpDuration.WithLabelValues(method, route, s).Observe(d.Seconds())
+}
+
+// RateLimited counts one request refused because window ("second" or
+// "hour") was exhausted.
+func (m *Metrics) RateLimited(window string) {
+	m.rateLimited.WithLabelValues(window).Inc()
+}
+
+// headAges is the collector of network_head_age_seconds: the age is
+// computed when scraped, so it grows while a node is stuck.
+type headAges struct {
+	now   func() time.Time
+	desc  *prometheus.Desc
+	mu    sync.Mutex
+	times map[string]time.Time
+}
+
+func (h *headAges) set(network string, t time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.times[network] = t
+}
+
+// Describe implements prometheus.Collector.
+func (h *headAges) Describe(ch chan<- *prometheus.Desc) { ch <- h.desc }
+
+// Collect implements prometheus.Collector.
+func (h *headAges) Collect(ch chan<- prometheus.Metric) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	for network, t := range h.times {
+		ch <- prometheus.MustNewConstMetric(h.desc, prometheus.GaugeValue, now.Sub(t).Seconds(), network)
+	}
+}
+
+// HeadAge returns the age of the latest head seen on network, and false
+// when none was seen yet. /readyz uses it.
+func (m *Metrics) HeadAge(network string) (time.Duration, bool) {
+	m.heads.mu.Lock()
+	defer m.heads.mu.Unlock()
+	t, ok := m.heads.times[network]
+	if !ok {
+		return 0, false
+	}
+	return m.now().Sub(t), true
+}

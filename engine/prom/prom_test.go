@@ -1,0 +1,153 @@
+package prom
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"strconv"
+	"testing"
+	"time"
+
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/txengine/txengine/engine"
+)
+
+func newTest(t *testing.T, cfg Config) (*Metrics, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := New(reg, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, reg
+}
+
+// TestNamesFollowConventions lints every metric (with the Go and process
+// collectors, as serve registers them) with Prometheus' own linter.
+func TestNamesFollowConventions(t *testing.T) {
+	m, reg := newTest(t, Config{})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Make every vector emit a series.
+	m.TxAccepted("a", "dev", 1)
+	m.TxSubmitted("a", "dev")
+	m.TxCompleted("a", "dev", time.Second)
+	m.TxFailed("a", "dev", engine.TxReverted)
+	m.AccountLoad("a", "dev", 1, 1)
+	m.NextNonce("a", "dev", 1)
+	m.Head("dev", 1, time.Now())
+	m.Reorg("dev", 2)
+	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
+	m.RateLimited("second")
+	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(context.Background(), nil)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestAccountCap: the first MaxAccounts accounts get their own series, the
+// rest share account="other" (and have no next nonce series).
+func TestAccountCap(t *testing.T) {
+	m, reg := newTest(t, Config{MaxAccounts: 3})
+	for i := 0; i < 10; i++ {
+		m.TxAccepted("acct"+strconv.Itoa(i), "dev", 1)
+		m.NextNonce("acct"+strconv.Itoa(i), "dev", 5)
+		m.AccountLoad("acct"+strconv.Itoa(i), "dev", 2, 0)
+	}
+	if n := testutil.CollectAndCount(reg, "txengine_transactions_accepted_total"); n != 4 {
+		t.Errorf("accepted series: %d, want 3 accounts + other", n)
+	}
+	if v := testutil.ToFloat64(m.accepted.WithLabelValues(OtherAccount, "dev")); v != 7 {
+		t.Errorf("other accepted = %v, want 7", v)
+	}
+	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, "dev")); v != 14 {
+		t.Errorf("other queue depth = %v, want 14", v)
+	}
+	if n := testutil.CollectAndCount(reg, "txengine_account_next_nonce"); n != 3 {
+		t.Errorf("next nonce series: %d, want 3", n)
+	}
+	// Deltas bring a shared gauge back to zero.
+	for i := 3; i < 10; i++ {
+		m.AccountLoad("acct"+strconv.Itoa(i), "dev", -2, 0)
+	}
+	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, "dev")); v != 0 {
+		t.Errorf("other queue depth = %v after the deltas, want 0", v)
+	}
+}
+
+// TestHeadAgeAtScrape: the head age grows with the clock between heads.
+func TestHeadAgeAtScrape(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	m, reg := newTest(t, Config{Now: func() time.Time { return now }})
+	m.Head("dev", 42, now.Add(-3*time.Second))
+	now = now.Add(10 * time.Second)
+	if age, ok := m.HeadAge("dev"); !ok || age != 13*time.Second {
+		t.Errorf("HeadAge = %v %v", age, ok)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range fams {
+		if f.GetName() == "txengine_network_head_age_seconds" {
+			found = true
+			if v := f.GetMetric()[0].GetGauge().GetValue(); v != 13 {
+				t.Errorf("head age = %v, want 13", v)
+			}
+		}
+	}
+	if !found {
+		t.Error("txengine_network_head_age_seconds missing")
+	}
+}
+
+// fakeChain answers HeaderByNumber with err and the rest with nothing.
+type fakeChain struct {
+	engine.Chain
+	err error
+}
+
+func (f fakeChain) HeaderByNumber(context.Context, *big.Int) (*types.Header, error) {
+	return &types.Header{}, f.err
+}
+
+func (f fakeChain) TransactionReceipt(context.Context, common.Hash) (*types.Receipt, error) {
+	return nil, ethereum.NotFound
+}
+
+// TestInstrumentedChain counts calls by JSON-RPC method and outcome.
+func TestInstrumentedChain(t *testing.T) {
+	m, _ := newTest(t, Config{})
+	ctx := context.Background()
+	ok := m.InstrumentChain("dev", fakeChain{})
+	_, _ = ok.HeaderByNumber(ctx, nil)
+	_, _ = ok.HeaderByNumber(ctx, nil)
+	_, _ = ok.TransactionReceipt(ctx, common.Hash{})
+	bad := m.InstrumentChain("dev", fakeChain{err: errors.New("connection refused")})
+	_, _ = bad.HeaderByNumber(ctx, nil)
+	slow := m.InstrumentChain("dev", fakeChain{err: context.DeadlineExceeded})
+	_, _ = slow.HeaderByNumber(ctx, nil)
+	for _, c := range []struct {
+		method, outcome string
+		want            float64
+	}{
+		{"eth_getBlockByNumber", "ok", 2},
+		{"eth_getBlockByNumber", "error", 1},
+		{"eth_getBlockByNumber", "timeout", 1},
+		{"eth_getTransactionReceipt", "not_found", 1},
+	} {
+		if v := testutil.ToFloat64(m.rpcRequests.WithLabelValues("dev", c.method, c.outcome)); v != c.want {
+			t.Errorf("%s %s = %v, want %v", c.method, c.outcome, v, c.want)
+		}
+	}
+}

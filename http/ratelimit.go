@@ -1,0 +1,190 @@
+package http
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// RateLimitConfig sets the per-user request limits (API.md, "Authentication
+// and users"). Zero fields take the defaults: 10 per second, 3600 per hour.
+type RateLimitConfig struct {
+	PerSecond int
+	PerHour   int
+	// Limits returns the effective limits of a non-operator user; nil uses
+	// DefaultLimits (the user's override, else PerSecond and PerHour).
+	Limits func(u *engine.User) (perSecond, perHour int)
+}
+
+func (c RateLimitConfig) withDefaults() RateLimitConfig {
+	if c.PerSecond <= 0 {
+		c.PerSecond = 10
+	}
+	if c.PerHour <= 0 {
+		c.PerHour = 3600
+	}
+	if c.Limits == nil {
+		c.Limits = c.DefaultLimits
+	}
+	return c
+}
+
+// DefaultLimits returns u's override (User.Limits, set by an operator) for
+// each window where it has one, and the configured default elsewhere.
+func (c RateLimitConfig) DefaultLimits(u *engine.User) (perSecond, perHour int) {
+	perSecond, perHour = c.PerSecond, c.PerHour
+	if u != nil && u.Limits != nil {
+		if u.Limits.PerSecond > 0 {
+			perSecond = u.Limits.PerSecond
+		}
+		if u.Limits.PerHour > 0 {
+			perHour = u.Limits.PerHour
+		}
+	}
+	return perSecond, perHour
+}
+
+// Windows of the limiter, also the values of the rate-limited metric's
+// window label.
+const (
+	windowSecond = "second"
+	windowHour   = "hour"
+)
+
+// limiter counts requests per user in fixed windows aligned to the clock:
+// the current second and the current hour. A refused request does not
+// count. Memory is bounded by the users active in the current hour: entries
+// of earlier hours are swept out, at most once a minute.
+type limiter struct {
+	cfg   RateLimitConfig
+	clock engine.Clock
+
+	mu        sync.Mutex
+	users     map[string]*usage
+	lastSweep time.Time
+}
+
+// usage is one user's counts in the windows starting at second and hour.
+type usage struct {
+	second, hour     time.Time
+	inSecond, inHour int
+}
+
+// decision is the limiter's answer for one request and what the headers say.
+type decision struct {
+	allowed bool
+	// window, limit, remaining and reset describe the binding window: the
+	// exhausted one when refused, else the one with the fewest requests
+	// left (the longer one on a tie).
+	window           string
+	limit, remaining int
+	reset            time.Duration
+}
+
+func newLimiter(cfg RateLimitConfig, clock engine.Clock) *limiter {
+	return &limiter{cfg: cfg.withDefaults(), clock: clock, users: map[string]*usage{}}
+}
+
+// allow counts a request of u if its limits allow it.
+func (l *limiter) allow(u *engine.User) decision {
+	now := l.clock.Now()
+	sec, hour := now.Truncate(time.Second), now.Truncate(time.Hour)
+	perSecond, perHour := l.cfg.Limits(u)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sweep(now, hour)
+	us, ok := l.users[u.ID]
+	if !ok {
+		us = &usage{}
+		l.users[u.ID] = us
+	}
+	if !us.second.Equal(sec) {
+		us.second, us.inSecond = sec, 0
+	}
+	if !us.hour.Equal(hour) {
+		us.hour, us.inHour = hour, 0
+	}
+	secReset, hourReset := sec.Add(time.Second).Sub(now), hour.Add(time.Hour).Sub(now)
+	switch {
+	case us.inHour >= perHour:
+		return decision{window: windowHour, limit: perHour, remaining: 0, reset: hourReset}
+	case us.inSecond >= perSecond:
+		return decision{window: windowSecond, limit: perSecond, remaining: 0, reset: secReset}
+	}
+	us.inSecond++
+	us.inHour++
+	secLeft, hourLeft := perSecond-us.inSecond, perHour-us.inHour
+	if secLeft < hourLeft {
+		return decision{allowed: true, window: windowSecond, limit: perSecond, remaining: secLeft, reset: secReset}
+	}
+	return decision{allowed: true, window: windowHour, limit: perHour, remaining: hourLeft, reset: hourReset}
+}
+
+// exempt describes the window an operator sees: the default per-second
+// limit, never consumed.
+func (l *limiter) exempt() decision {
+	now := l.clock.Now()
+	return decision{allowed: true, window: windowSecond, limit: l.cfg.PerSecond, remaining: l.cfg.PerSecond,
+		reset: now.Truncate(time.Second).Add(time.Second).Sub(now)}
+}
+
+// sweep forgets users whose counts belong to an earlier hour (their state
+// equals a fresh one's), at most once a minute. Called with mu held.
+func (l *limiter) sweep(now, hour time.Time) {
+	if now.Sub(l.lastSweep) < time.Minute {
+		return
+	}
+	l.lastSweep = now
+	for id, us := range l.users {
+		if us.hour.Before(hour) {
+			delete(l.users, id)
+		}
+	}
+}
+
+// tracked returns how many users the limiter holds.
+func (l *limiter) tracked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.users)
+}
+
+// ceilSeconds rounds d up to whole seconds, at least 1.
+func ceilSeconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
+
+// rateLimit enforces the per-user limits after authentication. Operators
+// are exempt. Every response of an authenticated request carries
+// X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (seconds
+// until the described window resets) for the binding window; a refused
+// request gets 429 rate_limited with Retry-After (seconds).
+func (s *Server) rateLimit(c *gin.Context) {
+	u := currentUser(c)
+	if u == nil {
+		c.Next()
+		return
+	}
+	d := s.limiter.exempt()
+	if !u.Operator {
+		d = s.limiter.allow(u)
+	}
+	h := c.Writer.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(d.limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.remaining))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(d.reset)))
+	if d.allowed {
+		c.Next()
+		return
+	}
+	s.metrics.RateLimited(d.window)
+	h.Set("Retry-After", strconv.Itoa(ceilSeconds(d.reset)))
+	s.fail(c, engine.Errorf(engine.CodeRateLimited, "", "rate limit exceeded: %d requests per %s; retry in %d s",
+		d.limit, d.window, ceilSeconds(d.reset)))
+}

@@ -1,0 +1,49 @@
+package http
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadyzNamesStaleHead: with MaxHeadAge set, a network whose latest
+// block is older than that is not ready, and the body says which and why.
+func TestReadyzNamesStaleHead(t *testing.T) {
+	env := newTestEnv(t)
+	// The fake node's head has timestamp 0: 56 years before testNow.
+	env.server.cfg.MaxHeadAge = 100 * 365 * 24 * time.Hour
+	wantStatus(t, env.do("GET", "/readyz", "", ""), http.StatusOK)
+
+	env.server.cfg.MaxHeadAge = 2 * time.Minute
+	rec := env.do("GET", "/readyz", "", "")
+	wantStatus(t, rec, http.StatusServiceUnavailable)
+	var body struct {
+		Error  errorDetail       `json:"error"`
+		Checks map[string]string `json:"checks"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Checks["database"] != "ok" || !strings.HasPrefix(body.Checks["network:dev"], "latest block is ") {
+		t.Errorf("checks = %v", body.Checks)
+	}
+	if !strings.Contains(body.Error.Message, "network:dev: latest block is") {
+		t.Errorf("message = %q does not name the network", body.Error.Message)
+	}
+}
+
+// TestReadyzWhileDraining: once Drain is called /readyz says so, /healthz
+// stays ok and API routes answer 503 unavailable.
+func TestReadyzWhileDraining(t *testing.T) {
+	env := newTestEnv(t)
+	env.server.Drain()
+	rec := env.do("GET", "/readyz", "", "")
+	wantStatus(t, rec, http.StatusServiceUnavailable)
+	if !strings.Contains(rec.Body.String(), "shutting down") {
+		t.Errorf("body = %s", rec.Body)
+	}
+	wantStatus(t, env.do("GET", "/healthz", "", ""), http.StatusOK)
+	wantError(t, env.do("GET", "/accounts", env.bobToken, ""), http.StatusServiceUnavailable, "unavailable", "")
+}
