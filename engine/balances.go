@@ -33,6 +33,12 @@ func Balances(ctx context.Context, chain Chain, qs []BalanceQuery) ([]*big.Int, 
 	if bb, ok := chain.(BalanceBatcher); ok {
 		return bb.BatchBalances(ctx, qs)
 	}
+	return BalancesEach(ctx, chain, qs)
+}
+
+// BalancesEach reads the balances of qs one call after the other (the
+// fallback of Balances).
+func BalancesEach(ctx context.Context, chain Chain, qs []BalanceQuery) ([]*big.Int, []error, error) {
 	out := make([]*big.Int, len(qs))
 	errs := make([]error, len(qs))
 	for i, q := range qs {

@@ -45,6 +45,12 @@ func BatchCall(ctx context.Context, chain Chain, reqs []CallRequest) ([]CallResu
 	if bc, ok := chain.(BatchCaller); ok {
 		return bc.BatchCall(ctx, reqs)
 	}
+	return CallEach(ctx, chain, reqs)
+}
+
+// CallEach performs reqs one call after the other (the fallback of
+// BatchCall); an error that is not a revert stops it.
+func CallEach(ctx context.Context, chain Chain, reqs []CallRequest) ([]CallResult, error) {
 	out := make([]CallResult, len(reqs))
 	for i, r := range reqs {
 		to := r.To

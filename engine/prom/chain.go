@@ -143,3 +143,60 @@ func (c *chain) SendTransaction(ctx context.Context, tx *types.Transaction) erro
 	c.observe("eth_sendRawTransaction", start, err)
 	return err
 }
+
+// The optional capabilities of a chain (eth_getLogs, block transaction
+// counts, JSON-RPC batches) are forwarded, and counted, so that wrapping a
+// chain never hides them from the code that looks for them.
+
+// FilterLogs implements engine.IndexChain (eth_getLogs) when the wrapped
+// chain does.
+func (c *chain) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	f, ok := c.next.(interface {
+		FilterLogs(context.Context, ethereum.FilterQuery) ([]types.Log, error)
+	})
+	if !ok {
+		return nil, errors.New("the chain client cannot read logs")
+	}
+	start := time.Now()
+	v, err := f.FilterLogs(ctx, q)
+	c.observe("eth_getLogs", start, err)
+	return v, err
+}
+
+// TransactionCount forwards eth_getBlockTransactionCountByHash when the
+// wrapped chain has it.
+func (c *chain) TransactionCount(ctx context.Context, blockHash common.Hash) (uint, error) {
+	f, ok := c.next.(interface {
+		TransactionCount(context.Context, common.Hash) (uint, error)
+	})
+	if !ok {
+		return 0, errors.New("the chain client cannot count block transactions")
+	}
+	start := time.Now()
+	v, err := f.TransactionCount(ctx, blockHash)
+	c.observe("eth_getBlockTransactionCountByHash", start, err)
+	return v, err
+}
+
+// BatchCall implements engine.BatchCaller: one JSON-RPC batch when the
+// wrapped chain batches, one call after the other otherwise.
+func (c *chain) BatchCall(ctx context.Context, reqs []engine.CallRequest) ([]engine.CallResult, error) {
+	if _, ok := c.next.(engine.BatchCaller); !ok {
+		return engine.CallEach(ctx, c, reqs) // each call counted by CallContract
+	}
+	start := time.Now()
+	v, err := engine.BatchCall(ctx, c.next, reqs)
+	c.observe("batch", start, err)
+	return v, err
+}
+
+// BatchBalances implements engine.BalanceBatcher in the same way.
+func (c *chain) BatchBalances(ctx context.Context, qs []engine.BalanceQuery) ([]*big.Int, []error, error) {
+	if _, ok := c.next.(engine.BalanceBatcher); !ok {
+		return engine.BalancesEach(ctx, c, qs)
+	}
+	start := time.Now()
+	v, errs, err := engine.Balances(ctx, c.next, qs)
+	c.observe("batch", start, err)
+	return v, errs, err
+}

@@ -151,3 +151,51 @@ func TestInstrumentedChain(t *testing.T) {
 		}
 	}
 }
+
+// callChain answers every eth_call with 32 zero bytes and counts them.
+type callChain struct {
+	fakeChain
+	calls *int
+}
+
+func (c callChain) CallContract(context.Context, ethereum.CallMsg, *big.Int) ([]byte, error) {
+	*c.calls++
+	return make([]byte, 32), nil
+}
+
+// batchChain is a callChain that also batches.
+type batchChain struct {
+	callChain
+	batches *int
+}
+
+func (c batchChain) BatchCall(_ context.Context, reqs []engine.CallRequest) ([]engine.CallResult, error) {
+	*c.batches++
+	return make([]engine.CallResult, len(reqs)), nil
+}
+
+// TestInstrumentedChainKeepsCapabilities: wrapping a chain neither hides
+// what it can do (batches, logs) nor invents what it cannot.
+func TestInstrumentedChainKeepsCapabilities(t *testing.T) {
+	m, _ := newTest(t, Config{})
+	ctx := context.Background()
+	reqs := make([]engine.CallRequest, 3)
+
+	calls, batches := 0, 0
+	plain := m.InstrumentChain("dev", callChain{calls: &calls})
+	if res, err := engine.BatchCall(ctx, plain, reqs); err != nil || len(res) != 3 || calls != 3 {
+		t.Fatalf("without batching: %d results, %d calls, %v; want 3 sequential calls", len(res), calls, err)
+	}
+	if _, err := plain.(engine.IndexChain).FilterLogs(ctx, ethereum.FilterQuery{}); err == nil {
+		t.Fatal("FilterLogs succeeded on a chain that cannot read logs")
+	}
+
+	calls = 0
+	batching := m.InstrumentChain("dev", batchChain{callChain: callChain{calls: &calls}, batches: &batches})
+	if res, err := engine.BatchCall(ctx, batching, reqs); err != nil || len(res) != 3 || batches != 1 || calls != 0 {
+		t.Fatalf("with batching: %d results, %d batches, %d calls, %v; want one batch", len(res), batches, calls, err)
+	}
+	if v := testutil.ToFloat64(m.rpcRequests.WithLabelValues("dev", "batch", "ok")); v != 1 {
+		t.Fatalf("batch counted %v times, want 1", v)
+	}
+}
