@@ -63,13 +63,14 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		Store: store, Signer: sealer, Clock: engine.SystemClock{}, Log: log,
 		Networks: nets.byName, Faucets: nets.faucets, NewHeads: newHeads(log),
 		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch,
+		Callbacks: callbacksConfig(cfg),
 	})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
 	defer sys.Close()
 
-	api := apihttp.NewServer(apihttp.Config{AllowPrivateCallbacks: true}, apihttp.Deps{
+	api := apihttp.NewServer(apihttp.Config{AllowPrivateCallbacks: cfg.CallbacksAllowPrivate()}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
