@@ -115,19 +115,19 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 // failed attempt), and a dialer that refuses private addresses unless
 // allowed.
 func newCallbackClient(cfg DispatcherConfig) *http.Client {
-	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
+	// Each attempt's context carries its deadline (cfg.Timeout).
+	dialer := &net.Dialer{KeepAlive: 30 * time.Second}
 	if !cfg.AllowPrivate {
 		dialer.Control = refusePrivate
 	}
 	transport := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          cfg.Concurrency,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		ResponseHeaderTimeout: cfg.Timeout,
+		Proxy:               nil,
+		DialContext:         dialer.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        cfg.Concurrency,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: cfg.Timeout,
 	}
 	return &http.Client{
 		Transport:     transport,
@@ -229,6 +229,12 @@ func (d *Dispatcher) Close(grace time.Duration) {
 	d.client.CloseIdleConnections()
 }
 
+// isTimeout reports whether err is a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 // outcome is the result of one attempt.
 type outcome struct {
 	delivered bool
@@ -314,7 +320,7 @@ func (d *Dispatcher) attempt(ctx context.Context, cb Callback) (out outcome, att
 			return outcome{}, false, fmt.Errorf("shutting down: %w", ctx.Err())
 		case errors.Is(err, ErrPrivateAddress):
 			return outcome{abandon: true, err: fmt.Sprintf("refused: %v (private callback addresses are not allowed: callbacks.allowPrivate)", err)}, true, nil
-		case actx.Err() != nil:
+		case actx.Err() != nil || isTimeout(err):
 			return outcome{err: fmt.Sprintf("no answer within %s", d.cfg.Timeout)}, true, nil
 		default:
 			return outcome{err: err.Error()}, true, nil
