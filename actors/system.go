@@ -1,6 +1,6 @@
 // Package actors wires the protoactor actors of txengine (account actors,
-// network watchers, faucets) behind a small facade, so that http/ never sees
-// a PID.
+// network watchers, faucets, the callback dispatcher) behind a small
+// facade, so that http/ never sees a PID.
 package actors
 
 import (
@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/actors/account"
+	"github.com/txengine/txengine/actors/callbacks"
 	"github.com/txengine/txengine/actors/faucet"
 	"github.com/txengine/txengine/actors/indexer"
 	"github.com/txengine/txengine/actors/watcher"
@@ -26,6 +27,7 @@ type Store interface {
 	account.Store
 	engine.FollowerStore
 	engine.IndexerStore
+	engine.DispatcherStore
 	PendingAccounts(ctx context.Context, network string) ([]string, error)
 }
 
@@ -53,6 +55,9 @@ type Config struct {
 	// Metrics receives the measurements of account actors and watchers;
 	// nil discards them.
 	Metrics engine.Metrics
+	// Callbacks configures the callback dispatcher; its Dispatcher's
+	// Store, Clock and Log are taken from this Config.
+	Callbacks callbacks.Config
 }
 
 // System is the running actor system and the facade the HTTP layer uses.
@@ -69,6 +74,9 @@ type System struct {
 	faucets  map[string]*actor.PID
 	closed   bool
 	stop     sync.Once
+
+	// dispatcher is the callback dispatcher actor.
+	dispatcher *actor.PID
 }
 
 // Start starts the watchers and faucets, and the account actors of every
@@ -103,6 +111,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: cfg.CheckInFlight,
 		Conditions: s.conds, Metrics: cfg.Metrics,
 	}
+	ccfg := cfg.Callbacks
+	ccfg.Dispatcher.Store, ccfg.Dispatcher.Clock, ccfg.Dispatcher.Log = cfg.Store, cfg.Clock, cfg.Log
+	s.dispatcher = s.sys.Root.Spawn(callbacks.Props(ccfg))
 	for name, f := range cfg.Faucets {
 		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
 	}
@@ -269,9 +280,15 @@ func (s *System) FundAndWait(network string, addrs []common.Address, timeout tim
 	return f.Hashes, f.Err
 }
 
+// NudgeCallbacks asks the callback dispatcher to poll its outbox now.
+func (s *System) NudgeCallbacks() {
+	s.sys.Root.Send(s.dispatcher, &callbacks.Nudge{})
+}
+
 // Close stops the watchers first (no more wake-ups), then the account
-// actors (each finishes the message it is handling), then the faucets. It
-// may be called more than once.
+// actors (each finishes the message it is handling), then the callback
+// dispatcher (deliveries in flight get a bounded grace; undelivered rows
+// stay in the outbox), then the faucets. It may be called more than once.
 func (s *System) Close() { s.stop.Do(s.close) }
 
 func (s *System) close() {
@@ -294,6 +311,7 @@ func (s *System) close() {
 	stopAll(values(s.indexers))
 	stopAll(values(s.watchers))
 	stopAll(accounts)
+	stopAll([]*actor.PID{s.dispatcher})
 	stopAll(values(s.faucets))
 	s.sys.Shutdown()
 }

@@ -37,6 +37,8 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful shutdown after SIGTERM or SIGINT
 	// (TXENGINE_SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// Callbacks configures callback delivery (config/callbacks.go).
+	Callbacks Callbacks `yaml:"callbacks"`
 }
 
 // Database selects the store.
@@ -123,6 +125,8 @@ func Default() Config {
 		// Networks: none, so the embedded dev chain runs as network "dev".
 		Engine: Engine{InFlight: 64, GasMarginPercent: 20, IdleAccount: 2 * time.Minute, MaxBatch: 500},
 		Log:    Log{Format: "text", Level: "info"},
+
+		Callbacks: defaultCallbacks(),
 	}
 	c.opsDefaults()
 	return c
@@ -188,6 +192,9 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 			return fmt.Errorf("TXENGINE_IN_FLIGHT: %q is not an integer", v)
 		}
 		c.Engine.InFlight = n
+	}
+	if err := c.applyCallbacksEnv(getenv); err != nil {
+		return err
 	}
 	return c.applyNetworkEnv(getenv)
 }
@@ -284,6 +291,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Engine.IdleAccount < time.Second {
 		return fmt.Errorf("engine.idleAccount: must be at least 1s")
+	}
+	if err := c.Callbacks.validate(); err != nil {
+		return err
 	}
 	switch c.Log.Format {
 	case "text", "json":

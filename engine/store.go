@@ -125,6 +125,18 @@ type TxFilter struct {
 }
 
 // TxStore keeps transactions and their lifecycle.
+//
+// Callback outbox rule: every method that moves a transaction to completed
+// or failed (today MarkMined, MarkFailed, ReleaseNonce with an error and
+// CancelTransaction; any method added later too) inserts, in the same
+// database transaction as that change of status, one pending CallbackStore
+// row per URL in the transaction's Callbacks (due at once, at the time the
+// transaction ended), so that a crash can never lose a callback. Rows are
+// added only when the status actually changes from non-terminal to
+// terminal; a call that fails (e.g. ErrConflict) adds none. A transaction
+// that completes again after a reorg (Unmine, then MarkMined) gets new rows:
+// delivery is at least once, and receivers deduplicate by transaction id and
+// status, or by X-Callback-Id for retries of one row.
 type TxStore interface {
 	// InsertTransactions inserts txs (status new) in one database
 	// transaction: all or none. This is the group commit of the account actor.
@@ -227,6 +239,7 @@ type Store interface {
 	IdempotencyStore
 	UserAdminStore
 	TransferIndexStore
+	CallbackStore
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database.

@@ -85,6 +85,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		Store: store, Signer: sealer, Clock: engine.SystemClock{}, Log: log,
 		Networks: nets.byName, Faucets: nets.faucets, NewHeads: newHeads(log),
 		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch, Metrics: metrics,
+		Callbacks: callbacksConfig(cfg),
 	})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
@@ -92,7 +93,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	defer sys.Close()
 
 	api := apihttp.NewServer(apihttp.Config{
-		AllowPrivateCallbacks: true, MaxHeadAge: cfg.Health.MaxHeadAge,
+		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
 		RateLimit: apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour},
 	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,

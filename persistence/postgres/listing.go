@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/jmoiron/sqlx"
 	"strconv"
 	"strings"
 	"time"
@@ -105,11 +106,16 @@ func (s *Store) CancelTransaction(ctx context.Context, id string, txErr *engine.
 		return nil, fmt.Errorf("postgres: cancel %s: %w", id, err)
 	}
 	var r txRow
-	err = s.db.GetContext(ctx, &r, `UPDATE transactions SET status = $1, error = $2, ended = $3
-		WHERE id = $4 AND status IN ($5, $6)
-		RETURNING seq, `+txColumns,
-		string(engine.StatusFailed), errJSON, ts(ended),
-		id, string(engine.StatusNew), string(engine.StatusWaiting))
+	err = s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := dbtx.GetContext(ctx, &r, `UPDATE transactions SET status = $1, error = $2, ended = $3
+			WHERE id = $4 AND status IN ($5, $6)
+			RETURNING seq, `+txColumns,
+			string(engine.StatusFailed), errJSON, ts(ended),
+			id, string(engine.StatusNew), string(engine.StatusWaiting)); err != nil {
+			return err
+		}
+		return insertCallbacks(ctx, dbtx, id, r.Callbacks, ended)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		var status string
 		err = s.db.GetContext(ctx, &status, `SELECT status FROM transactions WHERE id = $1`, id)

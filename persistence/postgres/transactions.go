@@ -467,7 +467,10 @@ func (s *Store) MarkFailed(ctx context.Context, id string, txErr *engine.TxError
 		if err != nil {
 			return wrap(err, "mark %s failed", id)
 		}
-		return s.checkUpdated(ctx, dbtx, res, id, "mark %s failed", "terminal")
+		if err := s.checkUpdated(ctx, dbtx, res, id, "mark %s failed", "terminal"); err != nil {
+			return err
+		}
+		return enqueueCallbacks(ctx, dbtx, id, ended)
 	})
 }
 
@@ -558,6 +561,21 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 			if o.Hash != (common.Hash{}) {
 				mined = sql.NullString{String: o.Hash.Hex(), Valid: true}
 			}
+			var before struct {
+				Status    string         `db:"status"`
+				Callbacks sql.NullString `db:"callbacks"`
+			}
+			if err := dbtx.GetContext(ctx, &before, `SELECT status, callbacks FROM transactions WHERE id = $1 FOR UPDATE`, o.ID); err != nil {
+				if errors.Is(err, sql.ErrNoRows) {
+					return notFound("mark %s mined: no such transaction", o.ID)
+				}
+				return wrap(err, "mark %s mined", o.ID)
+			}
+			if !engine.TxStatus(before.Status).Terminal() && o.Status.Terminal() {
+				if err := insertCallbacks(ctx, dbtx, o.ID, before.Callbacks, o.Ended); err != nil {
+					return err
+				}
+			}
 			res, err := stmt.ExecContext(ctx, string(o.Status), e.blockNumber, o.BlockHash.Hex(), e.gasUsed,
 				e.events, e.txErr, ts(o.Ended), o.ID, mined)
 			if err != nil {
@@ -599,7 +617,10 @@ func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxErr
 		if _, err := dbtx.ExecContext(ctx, `DELETE FROM tx_attempts WHERE tx_id = $1`, id); err != nil {
 			return wrap(err, "forget hashes of %s", id)
 		}
-		return nil
+		if txErr == nil {
+			return nil
+		}
+		return enqueueCallbacks(ctx, dbtx, id, ended)
 	})
 }
 

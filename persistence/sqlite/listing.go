@@ -104,6 +104,9 @@ func (s *Store) CancelTransaction(ctx context.Context, id string, txErr *engine.
 		if err := s.checkUpdated(ctx, dbtx, res, id, "cancel %s", "not new or waiting"); err != nil {
 			return err
 		}
+		if err := enqueueCallbacks(ctx, dbtx, id, ended); err != nil {
+			return err
+		}
 		var r txRow
 		if err := dbtx.GetContext(ctx, &r, txSelect+` WHERE id = ?`, id); err != nil {
 			return wrap(err, "cancel %s: read back", id)

@@ -409,7 +409,7 @@ func (s *Store) checkUpdated(ctx context.Context, dbtx *sqlx.Tx, res sql.Result,
 }
 
 // MarkFailed moves a transaction that is not terminal to failed with txErr
-// and ended. It fails with engine.ErrConflict if the transaction is already
+// and ended, and enqueues its callbacks. It fails with engine.ErrConflict if the transaction is already
 // completed or failed and engine.ErrNotFound if there is none.
 func (s *Store) MarkFailed(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) error {
 	errJSON, err := nullJSON("error", txErr, txErr == nil)
@@ -424,7 +424,10 @@ func (s *Store) MarkFailed(ctx context.Context, id string, txErr *engine.TxError
 		if err != nil {
 			return wrap(err, "mark %s failed", id)
 		}
-		return s.checkUpdated(ctx, dbtx, res, id, "mark %s failed", "terminal")
+		if err := s.checkUpdated(ctx, dbtx, res, id, "mark %s failed", "terminal"); err != nil {
+			return err
+		}
+		return enqueueCallbacks(ctx, dbtx, id, ended)
 	})
 }
 
@@ -465,8 +468,9 @@ func (s *Store) SubmittedByHash(ctx context.Context, network string, hashes []co
 }
 
 // MarkMined applies the outcomes in one database transaction: status, block
-// number and hash, gas used, events, error and ended of each. If one
-// transaction does not exist, nothing is applied and the error wraps
+// number and hash, gas used, events, error and ended of each, and the
+// callback outbox rows of each transaction that was not terminal before.
+// If one transaction does not exist, nothing is applied and the error wraps
 // engine.ErrNotFound.
 func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 	if len(outcomes) == 0 {
@@ -511,6 +515,18 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 			if o.Hash != (common.Hash{}) {
 				mined = sql.NullString{String: o.Hash.Hex(), Valid: true}
 			}
+			var before struct {
+				Status    string         `db:"status"`
+				Callbacks sql.NullString `db:"callbacks"`
+			}
+			if err := dbtx.GetContext(ctx, &before, `SELECT status, callbacks FROM transactions WHERE id = ?`, o.ID); err != nil {
+				return wrap(err, "mark %s mined", o.ID)
+			}
+			if !engine.TxStatus(before.Status).Terminal() && o.Status.Terminal() {
+				if err := insertCallbacks(ctx, dbtx, o.ID, before.Callbacks, o.Ended); err != nil {
+					return err
+				}
+			}
 			res, err := stmt.ExecContext(ctx, string(o.Status), e.blockNumber, o.BlockHash.Hex(), e.gasUsed,
 				e.events, e.txErr, millis(o.Ended), mined, o.ID)
 			if err != nil {
@@ -552,7 +568,10 @@ func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxErr
 		if _, err := dbtx.ExecContext(ctx, `DELETE FROM tx_attempts WHERE tx_id = ?`, id); err != nil {
 			return wrap(err, "forget hashes of %s", id)
 		}
-		return nil
+		if txErr == nil {
+			return nil
+		}
+		return enqueueCallbacks(ctx, dbtx, id, ended)
 	})
 }
 

@@ -66,6 +66,9 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"TransactionABIRoundTrip", testTransactionABIRoundTrip},
 		{"ListTransactions", testListTransactions},
 		{"CancelTransaction", testCancelTransaction},
+		{"CallbacksOnTerminal", testCallbacksOnTerminal},
+		{"DueCallbacks", testDueCallbacks},
+		{"CallbackTransitions", testCallbackTransitions},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

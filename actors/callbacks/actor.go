@@ -1,0 +1,92 @@
+package callbacks
+
+import (
+	"context"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// Config configures the dispatcher actor. Zero durations take defaults.
+type Config struct {
+	// Dispatcher configures the engine.Dispatcher each incarnation owns;
+	// its Store and Log are required.
+	Dispatcher engine.DispatcherConfig
+	// PollInterval is the pause between polls of the outbox (default 200ms).
+	PollInterval time.Duration
+	// CloseGrace bounds how long stopping waits for deliveries in flight
+	// before cancelling them (default 5s; their rows stay pending).
+	CloseGrace time.Duration
+}
+
+// Props returns the props of the dispatcher actor.
+func Props(cfg Config) *actor.Props {
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 200 * time.Millisecond
+	}
+	if cfg.CloseGrace <= 0 {
+		cfg.CloseGrace = 5 * time.Second
+	}
+	return actor.PropsFromProducer(func() actor.Actor { return &Actor{cfg: cfg} })
+}
+
+// Actor is the dispatcher actor. It owns its engine.Dispatcher (and so
+// every delivery goroutine): a stop or restart closes it.
+type Actor struct {
+	cfg     Config
+	d       *engine.Dispatcher
+	ctx     context.Context
+	cancel  context.CancelFunc
+	timer   *time.Timer
+	failing bool
+}
+
+// Receive implements actor.Actor.
+func (a *Actor) Receive(c actor.Context) {
+	switch c.Message().(type) {
+	case *actor.Started:
+		a.ctx, a.cancel = context.WithCancel(context.Background())
+		a.d = engine.NewDispatcher(a.cfg.Dispatcher)
+		c.Send(c.Self(), tick{})
+	case *actor.Stopping, *actor.Restarting:
+		a.shutdown()
+	case tick:
+		a.dispatch()
+		self, root := c.Self(), c.ActorSystem().Root
+		a.timer = time.AfterFunc(a.cfg.PollInterval, func() { root.Send(self, tick{}) })
+	case *Nudge:
+		a.dispatch()
+	case *DepthRequest:
+		n, err := a.cfg.Dispatcher.Store.PendingCallbacks(a.ctx)
+		c.Respond(&Depth{Pending: n, InFlight: a.d.InFlight(), Err: err})
+	}
+}
+
+// dispatch starts the deliveries of the due rows. A failing store is
+// logged once until it recovers, not at every poll.
+func (a *Actor) dispatch() {
+	_, err := a.d.Dispatch(a.ctx)
+	switch {
+	case err != nil && !a.failing:
+		a.cfg.Dispatcher.Log.Warn("callback outbox poll failed", "err", err)
+	case err == nil && a.failing:
+		a.cfg.Dispatcher.Log.Info("callback outbox poll works again")
+	}
+	a.failing = err != nil
+}
+
+// shutdown stops polling, then closes the dispatcher: deliveries in flight
+// get CloseGrace to finish.
+func (a *Actor) shutdown() {
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.d != nil {
+		a.d.Close(a.cfg.CloseGrace)
+	}
+}

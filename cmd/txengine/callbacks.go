@@ -1,0 +1,31 @@
+package main
+
+import (
+	"runtime/debug"
+
+	"github.com/txengine/txengine/actors/callbacks"
+	"github.com/txengine/txengine/config"
+	"github.com/txengine/txengine/engine"
+)
+
+// callbacksConfig returns the callback dispatcher's configuration. Private
+// addresses follow cfg.CallbacksAllowPrivate: allowed on the embedded
+// default unless configured, refused with configured networks unless
+// configured; the API's URL check uses the same value.
+func callbacksConfig(cfg config.Config) callbacks.Config {
+	d := engine.DefaultDispatcherConfig()
+	d.AllowPrivate = cfg.CallbacksAllowPrivate()
+	d.Timeout = cfg.Callbacks.Timeout
+	d.Concurrency = cfg.Callbacks.Concurrency
+	d.UserAgent = "txengine/" + version()
+	return callbacks.Config{Dispatcher: d}
+}
+
+// version is the module version the binary was built from ("dev" for a
+// build without one).
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,335 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DispatcherStore is what a Dispatcher needs of the store: the outbox, and
+// the transaction and its owner to build and sign each body.
+type DispatcherStore interface {
+	CallbackStore
+	TransactionByID(ctx context.Context, id string) (*Transaction, error)
+	UserByID(ctx context.Context, id string) (*User, error)
+}
+
+// DispatcherConfig configures a Dispatcher. Zero fields take the values of
+// DefaultDispatcherConfig.
+type DispatcherConfig struct {
+	Store DispatcherStore
+	Clock Clock
+	Log   *slog.Logger
+	// Concurrency bounds the deliveries in flight.
+	Concurrency int
+	// Timeout bounds one attempt (connection, request and answer headers).
+	Timeout time.Duration
+	// AllowPrivate lets deliveries connect to loopback, private,
+	// link-local, unspecified and multicast addresses. Off, such an address
+	// is refused when connecting (after name resolution, which also
+	// defeats DNS rebinding) and the callback is abandoned.
+	AllowPrivate bool
+	// UserAgent is sent on every request, e.g. "txengine/1.2.3".
+	UserAgent string
+	// Backoff is the retry schedule.
+	Backoff Backoff
+}
+
+// DefaultDispatcherConfig returns 64 concurrent deliveries, 10 s per
+// attempt, private addresses refused, User-Agent "txengine" and
+// DefaultBackoff.
+func DefaultDispatcherConfig() DispatcherConfig {
+	return DispatcherConfig{Concurrency: 64, Timeout: 10 * time.Second, UserAgent: "txengine", Backoff: DefaultBackoff()}
+}
+
+// ErrPrivateAddress is returned (wrapped) by a delivery that would connect
+// to an address the dispatcher is not allowed to reach.
+var ErrPrivateAddress = errors.New("callback address is loopback, private, link-local, unspecified or multicast")
+
+// maxResponseDrain bounds what is read of a receiver's answer (so the
+// connection can be reused); the body itself is ignored.
+const maxResponseDrain = 64 << 10
+
+// storeWriteTimeout bounds the write that records an attempt's outcome.
+const storeWriteTimeout = 5 * time.Second
+
+// Dispatcher delivers due outbox rows, each in its own goroutine, at most
+// Concurrency at a time, so a slow or hanging receiver delays no other. It
+// owns those goroutines: Close stops them. Dispatch is meant to be called
+// by one poller at a time.
+type Dispatcher struct {
+	cfg    DispatcherConfig
+	client *http.Client
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	inflight map[string]struct{}
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// NewDispatcher returns a dispatcher of cfg; it delivers nothing until
+// Dispatch is called.
+func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
+	def := DefaultDispatcherConfig()
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = def.Concurrency
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = def.Timeout
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = def.UserAgent
+	}
+	if cfg.Backoff == (Backoff{}) {
+		cfg.Backoff = def.Backoff
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Dispatcher{
+		cfg:      cfg,
+		client:   newCallbackClient(cfg),
+		ctx:      ctx,
+		cancel:   cancel,
+		inflight: map[string]struct{}{},
+	}
+}
+
+// newCallbackClient returns the HTTP client of deliveries: no proxy (the
+// address check must see the receiver's address), no redirects (a 3xx is a
+// failed attempt), and a dialer that refuses private addresses unless
+// allowed.
+func newCallbackClient(cfg DispatcherConfig) *http.Client {
+	// Each attempt's context carries its deadline (cfg.Timeout).
+	dialer := &net.Dialer{KeepAlive: 30 * time.Second}
+	if !cfg.AllowPrivate {
+		dialer.Control = refusePrivate
+	}
+	transport := &http.Transport{
+		Proxy:               nil,
+		DialContext:         dialer.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        cfg.Concurrency,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: cfg.Timeout,
+	}
+	return &http.Client{
+		Transport:     transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// refusePrivate is a net.Dialer Control function: it runs with the address
+// actually being connected to, after name resolution.
+func refusePrivate(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return fmt.Errorf("callback address %q: %w", address, err)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || IsPrivateIP(ip) {
+		return fmt.Errorf("%w: %s", ErrPrivateAddress, host)
+	}
+	return nil
+}
+
+// IsPrivateIP reports whether ip is loopback, private, link-local,
+// unspecified or multicast: an address callbacks may not reach unless the
+// operator allows it.
+func IsPrivateIP(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast()
+}
+
+// Dispatch starts a delivery for each due row not already in flight, as far
+// as free slots allow, and returns how many it started. It does not wait
+// for them.
+func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
+	d.mu.Lock()
+	busy, closed := len(d.inflight), d.closed
+	d.mu.Unlock()
+	free := d.cfg.Concurrency - busy
+	if closed || free <= 0 {
+		return 0, nil
+	}
+	// Rows in flight are still pending and due: ask for enough to find
+	// free new ones behind them.
+	rows, err := d.cfg.Store.DueCallbacks(ctx, d.cfg.Clock.Now(), busy+free)
+	if err != nil {
+		return 0, fmt.Errorf("due callbacks: %w", err)
+	}
+	started := 0
+	for _, cb := range rows {
+		d.mu.Lock()
+		_, running := d.inflight[cb.ID]
+		if d.closed || running || len(d.inflight) >= d.cfg.Concurrency {
+			d.mu.Unlock()
+			continue
+		}
+		d.inflight[cb.ID] = struct{}{}
+		d.wg.Add(1)
+		d.mu.Unlock()
+		started++
+		go func() {
+			defer d.wg.Done()
+			defer d.finish(cb.ID)
+			d.deliver(d.ctx, cb)
+		}()
+	}
+	return started, nil
+}
+
+func (d *Dispatcher) finish(id string) {
+	d.mu.Lock()
+	delete(d.inflight, id)
+	d.mu.Unlock()
+}
+
+// InFlight returns how many deliveries are running.
+func (d *Dispatcher) InFlight() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.inflight)
+}
+
+// Close stops starting deliveries, waits up to grace for those in flight,
+// then cancels the rest (their rows stay pending: they run again after a
+// restart) and waits for them to return. It may be called more than once.
+func (d *Dispatcher) Close(grace time.Duration) {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	done := make(chan struct{})
+	go func() { d.wg.Wait(); close(done) }()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		d.cancel()
+		<-done
+	}
+	d.cancel()
+	d.client.CloseIdleConnections()
+}
+
+// isTimeout reports whether err is a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// outcome is the result of one attempt.
+type outcome struct {
+	delivered bool
+	// abandon gives up at once (no retry can succeed).
+	abandon bool
+	err     string
+}
+
+// deliver makes one attempt of cb and records its outcome.
+func (d *Dispatcher) deliver(ctx context.Context, cb Callback) {
+	log := d.cfg.Log.With("callback", cb.ID, "transaction", cb.TxID, "url", cb.URL)
+	out, attempted, err := d.attempt(ctx, cb)
+	if err != nil {
+		// The store could not be read, or shutdown cancelled the attempt:
+		// no attempt is counted, the row stays due.
+		if ctx.Err() == nil {
+			log.Warn("callback not attempted", "err", err)
+		}
+		return
+	}
+	attempts := cb.Attempts
+	if attempted {
+		attempts++
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWriteTimeout)
+	defer cancel()
+	now := d.cfg.Clock.Now()
+	switch {
+	case out.delivered:
+		err = d.cfg.Store.MarkCallbackDelivered(wctx, cb.ID, attempts, now)
+		log.Debug("callback delivered", "attempts", attempts)
+	case out.abandon || attempts >= d.cfg.Backoff.MaxAttempts():
+		err = d.cfg.Store.MarkCallbackAbandoned(wctx, cb.ID, attempts, out.err)
+		log.Warn("callback abandoned", "attempts", attempts, "err", out.err)
+	default:
+		next := now.Add(d.cfg.Backoff.Wait(attempts, rand.Float64()))
+		err = d.cfg.Store.MarkCallbackRetry(wctx, cb.ID, attempts, next, out.err)
+		log.Debug("callback failed, will retry", "attempts", attempts, "next", next, "err", out.err)
+	}
+	if err != nil {
+		log.Error("recording callback attempt", "err", err)
+	}
+}
+
+// attempt builds the body from the current transaction record and POSTs
+// it. attempted is false when no request was sent (an outcome decided from
+// the record). A non-nil error means nothing can be recorded.
+func (d *Dispatcher) attempt(ctx context.Context, cb Callback) (out outcome, attempted bool, err error) {
+	tx, err := d.cfg.Store.TransactionByID(ctx, cb.TxID)
+	if errors.Is(err, ErrNotFound) {
+		return outcome{abandon: true, err: "transaction not found"}, false, nil
+	}
+	if err != nil {
+		return outcome{}, false, fmt.Errorf("read transaction: %w", err)
+	}
+	if !tx.Status.Terminal() {
+		return outcome{abandon: true, err: fmt.Sprintf(
+			"transaction is %s again (its block left the chain); a new callback follows when it ends", tx.Status)}, false, nil
+	}
+	user, err := d.cfg.Store.UserByID(ctx, tx.Owner)
+	if err != nil {
+		return outcome{}, false, fmt.Errorf("read owner %s: %w", tx.Owner, err)
+	}
+	body, err := CallbackBody(tx)
+	if err != nil {
+		return outcome{}, false, err
+	}
+
+	actx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, cb.URL, bytes.NewReader(body))
+	if err != nil {
+		return outcome{abandon: true, err: fmt.Sprintf("bad callback URL: %v", err)}, false, nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", d.cfg.UserAgent)
+	req.Header.Set(HeaderCallbackID, cb.ID)
+	req.Header.Set(HeaderCallbackSignature, Sign(user.CallbackSecret, d.cfg.Clock.Now(), body))
+	res, err := d.client.Do(req)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return outcome{}, false, fmt.Errorf("shutting down: %w", ctx.Err())
+		case errors.Is(err, ErrPrivateAddress):
+			return outcome{abandon: true, err: fmt.Sprintf("refused: %v (private callback addresses are not allowed: callbacks.allowPrivate)", err)}, true, nil
+		case actx.Err() != nil || isTimeout(err):
+			return outcome{err: fmt.Sprintf("no answer within %s", d.cfg.Timeout)}, true, nil
+		default:
+			return outcome{err: err.Error()}, true, nil
+		}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxResponseDrain))
+	_ = res.Body.Close()
+	if res.StatusCode >= 200 && res.StatusCode < 300 {
+		return outcome{delivered: true}, true, nil
+	}
+	return outcome{err: "HTTP status " + res.Status}, true, nil
+}

@@ -1,0 +1,363 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// memOutbox is an in-memory engine.DispatcherStore.
+type memOutbox struct {
+	mu    sync.Mutex
+	rows  map[string]*engine.Callback
+	order []string
+	txs   map[string]*engine.Transaction
+	users map[string]*engine.User
+}
+
+func newMemOutbox() *memOutbox {
+	return &memOutbox{rows: map[string]*engine.Callback{}, txs: map[string]*engine.Transaction{}, users: map[string]*engine.User{}}
+}
+
+// add stores a terminal transaction of a user with secret and one pending
+// row per URL; it returns the row ids.
+func (m *memOutbox) add(status engine.TxStatus, secret string, urls ...string) (*engine.Transaction, []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.txs) + 1
+	u := &engine.User{ID: fmt.Sprintf("user-%d", n), CallbackSecret: secret}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	tx := &engine.Transaction{ID: fmt.Sprintf("tx-%d", n), Owner: u.ID, Status: status, Network: "dev",
+		Method: "transfer", Created: now, Ended: &now, Callbacks: urls}
+	m.users[u.ID], m.txs[tx.ID] = u, tx
+	var ids []string
+	for i, url := range urls {
+		id := fmt.Sprintf("cb-%d-%d", n, i)
+		m.rows[id] = &engine.Callback{ID: id, TxID: tx.ID, URL: url, Status: engine.CallbackPending, NextAttempt: now, Created: now}
+		m.order = append(m.order, id)
+		ids = append(ids, id)
+	}
+	return tx, ids
+}
+
+func (m *memOutbox) row(id string) engine.Callback {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return *m.rows[id]
+}
+
+func (m *memOutbox) DueCallbacks(_ context.Context, now time.Time, limit int) ([]engine.Callback, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []engine.Callback
+	for _, id := range m.order {
+		r := m.rows[id]
+		if r.Status == engine.CallbackPending && !r.NextAttempt.After(now) {
+			out = append(out, *r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b engine.Callback) int { return a.NextAttempt.Compare(b.NextAttempt) })
+	return out[:min(limit, len(out))], nil
+}
+
+func (m *memOutbox) update(id string, f func(r *engine.Callback)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rows[id]
+	if !ok {
+		return engine.ErrNotFound
+	}
+	if r.Status != engine.CallbackPending {
+		return engine.ErrConflict
+	}
+	f(r)
+	return nil
+}
+
+func (m *memOutbox) MarkCallbackDelivered(_ context.Context, id string, attempts int, at time.Time) error {
+	return m.update(id, func(r *engine.Callback) {
+		r.Status, r.Attempts, r.Delivered = engine.CallbackDelivered, attempts, &at
+	})
+}
+
+func (m *memOutbox) MarkCallbackRetry(_ context.Context, id string, attempts int, next time.Time, lastErr string) error {
+	return m.update(id, func(r *engine.Callback) { r.Attempts, r.NextAttempt, r.LastError = attempts, next, lastErr })
+}
+
+func (m *memOutbox) MarkCallbackAbandoned(_ context.Context, id string, attempts int, lastErr string) error {
+	return m.update(id, func(r *engine.Callback) {
+		r.Status, r.Attempts, r.LastError = engine.CallbackAbandoned, attempts, lastErr
+	})
+}
+
+func (m *memOutbox) PendingCallbacks(context.Context) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, r := range m.rows {
+		if r.Status == engine.CallbackPending {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (m *memOutbox) TransactionByID(_ context.Context, id string) (*engine.Transaction, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if tx, ok := m.txs[id]; ok {
+		return tx, nil
+	}
+	return nil, engine.ErrNotFound
+}
+
+func (m *memOutbox) UserByID(_ context.Context, id string) (*engine.User, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if u, ok := m.users[id]; ok {
+		return u, nil
+	}
+	return nil, engine.ErrNotFound
+}
+
+// received is one request a test receiver got.
+type received struct {
+	at     time.Time
+	header http.Header
+	body   []byte
+}
+
+// receiver is an httptest server that records requests and answers with
+// the status answer returns for the n-th one (from 1).
+type receiver struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []received
+}
+
+func newReceiver(t *testing.T, answer func(n int, r *http.Request) int) *receiver {
+	t.Helper()
+	rc := &receiver{}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		rc.reqs = append(rc.reqs, received{at: time.Now(), header: r.Header.Clone(), body: body})
+		n := len(rc.reqs)
+		rc.mu.Unlock()
+		w.WriteHeader(answer(n, r))
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) got() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.reqs)
+}
+
+// fastBackoff retries after a few milliseconds.
+var fastBackoff = engine.Backoff{Initial: 20 * time.Millisecond, Max: 40 * time.Millisecond, MinTotal: time.Second}
+
+// pump calls Dispatch every 10 ms until done reports true or timeout.
+func pump(t *testing.T, d *engine.Dispatcher, timeout time.Duration, done func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not done within %s", timeout)
+		}
+		if _, err := d.Dispatch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestDispatcherRetriesUntilDelivered(t *testing.T) {
+	rc := newReceiver(t, func(n int, _ *http.Request) int {
+		if n <= 2 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+	store := newMemOutbox()
+	tx, ids := store.add(engine.StatusCompleted, "the-secret", rc.URL+"/hook?x=1")
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, UserAgent: "txengine/test", Backoff: fastBackoff})
+	defer d.Close(time.Second)
+
+	pump(t, d, 5*time.Second, func() bool { return store.row(ids[0]).Status != engine.CallbackPending })
+	row := store.row(ids[0])
+	if row.Status != engine.CallbackDelivered || row.Attempts != 3 || row.Delivered == nil {
+		t.Fatalf("row = %+v, want delivered after 3 attempts", row)
+	}
+	reqs := rc.got()
+	if len(reqs) != 3 {
+		t.Fatalf("receiver got %d requests, want 3", len(reqs))
+	}
+	wantBody, err := engine.CallbackBody(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range reqs {
+		if got := r.header.Get("X-Callback-Id"); got != ids[0] {
+			t.Errorf("request %d: X-Callback-Id = %q, want %q", i+1, got, ids[0])
+		}
+		if ct := r.header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("request %d: Content-Type = %q", i+1, ct)
+		}
+		if ua := r.header.Get("User-Agent"); ua != "txengine/test" {
+			t.Errorf("request %d: User-Agent = %q", i+1, ua)
+		}
+		if string(r.body) != string(wantBody) {
+			t.Errorf("request %d: body = %s, want %s", i+1, r.body, wantBody)
+		}
+		if err := engine.VerifySignature("the-secret", r.header.Get("X-Callback-Signature"), r.body, time.Now(), time.Minute); err != nil {
+			t.Errorf("request %d: %v", i+1, err)
+		}
+		if i > 0 && r.at.Sub(reqs[i-1].at) < 15*time.Millisecond {
+			t.Errorf("request %d came %s after the one before: no backoff", i+1, r.at.Sub(reqs[i-1].at))
+		}
+	}
+}
+
+func TestDispatcherHangingReceiverDelaysNoOther(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	hang := newReceiver(t, func(_ int, r *http.Request) int {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+		return http.StatusOK
+	})
+	fast := newReceiver(t, func(int, *http.Request) int { return http.StatusNoContent })
+	store := newMemOutbox()
+	_, hangIDs := store.add(engine.StatusFailed, "s1", hang.URL)
+	_, fastIDs := store.add(engine.StatusCompleted, "s2", fast.URL)
+	const timeout = 500 * time.Millisecond
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Timeout: timeout, Backoff: engine.DefaultBackoff()})
+	defer d.Close(time.Second)
+
+	start := time.Now()
+	if n, err := d.Dispatch(context.Background()); err != nil || n != 2 {
+		t.Fatalf("Dispatch = %d, %v; want 2 started", n, err)
+	}
+	pump(t, d, time.Second, func() bool { return store.row(fastIDs[0]).Status == engine.CallbackDelivered })
+	if len(fast.got()) != 1 {
+		t.Fatalf("fast receiver got %d requests", len(fast.got()))
+	}
+	if len(hang.got()) != 1 || store.row(hangIDs[0]).Attempts != 0 || d.InFlight() != 1 {
+		t.Fatalf("the hanging attempt should still be in flight: requests %d, row %+v, in flight %d",
+			len(hang.got()), store.row(hangIDs[0]), d.InFlight())
+	}
+	t.Logf("second receiver delivered %s after dispatch while the first hangs", time.Since(start))
+	// In flight rows are not started twice.
+	if n, _ := d.Dispatch(context.Background()); n != 0 {
+		t.Fatalf("Dispatch started %d deliveries while the only due row is in flight", n)
+	}
+
+	pump(t, d, 3*time.Second, func() bool { return store.row(hangIDs[0]).Attempts == 1 })
+	elapsed := time.Since(start)
+	row := store.row(hangIDs[0])
+	if row.Status != engine.CallbackPending || !strings.Contains(row.LastError, "no answer within 500ms") {
+		t.Fatalf("hanging row = %+v, want pending with a timeout error", row)
+	}
+	if elapsed < timeout || elapsed > timeout+time.Second {
+		t.Fatalf("hanging attempt ended after %s, want about %s", elapsed, timeout)
+	}
+	if wait := time.Until(row.NextAttempt); wait < 500*time.Millisecond || wait > 1100*time.Millisecond {
+		t.Fatalf("next attempt in %s, want about 1s", wait)
+	}
+}
+
+func TestDispatcherRefusesPrivateAddresses(t *testing.T) {
+	rc := newReceiver(t, func(int, *http.Request) int { return http.StatusOK })
+	store := newMemOutbox()
+	// httptest listens on 127.0.0.1; "localhost" resolves to loopback too.
+	local := strings.Replace(rc.URL, "127.0.0.1", "localhost", 1)
+	_, ids := store.add(engine.StatusCompleted, "s", rc.URL, local)
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Backoff: fastBackoff})
+	defer d.Close(time.Second)
+
+	pump(t, d, 5*time.Second, func() bool {
+		return store.row(ids[0]).Status != engine.CallbackPending && store.row(ids[1]).Status != engine.CallbackPending
+	})
+	for _, id := range ids {
+		row := store.row(id)
+		if row.Status != engine.CallbackAbandoned || row.Attempts != 1 ||
+			!strings.Contains(row.LastError, "refused") || !strings.Contains(row.LastError, "loopback, private") {
+			t.Errorf("row = %+v, want abandoned as refused", row)
+		}
+	}
+	if n := len(rc.got()); n != 0 {
+		t.Fatalf("receiver on a private address got %d requests", n)
+	}
+}
+
+func TestDispatcherAbandons(t *testing.T) {
+	rc := newReceiver(t, func(int, *http.Request) int { return http.StatusBadGateway })
+	store := newMemOutbox()
+	_, failing := store.add(engine.StatusCompleted, "s", rc.URL)
+	// A transaction that went back to submitted (reorg) is not delivered.
+	_, reorged := store.add(engine.StatusSubmitted, "s", rc.URL+"/reorged")
+	b := engine.Backoff{Initial: time.Millisecond, Max: time.Millisecond, MinTotal: 2 * time.Millisecond}
+	if b.MaxAttempts() != 3 {
+		t.Fatalf("MaxAttempts = %d, want 3", b.MaxAttempts())
+	}
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Backoff: b})
+	defer d.Close(time.Second)
+
+	pump(t, d, 5*time.Second, func() bool {
+		return store.row(failing[0]).Status != engine.CallbackPending && store.row(reorged[0]).Status != engine.CallbackPending
+	})
+	if row := store.row(failing[0]); row.Status != engine.CallbackAbandoned || row.Attempts != 3 || row.LastError != "HTTP status 502 Bad Gateway" {
+		t.Errorf("failing row = %+v, want abandoned after 3 attempts", row)
+	}
+	if row := store.row(reorged[0]); row.Status != engine.CallbackAbandoned || row.Attempts != 0 || !strings.Contains(row.LastError, "submitted again") {
+		t.Errorf("reorged row = %+v, want abandoned without an attempt", row)
+	}
+	if n := len(rc.got()); n != 3 {
+		t.Fatalf("receiver got %d requests, want 3", n)
+	}
+}
+
+func TestDispatcherCloseBoundsTheWait(t *testing.T) {
+	hang := newReceiver(t, func(_ int, r *http.Request) int {
+		<-r.Context().Done()
+		return http.StatusOK
+	})
+	store := newMemOutbox()
+	_, ids := store.add(engine.StatusCompleted, "s", hang.URL)
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Timeout: time.Minute})
+	if n, err := d.Dispatch(context.Background()); err != nil || n != 1 {
+		t.Fatalf("Dispatch = %d, %v", n, err)
+	}
+	for len(hang.got()) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	d.Close(200 * time.Millisecond)
+	if took := time.Since(start); took < 200*time.Millisecond || took > 2*time.Second {
+		t.Fatalf("Close took %s, want about 200ms", took)
+	}
+	if d.InFlight() != 0 {
+		t.Fatalf("%d deliveries still in flight after Close", d.InFlight())
+	}
+	// The cancelled attempt is not counted: the row runs again after a restart.
+	if row := store.row(ids[0]); row.Status != engine.CallbackPending || row.Attempts != 0 || row.LastError != "" {
+		t.Fatalf("row after Close = %+v, want untouched", row)
+	}
+	if n, _ := d.Dispatch(context.Background()); n != 0 {
+		t.Fatalf("Dispatch after Close started %d deliveries", n)
+	}
+}

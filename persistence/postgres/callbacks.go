@@ -1,0 +1,152 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// The callback outbox (migrations/0005_callbacks.sql). Rows are inserted by
+// enqueueCallbacks inside the write transaction of every method that moves a
+// transaction to completed or failed (engine.TxStore's outbox rule).
+
+// callbackRow is a row of callback_outbox.
+type callbackRow struct {
+	ID          string       `db:"id"`
+	TxID        string       `db:"tx_id"`
+	URL         string       `db:"url"`
+	Status      string       `db:"status"`
+	Attempts    int          `db:"attempts"`
+	NextAttempt time.Time    `db:"next_attempt"`
+	LastError   string       `db:"last_error"`
+	Created     time.Time    `db:"created"`
+	Delivered   sql.NullTime `db:"delivered"`
+}
+
+func (r callbackRow) callback() engine.Callback {
+	return engine.Callback{
+		ID:          r.ID,
+		TxID:        r.TxID,
+		URL:         r.URL,
+		Status:      engine.CallbackStatus(r.Status),
+		Attempts:    r.Attempts,
+		NextAttempt: fromTS(r.NextAttempt),
+		LastError:   r.LastError,
+		Created:     fromTS(r.Created),
+		Delivered:   fromNullTS(r.Delivered),
+	}
+}
+
+// enqueueCallbacks inserts one pending outbox row, due at ended, per
+// callback URL of transaction id. The caller has just moved the transaction
+// from a non-terminal status to completed or failed in dbtx.
+func enqueueCallbacks(ctx context.Context, dbtx *sqlx.Tx, id string, ended time.Time) error {
+	var raw sql.NullString
+	if err := dbtx.GetContext(ctx, &raw, `SELECT callbacks FROM transactions WHERE id = $1`, id); err != nil {
+		return wrap(err, "callbacks of %s", id)
+	}
+	return insertCallbacks(ctx, dbtx, id, raw, ended)
+}
+
+// insertCallbacks inserts the outbox rows of transaction id whose
+// callbacks column holds raw.
+func insertCallbacks(ctx context.Context, dbtx *sqlx.Tx, id string, raw sql.NullString, ended time.Time) error {
+	var urls []string
+	if err := fromNullJSON("callbacks", raw, &urls); err != nil {
+		return fmt.Errorf("postgres: callbacks of %s: %w", id, err)
+	}
+	at := ts(ended)
+	for _, u := range urls {
+		if _, err := dbtx.ExecContext(ctx, `INSERT INTO callback_outbox
+			(id, tx_id, url, status, attempts, next_attempt, last_error, created)
+			VALUES ($1, $2, $3, $4, 0, $5, '', $6)`,
+			uuid.NewString(), id, u, string(engine.CallbackPending), at, at); err != nil {
+			return wrap(err, "enqueue callback of %s", id)
+		}
+	}
+	return nil
+}
+
+// DueCallbacks implements engine.CallbackStore.
+func (s *Store) DueCallbacks(ctx context.Context, now time.Time, limit int) ([]engine.Callback, error) {
+	out := []engine.Callback{}
+	if limit <= 0 {
+		return out, nil
+	}
+	var rows []callbackRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, tx_id, url, status, attempts, next_attempt,
+		last_error, created, delivered FROM callback_outbox
+		WHERE status = $1 AND next_attempt <= $2 ORDER BY next_attempt, created, seq LIMIT $3`,
+		string(engine.CallbackPending), ts(now), limit); err != nil {
+		return nil, wrap(err, "due callbacks")
+	}
+	for _, r := range rows {
+		out = append(out, r.callback())
+	}
+	return out, nil
+}
+
+// MarkCallbackDelivered implements engine.CallbackStore.
+func (s *Store) MarkCallbackDelivered(ctx context.Context, id string, attempts int, at time.Time) error {
+	return s.updateCallback(ctx, id, "mark callback %s delivered",
+		`status = $1, attempts = $2, delivered = $3`, string(engine.CallbackDelivered), attempts, ts(at))
+}
+
+// MarkCallbackRetry implements engine.CallbackStore.
+func (s *Store) MarkCallbackRetry(ctx context.Context, id string, attempts int, next time.Time, lastErr string) error {
+	return s.updateCallback(ctx, id, "mark callback %s for retry",
+		`attempts = $1, next_attempt = $2, last_error = $3`, attempts, ts(next), lastErr)
+}
+
+// MarkCallbackAbandoned implements engine.CallbackStore.
+func (s *Store) MarkCallbackAbandoned(ctx context.Context, id string, attempts int, lastErr string) error {
+	return s.updateCallback(ctx, id, "abandon callback %s",
+		`status = $1, attempts = $2, last_error = $3`, string(engine.CallbackAbandoned), attempts, lastErr)
+}
+
+// updateCallback sets the columns of set (with args, placeholders $1..$3)
+// on pending row id:
+// engine.ErrNotFound without such a row, engine.ErrConflict when it is no
+// longer pending.
+func (s *Store) updateCallback(ctx context.Context, id, what, set string, args ...any) error {
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		res, err := dbtx.ExecContext(ctx, `UPDATE callback_outbox SET `+set+` WHERE id = $4 AND status = $5`,
+			append(args, id, string(engine.CallbackPending))...)
+		if err != nil {
+			return wrap(err, what, id)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return wrap(err, what, id)
+		}
+		if n > 0 {
+			return nil
+		}
+		var status string
+		err = dbtx.GetContext(ctx, &status, `SELECT status FROM callback_outbox WHERE id = $1`, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(what+": no such callback", id)
+		}
+		if err != nil {
+			return wrap(err, what, id)
+		}
+		return conflict(what+": status is %s, not pending", id, status)
+	})
+}
+
+// PendingCallbacks implements engine.CallbackStore.
+func (s *Store) PendingCallbacks(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM callback_outbox WHERE status = $1`,
+		string(engine.CallbackPending)); err != nil {
+		return 0, wrap(err, "pending callbacks")
+	}
+	return n, nil
+}

@@ -1,0 +1,21 @@
+-- 0005_callbacks: the durable callback outbox. The store inserts one row
+-- per callback URL in the same database transaction that moves a
+-- transaction to completed or failed; the dispatcher delivers pending rows
+-- whose next_attempt is due.
+CREATE TABLE callback_outbox (
+    seq          BIGSERIAL   NOT NULL,
+    id           TEXT        PRIMARY KEY,          -- UUID, sent as X-Callback-Id
+    tx_id        TEXT        NOT NULL REFERENCES transactions (id),
+    url          TEXT        NOT NULL,
+    status       TEXT        NOT NULL,             -- pending, delivered, abandoned
+    attempts     INTEGER     NOT NULL DEFAULT 0,
+    next_attempt TIMESTAMPTZ NOT NULL,
+    last_error   TEXT        NOT NULL DEFAULT '',
+    created      TIMESTAMPTZ NOT NULL,
+    delivered    TIMESTAMPTZ
+);
+
+-- DueCallbacks: pending rows by next_attempt.
+CREATE INDEX callback_outbox_status_next ON callback_outbox (status, next_attempt);
+-- Rows of one transaction.
+CREATE INDEX callback_outbox_tx ON callback_outbox (tx_id);
