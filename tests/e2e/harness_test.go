@@ -56,7 +56,10 @@ type service struct {
 func startService(t *testing.T, dataDir string, env ...string) *service {
 	t.Helper()
 	cmd := exec.Command(binary, "serve")
-	cmd.Env = append(os.Environ(), "TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s")
+	cmd.Env = append(os.Environ(), "TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s",
+		// Tests drive users harder than the default 10 requests per second;
+		// the rate-limit behaviour itself is tested in http/ with a fake clock.
+		"TXENGINE_RATE_LIMIT_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_PER_HOUR=100000000")
 	cmd.Env = append(cmd.Env, env...)
 	s := &service{t: t, cmd: cmd, exited: make(chan error, 1)}
 	stdout, err := cmd.StdoutPipe()

@@ -83,7 +83,8 @@ func TestMigrateAndUsersCreate(t *testing.T) {
 	}
 	userToken := field(out, "token: ")
 
-	s := startService(t, dir)
+	// The default limits, not the harness's generous ones.
+	s := startService(t, dir, "TXENGINE_RATE_LIMIT_PER_SECOND=10", "TXENGINE_RATE_LIMIT_PER_HOUR=3600")
 	if s.Token == token {
 		t.Fatal("the service's operator is the CLI's: the bootstrap should have its own")
 	}

@@ -51,8 +51,8 @@ func TestUsersAndAccounts(t *testing.T) {
 	wantErr(t, s.call("PUT", "/users/"+uid+"/limits", utok, map[string]any{"perSecond": 5, "perHour": 100}), 403, "forbidden", "")
 	wantErr(t, s.call("PUT", "/users/"+uid+"/limits", s.Token, map[string]any{"perSecond": 0, "perHour": 100}), 400, "invalid_argument", "perSecond")
 	wantErr(t, s.call("PUT", "/users/"+uid+"/limits", s.Token, `{"perSecond":5}`), 400, "invalid_argument", "perHour")
-	lim := s.must(200, "PUT", "/users/"+uid+"/limits", s.Token, map[string]any{"perSecond": 20, "perHour": 7200}).(map[string]any)
-	if lim["perSecond"] != float64(20) || lim["perHour"] != float64(7200) {
+	lim := s.must(200, "PUT", "/users/"+uid+"/limits", s.Token, map[string]any{"perSecond": 1000, "perHour": 7200}).(map[string]any)
+	if lim["perSecond"] != float64(1000) || lim["perHour"] != float64(7200) {
 		t.Fatalf("limits: %v", lim)
 	}
 	if l := s.must(200, "GET", "/users/me", utok, nil).(map[string]any)["limits"].(map[string]any); l["perHour"] != float64(7200) {
