@@ -162,8 +162,9 @@ func testFailedDependencyFailsTheChain(t *testing.T, newFixture func(*testing.T,
 	last.DependsOn = []string{mid.ID}
 	f.submit(mid, last, bad)
 	txs := f.waitAll([]string{bad.ID, mid.ID, last.ID}, 30*time.Second)
-	if txs[0].Status != engine.StatusFailed || txs[0].Error.Code != engine.TxReverted {
-		t.Fatalf("bad: %s %+v", txs[0].Status, txs[0].Error)
+	if txs[0].Status != engine.StatusFailed || txs[0].Error.Code != engine.TxReverted ||
+		!strings.Contains(txs[0].Error.Message, "InsufficientBalance") {
+		t.Fatalf("bad: %s %+v; want reverted with the decoded custom error", txs[0].Status, txs[0].Error)
 	}
 	for _, tx := range txs[1:] {
 		if tx.Status != engine.StatusFailed || tx.Error.Code != engine.TxDependencyFailed || tx.Nonce != nil {

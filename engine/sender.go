@@ -11,6 +11,7 @@ import (
 	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
@@ -24,6 +25,7 @@ type SenderStore interface {
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
 	ReleaseNonce(ctx context.Context, id string, txErr *TxError, ended time.Time) error
 	MarkReplaced(ctx context.Context, tx *Transaction) error
+	ContractByID(ctx context.Context, id string) (*Contract, error)
 }
 
 // Sender is the logic of one account on one network: it accepts
@@ -53,6 +55,9 @@ type Sender struct {
 	// failed collects the ids of the transactions this sender failed since
 	// the last TakeFailed: their dependents must be resolved.
 	failed []string
+	// abis caches the parsed ABIs of contracts, to decode revert reasons
+	// (custom errors included).
+	abis map[string]*abi.ABI
 
 	metrics Metrics
 	// load is what was last reported to metrics.AccountLoad, so that the
@@ -314,7 +319,7 @@ func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote, loa
 	to := tx.ContractAddress
 	gas, err := s.net.Chain.EstimateGas(ctx, ethereum.CallMsg{From: s.account.Address, To: &to, Value: value, Data: tx.Data})
 	if err != nil {
-		if txErr := estimateFailure(err); txErr != nil {
+		if txErr := estimateFailure(err, s.abiOf(ctx, tx)); txErr != nil {
 			// The transaction can not succeed now: fail it before a nonce is taken.
 			s.log.Info("transaction fails estimation", "tx", tx.ID, "code", txErr.Code, "reason", txErr.Message)
 			return s.fail(ctx, tx.ID, txErr, load)
@@ -547,17 +552,38 @@ func (s *Sender) rebroadcast(ctx context.Context, txs []*Transaction) {
 	}
 }
 
+// abiOf returns the ABI of tx's contract (nil when unknown), to decode
+// its custom revert errors.
+func (s *Sender) abiOf(ctx context.Context, tx *Transaction) *abi.ABI {
+	if len(tx.ABI) > 0 {
+		a, _ := ParseABI(tx.ABI)
+		return a
+	}
+	if tx.ContractID == "" {
+		return nil
+	}
+	if a, ok := s.abis[tx.ContractID]; ok {
+		return a
+	}
+	var a *abi.ABI
+	if c, err := s.store.ContractByID(ctx, tx.ContractID); err == nil {
+		a, _ = ParseABI(c.ABI)
+	}
+	if s.abis == nil {
+		s.abis = map[string]*abi.ABI{}
+	}
+	s.abis[tx.ContractID] = a
+	return a
+}
+
 // estimateFailure turns an estimation error into the failure of the
 // transaction when the error is the transaction's fault (revert,
-// insufficient funds), or nil when it is the node's.
-func estimateFailure(err error) *TxError {
+// insufficient funds), or nil when it is the node's. The revert reason is
+// decoded with the contract's ABI when known (custom errors).
+func estimateFailure(err error, a *abi.ABI) *TxError {
 	switch {
 	case IsRevert(err):
-		msg := "execution reverted"
-		if reason, ok := revertReasonOf(err); ok {
-			msg = "execution reverted: " + reason
-		}
-		return &TxError{Code: TxReverted, Message: msg}
+		return &TxError{Code: TxReverted, Message: RevertMessage(a, err)}
 	case ClassifyNodeError(err) == NodeInsufficientFunds:
 		return &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
 	}

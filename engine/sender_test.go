@@ -156,6 +156,10 @@ func (m *memStore) MarkReplaced(_ context.Context, tx *Transaction) error {
 	return nil
 }
 
+func (m *memStore) ContractByID(context.Context, string) (*Contract, error) {
+	return nil, ErrNotFound
+}
+
 type fixedClock struct{ t time.Time }
 
 func (c fixedClock) Now() time.Time { return c.t }

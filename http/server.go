@@ -245,6 +245,8 @@ func (s *Server) routes() *gin.Engine {
 
 	api.GET("/transactions", s.listTransactions)
 	api.GET("/transactions/:id", s.getTransaction)
+
+	api.GET("/networks", s.listNetworks)
 	api.DELETE("/transactions/:id", s.cancelTransaction)
 
 	api.PUT("/contracts", s.idempotent, s.createContract)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -195,6 +196,12 @@ func chainFailure(ct *engine.Contract, err error) error {
 
 // nodeReason is the text of a node error without the URL of the node.
 func nodeReason(err error) string {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		// "dial tcp host:port: connect: connection refused" names the node:
+		// keep what happened, not where.
+		return "node unreachable: " + oe.Op + ": " + oe.Err.Error()
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return ue.Op + ": " + ue.Err.Error()
