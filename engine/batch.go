@@ -9,6 +9,7 @@ import (
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 )
 
 // CallRequest is one eth_call of a batch, at the latest block.
@@ -81,4 +82,62 @@ func RevertMessage(a *abi.ABI, err error) string {
 		return "execution reverted: " + reason
 	}
 	return "execution reverted"
+}
+
+// TxBatcher is implemented by chains that estimate gas and broadcast many
+// transactions in one round trip each (JSON-RPC batches). It is optional:
+// EstimateAll and SendAll fall back to one call each.
+type TxBatcher interface {
+	// BatchEstimateGas returns one estimate or one error per message, in
+	// order; the error is that of the batch as a whole.
+	BatchEstimateGas(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error)
+	// BatchSendTransactions broadcasts txs in order and returns one error
+	// per transaction; the error is that of the batch as a whole (then the
+	// outcome of every transaction is unknown).
+	BatchSendTransactions(ctx context.Context, txs []*types.Transaction) ([]error, error)
+}
+
+// EstimateAll estimates the gas of msgs at the latest block, in one round
+// trip when chain is a TxBatcher.
+func EstimateAll(ctx context.Context, chain Chain, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	if b, ok := chain.(TxBatcher); ok {
+		return b.BatchEstimateGas(ctx, msgs)
+	}
+	return EstimateEach(ctx, chain, msgs)
+}
+
+// EstimateEach estimates msgs one call after the other; a node error (not
+// a revert, not insufficient funds) ends it, leaving the rest unestimated
+// with that error.
+func EstimateEach(ctx context.Context, chain Chain, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	gas := make([]uint64, len(msgs))
+	errs := make([]error, len(msgs))
+	for i, m := range msgs {
+		gas[i], errs[i] = chain.EstimateGas(ctx, m)
+		if errs[i] != nil && !IsRevert(errs[i]) && ClassifyNodeError(errs[i]) != NodeInsufficientFunds {
+			for j := i + 1; j < len(msgs); j++ {
+				errs[j] = errs[i]
+			}
+			break
+		}
+	}
+	return gas, errs, nil
+}
+
+// SendAll broadcasts txs in order, in one round trip when chain is a
+// TxBatcher.
+func SendAll(ctx context.Context, chain Chain, txs []*types.Transaction) ([]error, error) {
+	if b, ok := chain.(TxBatcher); ok {
+		return b.BatchSendTransactions(ctx, txs)
+	}
+	return SendEach(ctx, chain, txs)
+}
+
+// SendEach broadcasts txs one call after the other.
+func SendEach(ctx context.Context, chain Chain, txs []*types.Transaction) ([]error, error) {
+	errs := make([]error, len(txs))
+	for i, tx := range txs {
+		errs[i] = chain.SendTransaction(ctx, tx)
+	}
+	return errs, nil
 }

@@ -22,6 +22,7 @@ type SenderStore interface {
 	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
 	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
 	MarkSubmitted(ctx context.Context, tx *Transaction) error
+	MarkSubmittedMany(ctx context.Context, txs []*Transaction) error
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
 	ReleaseNonce(ctx context.Context, id string, txErr *TxError, ended time.Time) error
 	MarkReplaced(ctx context.Context, tx *Transaction) error
@@ -227,6 +228,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	free := s.net.InFlight - len(inflight)
 	done := 0
 	var fees *feeQuote
+	var batch []*Transaction
 	for free > 0 {
 		asked := free
 		ready, err := s.store.ReadyTransactions(ctx, s.account.ID, s.net.Name, asked)
@@ -257,6 +259,9 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 					continue
 				}
 			}
+			batch = append(batch, tx)
+		}
+		if len(batch) > 0 {
 			if fees == nil {
 				q, err := s.fees(ctx)
 				if err != nil {
@@ -264,11 +269,15 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 				}
 				fees = &q
 			}
-			if err := s.submit(ctx, tx, *fees, &load); err != nil {
+			n, err := s.submitBatch(ctx, batch, *fees, &load)
+			done, free = done+n, free-n
+			if err != nil {
 				return done, err
 			}
-			done++
-			free--
+			if n < len(batch) {
+				again = true // some failed before taking a nonce
+			}
+			batch = batch[:0]
 		}
 		if !again && len(ready) < asked {
 			break // the queue is empty
@@ -281,6 +290,179 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// submitBatch submits txs (ready, in acceptance order) with one JSON-RPC
+// batch of estimates, one database transaction for the signed versions and
+// one JSON-RPC batch of broadcasts. It returns how many took a nonce. A
+// transaction whose estimation reverts fails before a nonce is taken; a
+// node error during estimation stops the batch there (the rest stays
+// queued). When the node certainly rejects a tail of the batch, the nonces
+// of that tail are released (nothing after them was assigned); a rejection
+// followed by accepted transactions keeps its nonce and is broadcast again
+// or replaced later, so no gap is ever left.
+func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQuote, load *accountLoad) (int, error) {
+	msgs := make([]ethereum.CallMsg, len(txs))
+	for i, tx := range txs {
+		to := tx.ContractAddress
+		msgs[i] = ethereum.CallMsg{From: s.account.Address, To: &to, Value: valueOf(tx), Data: tx.Data}
+	}
+	gas, estErrs, err := EstimateAll(ctx, s.net.Chain, msgs)
+	if err != nil {
+		return 0, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), err)
+	}
+	var signed []*types.Transaction
+	var chosen []*Transaction
+	var nodeErr error
+	nonce := s.next
+	for i, tx := range txs {
+		if estErrs[i] != nil {
+			if txErr := estimateFailure(estErrs[i], s.abiOf(ctx, tx)); txErr != nil {
+				s.log.Info("transaction fails estimation", "tx", tx.ID, "code", txErr.Code, "reason", txErr.Message)
+				if err := s.fail(ctx, tx.ID, txErr, load); err != nil {
+					return len(chosen), err
+				}
+				continue
+			}
+			nodeErr = fmt.Errorf("estimate gas of %s: %w", tx.ID, estErrs[i])
+			break
+		}
+		g := gas[i] + gas[i]*s.net.GasMarginPercent/100
+		st, err := s.sign(ctx, tx, nonce, g, fees)
+		if err != nil {
+			return 0, err
+		}
+		signed, chosen = append(signed, st), append(chosen, tx)
+		nonce++
+	}
+	if len(chosen) == 0 {
+		return 0, nodeErr
+	}
+	// Persist before broadcast: after a crash the signed bytes are sent again as they are.
+	if err := s.store.MarkSubmittedMany(ctx, chosen); err != nil {
+		for _, tx := range chosen {
+			tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted, tx.GasLimit = nil, nil, nil, nil, 0
+		}
+		if errors.Is(err, ErrConflict) {
+			if len(chosen) == 1 {
+				load.queued-- // cancelled meanwhile: the nonce was not used
+				return 0, nodeErr
+			}
+			// One was cancelled meanwhile: go one by one.
+			n := 0
+			for _, tx := range chosen {
+				k, err := s.submitBatch(ctx, []*Transaction{tx}, fees, load)
+				n += k
+				if err != nil {
+					return n, err
+				}
+			}
+			return n, nodeErr
+		}
+		return 0, fmt.Errorf("persist %d signed transactions: %w", len(chosen), err)
+	}
+	first := s.next
+	s.next = nonce
+	load.queued -= len(chosen)
+
+	sendErrs, err := SendAll(ctx, s.net.Chain, signed)
+	if err != nil {
+		// Unknown outcome for all: they count as sent and are broadcast again.
+		s.log.Warn("batch broadcast outcome unknown; will re-broadcast", "transactions", len(signed), "err", err)
+		sendErrs = make([]error, len(signed))
+	}
+	kinds := make([]NodeErrorKind, len(signed))
+	tail := len(signed) // start of the tail of certain rejections
+	for i := range signed {
+		kinds[i] = ClassifyNodeError(sendErrs[i])
+	}
+	for tail > 0 && (kinds[tail-1].CertainlyRejected() || kinds[tail-1] == NodeNonceTooLow) {
+		tail--
+	}
+	now := s.clock.Now()
+	for i, tx := range chosen {
+		kind := kinds[i]
+		switch {
+		case i >= tail:
+			// Nothing after it took a nonce: release it.
+			if kind == NodeNonceTooLow {
+				s.synced = false
+				load.queued++
+				s.log.Warn("nonce too low; requeued and resyncing", "tx", tx.ID, "nonce", *tx.Nonce)
+				if err := s.store.ReleaseNonce(ctx, tx.ID, nil, now); err != nil {
+					return len(chosen), err
+				}
+				continue
+			}
+			txErr := rejection(kind)
+			s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
+			if err := s.store.ReleaseNonce(ctx, tx.ID, txErr, now); err != nil {
+				return len(chosen), err
+			}
+			s.failed = append(s.failed, tx.ID)
+			s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
+		case kind == NodeOK || kind == NodeAlreadyKnown:
+			load.inFlight++
+			s.metrics.TxSubmitted(s.account.ID, s.net.Name)
+		default:
+			// Rejected or unknown with accepted transactions after it: it
+			// keeps its nonce and is broadcast again or replaced later.
+			if kind == NodeNonceTooLow {
+				s.synced = false
+			}
+			s.log.Warn("broadcast not accepted; will re-broadcast", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
+			load.inFlight++
+			s.metrics.TxSubmitted(s.account.ID, s.net.Name)
+		}
+	}
+	if tail < len(chosen) {
+		s.next = first + uint64(tail)
+	}
+	return len(chosen), nodeErr
+}
+
+// valueOf is the value of tx, zero when none.
+func valueOf(tx *Transaction) *big.Int {
+	if tx.Value == nil {
+		return new(big.Int)
+	}
+	return tx.Value
+}
+
+// rejection is the failure of a transaction the node certainly rejected.
+func rejection(kind NodeErrorKind) *TxError {
+	if kind == NodeInsufficientFunds {
+		return &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
+	}
+	return &TxError{Code: TxInvalid, Message: "rejected by the node: " + string(kind)}
+}
+
+// sign builds tx with nonce, gas and fees, signs it and records nonce,
+// gas limit, hash, signed bytes and the submitted time on tx (not stored).
+func (s *Sender) sign(ctx context.Context, tx *Transaction, nonce, gas uint64, fees feeQuote) (*types.Transaction, error) {
+	to := tx.ContractAddress
+	var unsigned *types.Transaction
+	if fees.baseFee != nil {
+		feeCap, tip := s.net.CapFees(MaxFeePerGas(fees.baseFee, fees.tip), fees.tip)
+		unsigned = types.NewTx(&types.DynamicFeeTx{
+			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
+			Gas: gas, To: &to, Value: valueOf(tx), Data: tx.Data,
+		})
+	} else {
+		price, _ := s.net.CapFees(fees.gasPrice, nil)
+		unsigned = types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: gas, To: &to, Value: valueOf(tx), Data: tx.Data})
+	}
+	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
+	if err != nil {
+		return nil, fmt.Errorf("sign %s: %w", tx.ID, err)
+	}
+	raw, err := signed.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", tx.ID, err)
+	}
+	hash, now := signed.Hash(), s.clock.Now()
+	tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx, tx.Submitted = &nonce, gas, &hash, raw, &now
+	return signed, nil
 }
 
 // feeQuote is the fee part of the transactions of one pump.
@@ -307,98 +489,6 @@ func (s *Sender) fees(ctx context.Context) (feeQuote, error) {
 		return feeQuote{}, fmt.Errorf("fees: tip: %w", err)
 	}
 	return feeQuote{baseFee: head.BaseFee, tip: tip}, nil
-}
-
-// submit estimates, assigns the nonce, signs, persists and broadcasts tx.
-// It updates load as the transaction leaves the queue.
-func (s *Sender) submit(ctx context.Context, tx *Transaction, fees feeQuote, load *accountLoad) error {
-	value := tx.Value
-	if value == nil {
-		value = new(big.Int)
-	}
-	to := tx.ContractAddress
-	gas, err := s.net.Chain.EstimateGas(ctx, ethereum.CallMsg{From: s.account.Address, To: &to, Value: value, Data: tx.Data})
-	if err != nil {
-		if txErr := estimateFailure(err, s.abiOf(ctx, tx)); txErr != nil {
-			// The transaction can not succeed now: fail it before a nonce is taken.
-			s.log.Info("transaction fails estimation", "tx", tx.ID, "code", txErr.Code, "reason", txErr.Message)
-			return s.fail(ctx, tx.ID, txErr, load)
-		}
-		return fmt.Errorf("estimate gas of %s: %w", tx.ID, err)
-	}
-	gas += gas * s.net.GasMarginPercent / 100
-
-	nonce := s.next
-	var unsigned *types.Transaction
-	if fees.baseFee != nil {
-		feeCap, tip := s.net.CapFees(MaxFeePerGas(fees.baseFee, fees.tip), fees.tip)
-		unsigned = types.NewTx(&types.DynamicFeeTx{
-			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
-			Gas: gas, To: &to, Value: value, Data: tx.Data,
-		})
-	} else {
-		price, _ := s.net.CapFees(fees.gasPrice, nil)
-		unsigned = types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: gas, To: &to, Value: value, Data: tx.Data})
-	}
-	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
-	if err != nil {
-		return fmt.Errorf("sign %s: %w", tx.ID, err)
-	}
-	raw, err := signed.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", tx.ID, err)
-	}
-	hash := signed.Hash()
-	now := s.clock.Now()
-	tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx, tx.Submitted = &nonce, gas, &hash, raw, &now
-	// Persist before broadcast: after a crash the signed bytes are sent again as they are.
-	if err := s.store.MarkSubmitted(ctx, tx); err != nil {
-		if errors.Is(err, ErrConflict) {
-			// Cancelled meanwhile: the nonce was not used.
-			load.queued--
-			return nil
-		}
-		return fmt.Errorf("persist signed %s: %w", tx.ID, err)
-	}
-	s.next = nonce + 1
-	load.queued--
-
-	kind := ClassifyNodeError(s.net.Chain.SendTransaction(ctx, signed))
-	switch {
-	case kind == NodeOK || kind == NodeAlreadyKnown:
-		load.inFlight++
-		s.metrics.TxSubmitted(s.account.ID, s.net.Name)
-		return nil
-	case kind == NodeNonceTooLow:
-		// Our nonce is behind the chain (the key was used elsewhere): the node
-		// certainly did not take this one. Requeue it and resync.
-		s.synced = false
-		s.next = nonce
-		s.log.Warn("nonce too low; requeued and resyncing", "tx", tx.ID, "nonce", nonce)
-		load.queued++
-		return s.store.ReleaseNonce(ctx, tx.ID, nil, now)
-	case kind.CertainlyRejected():
-		// Nothing later was assigned yet (we broadcast before assigning the
-		// next), so releasing this nonce leaves no gap.
-		s.next = nonce
-		txErr := &TxError{Code: TxInvalid, Message: "rejected by the node: " + string(kind)}
-		if kind == NodeInsufficientFunds {
-			txErr = &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
-		}
-		s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
-		if err := s.store.ReleaseNonce(ctx, tx.ID, txErr, now); err != nil {
-			return err
-		}
-		s.failed = append(s.failed, tx.ID)
-		s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
-		return nil
-	default:
-		// Unknown outcome: counts as sent; re-broadcast until the chain settles it.
-		s.log.Warn("broadcast outcome unknown; will re-broadcast", "tx", tx.ID, "kind", kind)
-		load.inFlight++
-		s.metrics.TxSubmitted(s.account.ID, s.net.Name)
-		return nil
-	}
 }
 
 // lastSent is when tx was last signed: submitted or replaced.

@@ -127,6 +127,23 @@ func (m *memStore) MarkSubmitted(_ context.Context, tx *Transaction) error {
 	return nil
 }
 
+func (m *memStore) MarkSubmittedMany(ctx context.Context, txs []*Transaction) error {
+	if m.failWrite != nil {
+		return m.failWrite
+	}
+	for _, tx := range txs {
+		if m.txs[tx.ID].Status != StatusNew {
+			return ErrConflict
+		}
+	}
+	for _, tx := range txs {
+		if err := m.MarkSubmitted(ctx, tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (m *memStore) MarkFailed(_ context.Context, id string, e *TxError, ended time.Time) error {
 	tx := m.txs[id]
 	if tx.Status.Terminal() {
@@ -461,4 +478,132 @@ func versions(txs []*types.Transaction) int {
 		seen[tx.Hash()] = true
 	}
 	return len(seen)
+}
+
+// batchChain is a fakeChain that batches estimates and broadcasts and
+// counts the round trips.
+type batchChain struct {
+	*fakeChain
+	estimateBatches, sendBatches int
+}
+
+func (b *batchChain) BatchEstimateGas(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	b.estimateBatches++
+	gas := make([]uint64, len(msgs))
+	errs := make([]error, len(msgs))
+	for i, m := range msgs {
+		gas[i], errs[i] = b.fakeChain.EstimateGas(ctx, m)
+	}
+	return gas, errs, nil
+}
+
+func (b *batchChain) BatchSendTransactions(ctx context.Context, txs []*types.Transaction) ([]error, error) {
+	b.sendBatches++
+	errs := make([]error, len(txs))
+	for i, tx := range txs {
+		errs[i] = b.fakeChain.SendTransaction(ctx, tx)
+	}
+	return errs, nil
+}
+
+func newBatchSender(t *testing.T, fc *fakeChain, window int) (*Sender, *memStore, *batchChain) {
+	t.Helper()
+	bc := &batchChain{fakeChain: fc}
+	store := newMemStore()
+	s := newTestSender(t, fc, store, window)
+	s.net.Chain = bc
+	return s, store, bc
+}
+
+func TestSenderBatchesRoundTrips(t *testing.T) {
+	s, store, bc := newBatchSender(t, &fakeChain{}, 64)
+	ids := []string{"a", "b", "c", "d", "e"}
+	queue(t, s, ids...)
+	if n, err := s.Pump(context.Background()); err != nil || n != 5 {
+		t.Fatalf("Pump = %d, %v", n, err)
+	}
+	if bc.estimateBatches != 1 || bc.sendBatches != 1 {
+		t.Fatalf("%d estimate and %d send round trips for 5 transactions, want 1 and 1", bc.estimateBatches, bc.sendBatches)
+	}
+	for i, id := range ids {
+		if tx := store.txs[id]; tx.Status != StatusSubmitted || *tx.Nonce != uint64(i) {
+			t.Fatalf("%s: %s nonce %v", id, tx.Status, tx.Nonce)
+		}
+	}
+}
+
+func TestSenderBatchRejections(t *testing.T) {
+	reject := func(byNonce map[uint64]error) func(*types.Transaction) error {
+		return func(tx *types.Transaction) error { return byNonce[tx.Nonce()] }
+	}
+	tests := []struct {
+		name     string
+		byNonce  map[uint64]error
+		statuses []TxStatus // of a, b, c
+		next     uint64
+	}{
+		{"rejected tail is released", map[uint64]error{1: errors.New("insufficient funds for gas * price + value"), 2: errors.New("insufficient funds for gas * price + value")},
+			[]TxStatus{StatusSubmitted, StatusFailed, StatusFailed}, 1},
+		{"rejection before an accepted one keeps its nonce", map[uint64]error{1: errors.New("transaction underpriced")},
+			[]TxStatus{StatusSubmitted, StatusSubmitted, StatusSubmitted}, 3},
+		{"unknown outcome counts as sent", map[uint64]error{2: context.DeadlineExceeded},
+			[]TxStatus{StatusSubmitted, StatusSubmitted, StatusSubmitted}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, store, _ := newBatchSender(t, &fakeChain{send: reject(tt.byNonce)}, 8)
+			queue(t, s, "a", "b", "c")
+			if _, err := s.Pump(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			for i, id := range []string{"a", "b", "c"} {
+				tx := store.txs[id]
+				if tx.Status != tt.statuses[i] {
+					t.Fatalf("%s: %s, want %s", id, tx.Status, tt.statuses[i])
+				}
+				if (tx.Status == StatusSubmitted) != (tx.Nonce != nil) {
+					t.Fatalf("%s: %s with nonce %v", id, tx.Status, tx.Nonce)
+				}
+			}
+			if s.next != tt.next {
+				t.Fatalf("next nonce %d, want %d (no gap, no reuse)", s.next, tt.next)
+			}
+			if got := s.TakeFailed(); len(got) != countStatus(tt.statuses, StatusFailed) {
+				t.Fatalf("failed ids %v", got)
+			}
+		})
+	}
+}
+
+func countStatus(ss []TxStatus, want TxStatus) int {
+	n := 0
+	for _, s := range ss {
+		if s == want {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSenderBatchEstimationRevertTakesNoNonce(t *testing.T) {
+	fc := &fakeChain{estimate: func(msg ethereum.CallMsg) (uint64, error) {
+		if msg.Data[4] == 0xbb { // the second transaction's marker
+			return 0, errors.New("execution reverted: no")
+		}
+		return 50_000, nil
+	}}
+	s, store, _ := newBatchSender(t, fc, 8)
+	queue(t, s, "a", "b", "c")
+	store.txs["b"].Data = []byte{0xa9, 0x05, 0x9c, 0xbb, 0xbb}
+	store.txs["a"].Data = []byte{0xa9, 0x05, 0x9c, 0xbb, 0x01}
+	store.txs["c"].Data = []byte{0xa9, 0x05, 0x9c, 0xbb, 0x02}
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b := store.txs["b"]; b.Status != StatusFailed || b.Error.Code != TxReverted || b.Nonce != nil {
+		t.Fatalf("b: %s %+v nonce %v", b.Status, b.Error, b.Nonce)
+	}
+	if *store.txs["a"].Nonce != 0 || *store.txs["c"].Nonce != 1 {
+		t.Fatalf("nonces a=%d c=%d, want 0 and 1", *store.txs["a"].Nonce, *store.txs["c"].Nonce)
+	}
 }

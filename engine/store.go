@@ -156,6 +156,10 @@ type TxStore interface {
 	// submitted time of tx and moves it from new to submitted. It fails with
 	// ErrConflict if tx is no longer new.
 	MarkSubmitted(ctx context.Context, tx *Transaction) error
+	// MarkSubmittedMany is MarkSubmitted of every tx in one database
+	// transaction, all or none: ErrConflict (and nothing stored) if one is
+	// no longer new.
+	MarkSubmittedMany(ctx context.Context, txs []*Transaction) error
 	// MarkReplaced records a replacement of a submitted transaction: the
 	// same nonce signed again with higher fees. Hash, RawTx and Replaced
 	// of tx are stored; the earlier hashes stay known to SubmittedByHash,

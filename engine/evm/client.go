@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/big"
 
+	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -101,7 +102,7 @@ func (c *Client) BatchCall(ctx context.Context, reqs []engine.CallRequest) ([]en
 			Result: &outs[i],
 		}
 	}
-	if err := c.rpc.BatchCallContext(ctx, elems); err != nil {
+	if err := c.batch(ctx, elems); err != nil {
 		return nil, fmt.Errorf("batch of %d eth_call: %w", len(reqs), err)
 	}
 	res := make([]engine.CallResult, len(reqs))
@@ -130,7 +131,7 @@ func (c *Client) BatchBalances(ctx context.Context, qs []engine.BalanceQuery) ([
 			Result: &calls[i],
 		}
 	}
-	if err := c.rpc.BatchCallContext(ctx, elems); err != nil {
+	if err := c.batch(ctx, elems); err != nil {
 		return nil, nil, fmt.Errorf("batch of %d balances: %w", len(qs), err)
 	}
 	out := make([]*big.Int, len(qs))
@@ -146,4 +147,84 @@ func (c *Client) BatchBalances(ctx context.Context, qs []engine.BalanceQuery) ([
 		}
 	}
 	return out, errs, nil
+}
+
+// callArg is the JSON-RPC form of a call message (as ethclient sends it).
+func callArg(msg ethereum.CallMsg) map[string]any {
+	arg := map[string]any{"from": msg.From, "to": msg.To}
+	if len(msg.Data) > 0 {
+		arg["input"] = hexutil.Bytes(msg.Data)
+		arg["data"] = hexutil.Bytes(msg.Data)
+	}
+	if msg.Value != nil {
+		arg["value"] = (*hexutil.Big)(msg.Value)
+	}
+	if msg.Gas != 0 {
+		arg["gas"] = hexutil.Uint64(msg.Gas)
+	}
+	if msg.GasPrice != nil {
+		arg["gasPrice"] = (*hexutil.Big)(msg.GasPrice)
+	}
+	return arg
+}
+
+// BatchEstimateGas implements engine.TxBatcher: every eth_estimateGas of
+// msgs in one JSON-RPC batch.
+func (c *Client) BatchEstimateGas(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	if len(msgs) == 0 {
+		return nil, nil, nil
+	}
+	elems := make([]rpc.BatchElem, len(msgs))
+	outs := make([]hexutil.Uint64, len(msgs))
+	for i, m := range msgs {
+		elems[i] = rpc.BatchElem{Method: "eth_estimateGas", Args: []any{callArg(m)}, Result: &outs[i]}
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, nil, fmt.Errorf("batch of %d eth_estimateGas: %w", len(msgs), err)
+	}
+	gas := make([]uint64, len(msgs))
+	errs := make([]error, len(msgs))
+	for i := range elems {
+		gas[i], errs[i] = uint64(outs[i]), elems[i].Error
+	}
+	return gas, errs, nil
+}
+
+// BatchSendTransactions implements engine.TxBatcher: every
+// eth_sendRawTransaction of txs, in order, in one JSON-RPC batch.
+func (c *Client) BatchSendTransactions(ctx context.Context, txs []*types.Transaction) ([]error, error) {
+	if len(txs) == 0 {
+		return nil, nil
+	}
+	elems := make([]rpc.BatchElem, len(txs))
+	for i, tx := range txs {
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("encode transaction %d: %w", i, err)
+		}
+		elems[i] = rpc.BatchElem{Method: "eth_sendRawTransaction", Args: []any{hexutil.Bytes(raw)}, Result: new(common.Hash)}
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, fmt.Errorf("batch of %d eth_sendRawTransaction: %w", len(txs), err)
+	}
+	errs := make([]error, len(txs))
+	for i := range elems {
+		errs[i] = elems[i].Error
+	}
+	return errs, nil
+}
+
+// MaxBatch bounds the requests of one JSON-RPC batch; geth refuses batches
+// of more than 1,000 by default (--rpc.batch-request-limit).
+const MaxBatch = 500
+
+// batch sends elems in JSON-RPC batches of at most MaxBatch requests, in
+// order. An error is that of a whole batch (transport, node down).
+func (c *Client) batch(ctx context.Context, elems []rpc.BatchElem) error {
+	for start := 0; start < len(elems); start += MaxBatch {
+		if err := c.rpc.BatchCallContext(ctx, elems[start:min(start+MaxBatch, len(elems))]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

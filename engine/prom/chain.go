@@ -187,6 +187,7 @@ func (c *chain) BatchCall(ctx context.Context, reqs []engine.CallRequest) ([]eng
 	start := time.Now()
 	v, err := engine.BatchCall(ctx, c.next, reqs)
 	c.observe("batch", start, err)
+	c.m.rpcBatched.WithLabelValues(c.network, "eth_call").Add(float64(len(reqs)))
 	return v, err
 }
 
@@ -198,5 +199,33 @@ func (c *chain) BatchBalances(ctx context.Context, qs []engine.BalanceQuery) ([]
 	start := time.Now()
 	v, errs, err := engine.Balances(ctx, c.next, qs)
 	c.observe("batch", start, err)
+	c.m.rpcBatched.WithLabelValues(c.network, "balance").Add(float64(len(qs)))
 	return v, errs, err
+}
+
+// BatchEstimateGas implements engine.TxBatcher (one round trip when the
+// wrapped chain batches).
+func (c *chain) BatchEstimateGas(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	b, ok := c.next.(engine.TxBatcher)
+	if !ok {
+		return engine.EstimateEach(ctx, c, msgs)
+	}
+	start := time.Now()
+	gas, errs, err := b.BatchEstimateGas(ctx, msgs)
+	c.observe("batch", start, err)
+	c.m.rpcBatched.WithLabelValues(c.network, "eth_estimateGas").Add(float64(len(msgs)))
+	return gas, errs, err
+}
+
+// BatchSendTransactions implements engine.TxBatcher.
+func (c *chain) BatchSendTransactions(ctx context.Context, txs []*types.Transaction) ([]error, error) {
+	b, ok := c.next.(engine.TxBatcher)
+	if !ok {
+		return engine.SendEach(ctx, c, txs)
+	}
+	start := time.Now()
+	errs, err := b.BatchSendTransactions(ctx, txs)
+	c.observe("batch", start, err)
+	c.m.rpcBatched.WithLabelValues(c.network, "eth_sendRawTransaction").Add(float64(len(txs)))
+	return errs, err
 }

@@ -66,6 +66,7 @@ type Metrics struct {
 	heads       *headAges
 
 	rpcRequests *prometheus.CounterVec
+	rpcBatched  *prometheus.CounterVec
 	rpcDuration *prometheus.HistogramVec
 
 	httpRequests *prometheus.CounterVec
@@ -116,6 +117,8 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 			Help: "Processed blocks that left the chain, per network."}, []string{"network"}),
 		rpcRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "rpc_requests_total",
 			Help: "JSON-RPC requests to the nodes per network, method and outcome (ok, not_found, timeout, error)."}, []string{"network", "method", "outcome"}),
+		rpcBatched: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "rpc_batched_requests_total",
+			Help: "JSON-RPC requests sent inside batches (each batch is one rpc_requests_total round trip with method \"batch\"), per network and method."}, []string{"network", "method"}),
 		rpcDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "rpc_request_duration_seconds",
 			Help: "Latency of JSON-RPC requests per network, method and outcome.", Buckets: prometheus.DefBuckets}, []string{"network", "method", "outcome"}),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "http_requests_total",
@@ -138,7 +141,7 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 		})
 	for _, c := range []prometheus.Collector{
 		m.accepted, m.submitted, m.completed, m.failed, m.completion, m.queued, m.inFlight, m.nextNonce,
-		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcDuration,
+		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcBatched, m.rpcDuration,
 		m.httpRequests, m.httpDuration, m.rateLimited, m.trackedAccts,
 	} {
 		if err := reg.Register(c); err != nil {

@@ -370,6 +370,24 @@ func (s *Store) MaxNonce(ctx context.Context, accountID, network string) (uint64
 // to submitted. It fails with engine.ErrConflict if the row is no longer new
 // and engine.ErrNotFound if there is none. tx.Status is not modified.
 func (s *Store) MarkSubmitted(ctx context.Context, tx *engine.Transaction) error {
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error { return s.markSubmitted(ctx, dbtx, tx) })
+}
+
+// MarkSubmittedMany implements engine.TxStore: MarkSubmitted of every tx
+// in one database transaction, all or none.
+func (s *Store) MarkSubmittedMany(ctx context.Context, txs []*engine.Transaction) error {
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		for _, tx := range txs {
+			if err := s.markSubmitted(ctx, dbtx, tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// markSubmitted is MarkSubmitted inside dbtx.
+func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Transaction) error {
 	if tx.Nonce == nil || tx.Hash == nil || tx.Submitted == nil {
 		return fmt.Errorf("postgres: mark %s submitted: nonce, hash and submitted time are required", tx.ID)
 	}
@@ -381,20 +399,18 @@ func (s *Store) MarkSubmitted(ctx context.Context, tx *engine.Transaction) error
 	if err != nil {
 		return fmt.Errorf("postgres: mark %s submitted: %w", tx.ID, err)
 	}
-	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
-		res, err := dbtx.ExecContext(ctx, `UPDATE transactions
-			SET status = $1, nonce = $2, gas_limit = $3, hash = $4, raw_tx = $5, submitted = $6
-			WHERE id = $7 AND status = $8`,
-			string(engine.StatusSubmitted), nonce, gasLimit, nullHash(tx.Hash), nullBytes(tx.RawTx),
-			nullTS(tx.Submitted), tx.ID, string(engine.StatusNew))
-		if err != nil {
-			return wrap(err, "mark %s submitted", tx.ID)
-		}
-		if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s submitted", "not new"); err != nil {
-			return err
-		}
-		return insertAttempt(ctx, dbtx, tx)
-	})
+	res, err := dbtx.ExecContext(ctx, `UPDATE transactions
+		SET status = $1, nonce = $2, gas_limit = $3, hash = $4, raw_tx = $5, submitted = $6
+		WHERE id = $7 AND status = $8`,
+		string(engine.StatusSubmitted), nonce, gasLimit, nullHash(tx.Hash), nullBytes(tx.RawTx),
+		nullTS(tx.Submitted), tx.ID, string(engine.StatusNew))
+	if err != nil {
+		return wrap(err, "mark %s submitted", tx.ID)
+	}
+	if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s submitted", "not new"); err != nil {
+		return err
+	}
+	return insertAttempt(ctx, dbtx, tx)
 }
 
 // insertAttempt records the hash of a broadcast version of tx.

@@ -51,3 +51,35 @@ func testReplacement(t *testing.T, s engine.Store) {
 		t.Fatalf("completed transaction still found as submitted: %v %v", txIDs(found), err)
 	}
 }
+
+// testMarkSubmittedMany: a batch is stored whole, or not at all when one
+// of its transactions is no longer new.
+func testMarkSubmittedMany(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	a, b, c := f.tx("dev", 1), f.tx("dev", 2), f.tx("dev", 3)
+	insert(t, s, a, b, c)
+	sign := func(tx *engine.Transaction, nonce uint64) {
+		tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx, tx.Submitted = ptr(nonce), 21000, ptr(randomHash(t)), []byte{byte(nonce)}, ptr(at(100))
+	}
+	sign(a, 0)
+	sign(b, 1)
+	must(t, s.MarkSubmittedMany(ctx, []*engine.Transaction{a, b}))
+	for _, tx := range []*engine.Transaction{a, b} {
+		got := get(t, s, tx.ID)
+		if got.Status != engine.StatusSubmitted || *got.Nonce != *tx.Nonce || *got.Hash != *tx.Hash {
+			t.Fatalf("%s: %s nonce %v", tx.ID, got.Status, got.Nonce)
+		}
+		if found, err := s.SubmittedByHash(ctx, "dev", []common.Hash{*tx.Hash}); err != nil || len(found) != 1 {
+			t.Fatalf("SubmittedByHash after MarkSubmittedMany: %v %v", txIDs(found), err)
+		}
+	}
+	// b is submitted already: the batch {c, b} fails whole, c stays new.
+	sign(c, 2)
+	b2 := *b
+	b2.Nonce = ptr(uint64(3))
+	wantCode(t, s.MarkSubmittedMany(ctx, []*engine.Transaction{c, &b2}), engine.CodeConflict, "MarkSubmittedMany with a submitted transaction")
+	if got := get(t, s, c.ID); got.Status != engine.StatusNew || got.Nonce != nil {
+		t.Fatalf("c after a failed batch: %s nonce %v", got.Status, got.Nonce)
+	}
+}

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"PendingAccounts", testPendingAccounts},
 		{"Conditions", testConditions},
 		{"Replacement", testReplacement},
+		{"MarkSubmittedMany", testMarkSubmittedMany},
 		{"CountQueued", testCountQueued},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Idempotency", testIdempotency},
