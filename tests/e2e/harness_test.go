@@ -49,6 +49,8 @@ type service struct {
 	mu     sync.Mutex
 	logs   bytes.Buffer
 	exited chan error
+	// contract checks every response against the served OpenAPI document.
+	contract contract
 }
 
 // startService runs the binary on dataDir with a free port and waits for its
@@ -180,6 +182,7 @@ func (s *service) call(method, path, token string, body any) response {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
+	s.contract.check(s.t, s.URL, req, res.StatusCode, res.Header, raw)
 	r := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
 	_ = json.Unmarshal(raw, &r.Body)
 	return r
