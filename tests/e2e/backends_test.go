@@ -10,12 +10,15 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/txengine/txengine/internal/gethtest"
+	"github.com/txengine/txengine/persistence/postgres/pgtest"
 )
 
-// backend is a chain the service runs against.
+// backend is a chain (and a store) the service runs against.
 type backend struct {
-	// name is also the network's name in the API.
+	// name names the subtest.
 	name string
+	// network is the network's name in the API.
+	network string
 	// setup prepares the chain for a service on dataDir and returns the
 	// service's extra environment and the symbol of the operator's token.
 	setup func(t *testing.T, dataDir string) (env []string, symbol string)
@@ -23,8 +26,11 @@ type backend struct {
 
 func backends() []backend {
 	return []backend{
-		{name: "dev", setup: func(*testing.T, string) ([]string, string) { return nil, "DEMO" }},
-		{name: "geth", setup: func(t *testing.T, dataDir string) ([]string, string) {
+		{name: "dev", network: "dev", setup: func(*testing.T, string) ([]string, string) { return nil, "DEMO" }},
+		{name: "dev-postgres", network: "dev", setup: func(t *testing.T, _ string) ([]string, string) {
+			return []string{"TXENGINE_DATABASE_URL=" + pgtest.New(t)}, "DEMO"
+		}},
+		{name: "geth", network: "geth", setup: func(t *testing.T, dataDir string) ([]string, string) {
 			env := gethEnv(gethtest.Start(t))
 			deployToken(t, dataDir, env, "geth", "Test Token", "TT", "1000000000000000000000000")
 			return env, "TT"

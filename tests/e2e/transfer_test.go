@@ -63,7 +63,7 @@ func TestTransferLifecycle(t *testing.T) {
 func testTransferLifecycle(t *testing.T, b backend) {
 	dir := t.TempDir()
 	env, symbol := b.setup(t, dir)
-	network := b.name
+	network := b.network
 	s := startService(t, dir, env...)
 
 	tok := operatorToken(t, s, network)

@@ -99,6 +99,10 @@ func RunMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// Stop stops the cluster that New may have started; for a TestMain that
+// does more than RunMain (call it after m.Run).
+func Stop() error { return stopLocal() }
+
 // unavailableError says that there is no PostgreSQL to test against.
 type unavailableError struct{ reason string }
 
