@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-dev-stack clean-dev-stack test test-short vet bench contracts clean
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short vet bench contracts clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -25,8 +25,9 @@ STACK_ENV    := TXENGINE_DATA_DIR=$(STACK)/data TXENGINE_NETWORK_NAME=local-geth
 $(GETH_BIN):
 	GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
 
-## run-dev-stack: geth --dev in the background (state in .cache/dev-stack) and txengine against
-## it as network "local-geth"; the first run deploys a DEMO token. The store stays embedded.
+## run-dev-stack: the production shape on one machine: geth --dev in the background (state in
+## .cache/dev-stack), a local PostgreSQL cluster (scripts/pg-dev.sh, in .cache/pg) and txengine
+## against both, as network "local-geth"; the first run deploys a DEMO token.
 run-dev-stack: build $(GETH_BIN)
 	@mkdir -p $(STACK)
 	@$(GETH_BIN) --dev --dev.period 1 --dev.gaslimit 60000000 --datadir $(STACK)/geth \
@@ -35,7 +36,9 @@ run-dev-stack: build $(GETH_BIN)
 		--nodiscover --maxpeers 0 --ipcdisable \
 		--txpool.accountslots 1024 --txpool.globalslots 8192 --txpool.accountqueue 1024 --txpool.globalqueue 8192 \
 		>$(STACK)/geth.log 2>&1 & pid=$$!; \
-	trap 'kill $$pid 2>/dev/null; wait $$pid' EXIT INT TERM; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid; ./scripts/pg-dev.sh stop' EXIT INT TERM; \
+	db=$$(./scripts/pg-dev.sh start) || exit 1; export TXENGINE_DATABASE_URL=$$db; \
+	echo "PostgreSQL is up: $$db (log: .cache/pg/server.log)"; \
 	for i in $$(seq 1 100); do $(GETH_BIN) attach --exec eth.blockNumber http://127.0.0.1:8545 >/dev/null 2>&1 && break; sleep 0.2; done; \
 	echo "geth --dev is up on http://127.0.0.1:8545 and ws://127.0.0.1:8546 (log: $(STACK)/geth.log)"; \
 	if [ ! -f $(STACK)/demo-token ]; then \
@@ -44,9 +47,16 @@ run-dev-stack: build $(GETH_BIN)
 	fi; \
 	$(STACK_ENV) ./$(BIN) serve
 
-## clean-dev-stack: forget the dev stack's chain and store
+## clean-dev-stack: forget the dev stack's chain and database
 clean-dev-stack:
-	rm -rf $(STACK)
+	./scripts/pg-dev.sh stop
+	rm -rf $(STACK) .cache/pg
+
+## run-postgres: the embedded dev chain with the PostgreSQL store (scripts/pg-dev.sh)
+run-postgres: build
+	@db=$$(./scripts/pg-dev.sh start) || exit 1; trap './scripts/pg-dev.sh stop' EXIT INT TERM; \
+	echo "PostgreSQL is up: $$db"; \
+	TXENGINE_DATABASE_URL=$$db TXENGINE_DATA_DIR=$(DATA)-postgres ./$(BIN) serve
 
 ## test: vet and run every test (unit, store, chain and end-to-end with the real binary)
 test: vet
