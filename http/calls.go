@@ -43,42 +43,26 @@ type preparedCall struct {
 
 // callContract serves POST /contracts/{contractId}/call/{method}.
 func (s *Server) callContract(c *gin.Context) {
-	ct, err := s.pathContract(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	var req callRequest
-	if err := s.decodeBody(c, &req, true); err != nil {
+	if tg, err := s.registeredTarget(c, &req, true); err != nil {
 		s.fail(c, err)
-		return
+	} else {
+		s.call(c, tg, req)
 	}
-	if err := refuseABI(req.ABI, req.Type); err != nil {
-		s.fail(c, err)
-		return
-	}
-	tg, err := s.contractTarget(ct)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.call(c, tg, req)
 }
 
 // callDirect serves POST /contracts/network/{network}/address/{address}/call/{method}.
 func (s *Server) callDirect(c *gin.Context) {
 	var req callRequest
-	if err := s.decodeBody(c, &req, false); err != nil {
+	if tg, err := s.directRequestTarget(c, &req); err != nil {
 		s.fail(c, err)
-		return
+	} else {
+		s.call(c, tg, req)
 	}
-	tg, err := s.directTarget(c, req.ABI, req.Type)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.call(c, tg, req)
 }
+
+// abiAndType implements abiCarrier.
+func (r *callRequest) abiAndType() (json.RawMessage, *string) { return r.ABI, r.Type }
 
 // call performs one read-only call and answers its decoded result.
 func (s *Server) call(c *gin.Context, tg txTarget, req callRequest) {

@@ -124,41 +124,59 @@ func (s *Server) directTarget(c *gin.Context, rawABI json.RawMessage, typ *strin
 
 // sendContract serves POST /contracts/{contractId}/send/{method}.
 func (s *Server) sendContract(c *gin.Context) {
-	ct, err := s.pathContract(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	var req sendRequest
-	if err := s.decodeBody(c, &req, false); err != nil {
+	if tg, err := s.registeredTarget(c, &req, false); err != nil {
 		s.fail(c, err)
-		return
+	} else {
+		s.send(c, tg, req)
 	}
-	if err := refuseABI(req.ABI, req.Type); err != nil {
-		s.fail(c, err)
-		return
-	}
-	tg, err := s.contractTarget(ct)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.send(c, tg, req)
 }
 
 // sendDirect serves POST /contracts/network/{network}/address/{address}/send/{method}.
 func (s *Server) sendDirect(c *gin.Context) {
 	var req sendRequest
-	if err := s.decodeBody(c, &req, false); err != nil {
+	if tg, err := s.directRequestTarget(c, &req); err != nil {
 		s.fail(c, err)
-		return
+	} else {
+		s.send(c, tg, req)
 	}
-	tg, err := s.directTarget(c, req.ABI, req.Type)
+}
+
+// abiAndType implements abiCarrier.
+func (r *sendRequest) abiAndType() (json.RawMessage, *string) { return r.ABI, r.Type }
+
+// abiCarrier is a request body that may name an ABI or a built-in type.
+type abiCarrier interface {
+	abiAndType() (json.RawMessage, *string)
+}
+
+// registeredTarget decodes the body of a request on the registered
+// contract of the path into req (an empty body is allowed when optional)
+// and returns the contract's target; abi and type are refused, since the
+// contract has its ABI.
+func (s *Server) registeredTarget(c *gin.Context, req abiCarrier, optional bool) (txTarget, error) {
+	ct, err := s.pathContract(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return txTarget{}, err
 	}
-	s.send(c, tg, req)
+	if err := s.decodeBody(c, req, optional); err != nil {
+		return txTarget{}, err
+	}
+	if err := refuseABI(req.abiAndType()); err != nil {
+		return txTarget{}, err
+	}
+	return s.contractTarget(ct)
+}
+
+// directRequestTarget decodes the body of a request on an unregistered
+// contract (network and address in the path) into req and returns the
+// target its abi or type describes.
+func (s *Server) directRequestTarget(c *gin.Context, req abiCarrier) (txTarget, error) {
+	if err := s.decodeBody(c, req, false); err != nil {
+		return txTarget{}, err
+	}
+	abiJSON, typ := req.abiAndType()
+	return s.directTarget(c, abiJSON, typ)
 }
 
 // send validates a send request on tg and submits it.
