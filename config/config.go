@@ -94,6 +94,9 @@ type DevChain struct {
 	BlockPeriod time.Duration `yaml:"blockPeriod"`
 	// FaucetWei is what each new account receives (decimal wei).
 	FaucetWei string `yaml:"faucetWei"`
+	// InFlight is the per-account window on the embedded chain, whose pool
+	// keeps 1,024 transactions per account (0: engine.inFlight).
+	InFlight int `yaml:"inFlight"`
 }
 
 // Engine tunes the transaction engine.
@@ -121,7 +124,7 @@ func Default() Config {
 	c := Config{
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
-		Dev:     DevChain{BlockPeriod: time.Second, FaucetWei: "10000000000000000000"},
+		Dev:     DevChain{BlockPeriod: time.Second, FaucetWei: "10000000000000000000", InFlight: 512},
 		// Networks: none, so the embedded dev chain runs as network "dev".
 		Engine: Engine{InFlight: 64, GasMarginPercent: 20, IdleAccount: 2 * time.Minute, MaxBatch: 500},
 		Log:    Log{Format: "text", Level: "info"},
@@ -276,6 +279,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("networks[%d].name: %q is already the name of networks[%d]", i, c.Networks[i].Name, j)
 		}
 		seen[c.Networks[i].Name] = i
+	}
+	if c.Dev.InFlight < 0 || c.Dev.InFlight > 1024 {
+		return fmt.Errorf("dev.inFlight: must be between 0 and 1024 (the embedded pool's slots per account), got %d", c.Dev.InFlight)
 	}
 	if c.Dev.BlockPeriod < 0 {
 		return fmt.Errorf("dev.blockPeriod: must not be negative")

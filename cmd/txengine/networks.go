@@ -127,7 +127,7 @@ func startDev(cfg config.Config) (*networks, error) {
 	poll := max(cfg.Dev.BlockPeriod/4, 50*time.Millisecond)
 	dev := &engine.Network{
 		Name: devNetwork, ChainID: chain.ChainID(), Confirmations: 0,
-		InFlight: cfg.Engine.InFlight, GasMarginPercent: cfg.Engine.GasMarginPercent,
+		InFlight: devWindow(cfg), GasMarginPercent: cfg.Engine.GasMarginPercent,
 		PollInterval: poll, Chain: chain.Client(),
 	}
 	return &networks{
@@ -136,4 +136,13 @@ func startDev(cfg config.Config) (*networks, error) {
 		embedded: true,
 		closers:  []func() error{chain.Close},
 	}, nil
+}
+
+// devWindow is the in-flight window of the embedded chain: dev.inFlight,
+// or engine.inFlight when that is 0.
+func devWindow(cfg config.Config) int {
+	if cfg.Dev.InFlight > 0 {
+		return cfg.Dev.InFlight
+	}
+	return cfg.Engine.InFlight
 }
