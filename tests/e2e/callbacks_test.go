@@ -126,23 +126,30 @@ func wantCallback(t *testing.T, s *service, secret, id string, k hook) map[strin
 	return tx
 }
 
-// TestCallbacks: on the embedded default, a completed transfer and a failed
-// one call their callback URLs with the signed transaction; a receiver that
-// fails gets the same callback again.
+// TestCallbacks: on the embedded default and on geth, a completed transfer
+// and a failed one call their callback URLs with the signed transaction; a
+// receiver that fails gets the same callback again.
 func TestCallbacks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and its dev chain")
 	}
+	for _, b := range apiBackends() {
+		t.Run(b.name, func(t *testing.T) { testCallbacks(t, b) })
+	}
+}
+
+func testCallbacks(t *testing.T, b backend) {
 	rc := newHookReceiver(t, func(path string, n int) int {
 		if path == "/flaky" && n == 1 {
 			return http.StatusServiceUnavailable
 		}
 		return http.StatusOK
 	})
-	s := startService(t, t.TempDir())
+	dir := t.TempDir()
+	s := b.setup(t, dir).start(t, dir)
 	me := s.must(200, "GET", "/users/me", s.Token, nil).(map[string]any)
 	secret := me["callbackSecret"].(string)
-	tok := demoToken(t, s)
+	tok := operatorToken(t, s, b.network)
 	to := s.must(201, "POST", "/accounts", s.Token, nil).(map[string]any)["address"].(string)
 
 	start := time.Now()

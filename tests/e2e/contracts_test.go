@@ -35,34 +35,43 @@ func wantError(t *testing.T, r response, status int, code, field string) {
 }
 
 // TestContractsAndTransactions drives the contract and transaction
-// endpoints on the embedded dev chain with the demo token: registration by
-// type and by ABI, sends and reads, batch calls, events, blocks, gas
-// prices, direct use, transaction listing, cancellation, and refused input
-// that stores nothing.
+// endpoints on the embedded dev chain and on geth with the operator's
+// token: registration by type and by ABI, sends and reads, batch calls,
+// events, blocks, gas prices, direct use, transaction listing,
+// cancellation, and refused input that stores nothing.
 func TestContractsAndTransactions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and its dev chain")
 	}
-	s := startService(t, t.TempDir())
+	for _, b := range apiBackends() {
+		t.Run(b.name, func(t *testing.T) { testContractsAndTransactions(t, b) })
+	}
+}
+
+func testContractsAndTransactions(t *testing.T, b backend) {
+	dir := t.TempDir()
+	d := b.setup(t, dir)
+	s := d.start(t, dir)
+	net := b.network
 	op := s.Token
-	demo := demoToken(t, s)
-	tokenAddr := demo["address"].(string)
-	demoContract := s.must(200, "GET", "/contracts/"+demo["id"].(string), op, nil).(map[string]any)
-	if demoContract["bwtype"] != "erc20" || demoContract["bwver"] != "1" {
-		t.Fatalf("demo contract: %v", demoContract)
+	tok := operatorToken(t, s, net)
+	tokenAddr := tok["address"].(string)
+	tokContract := s.must(200, "GET", "/contracts/"+tok["id"].(string), op, nil).(map[string]any)
+	if tokContract["bwtype"] != "erc20" || tokContract["bwver"] != "1" {
+		t.Fatalf("token contract: %v", tokContract)
 	}
 	opAddr := s.must(200, "GET", "/accounts/default", op, nil).(map[string]any)["address"].(string)
 	user := s.must(201, "POST", "/users", op, map[string]any{"auth": true, "account": true}).(map[string]any)
 	userToken := user["token"].(string)
 	to := user["account"].(map[string]any)["address"].(string)
 
-	// Register the demo token again: by type and by raw ABI.
-	typed := s.must(201, "PUT", "/contracts", op, map[string]any{"name": "Typed", "network": "dev", "address": strings.ToLower(tokenAddr), "type": "erc20"}).(map[string]any)
-	raw := s.must(201, "PUT", "/contracts", op, map[string]any{"name": "Raw ABI", "network": "dev", "address": tokenAddr, "abi": demoContract["abi"]}).(map[string]any)
+	// Register the operator's token again: by type and by raw ABI.
+	typed := s.must(201, "PUT", "/contracts", op, map[string]any{"name": "Typed", "network": net, "address": strings.ToLower(tokenAddr), "type": "erc20"}).(map[string]any)
+	raw := s.must(201, "PUT", "/contracts", op, map[string]any{"name": "Raw ABI", "network": net, "address": tokenAddr, "abi": tokContract["abi"]}).(map[string]any)
 	if typed["address"] != tokenAddr || typed["bwtype"] != "erc20" || raw["bwtype"] != nil || !timestampRE.MatchString(typed["created"].(string)) {
 		t.Fatalf("registered: %v / %v", typed, raw)
 	}
-	if l := s.must(200, "GET", "/contracts?text=raw%20abi&network=dev", op, nil).([]any); len(l) != 1 {
+	if l := s.must(200, "GET", "/contracts?text=raw%20abi&network="+net, op, nil).([]any); len(l) != 1 {
 		t.Fatalf("text search: %v", l)
 	}
 	if r := s.call("GET", "/contracts/"+typed["id"].(string), userToken, nil); r.Status != 404 {
@@ -81,7 +90,7 @@ func TestContractsAndTransactions(t *testing.T) {
 	}
 	transfer := send("/contracts/"+typed["id"].(string)+"/send/transfer", map[string]any{"arg": []any{to, "1000"}})
 	approve := send("/contracts/"+raw["id"].(string)+"/send/approve(address,uint256)", map[string]any{"arg": []any{to, "500"}, "dependsOn": []any{transfer["id"]}})
-	direct := send("/contracts/network/dev/address/"+tokenAddr+"/send/transfer", map[string]any{"arg": []any{to, 3}, "type": "erc20"})
+	direct := send("/contracts/network/"+net+"/address/"+tokenAddr+"/send/transfer", map[string]any{"arg": []any{to, 3}, "type": "erc20"})
 	if direct["contractId"] != nil || direct["contractAddress"] != tokenAddr || approve["dependsOn"].([]any)[0] != transfer["id"] {
 		t.Fatalf("direct: %v; approve: %v", direct, approve)
 	}
@@ -113,16 +122,16 @@ func TestContractsAndTransactions(t *testing.T) {
 	if a := s.must(200, "POST", "/contracts/"+raw["id"].(string)+"/call/allowance", op, map[string]any{"arg": []any{opAddr, to}}); a != "500" {
 		t.Fatalf("allowance: %v", a)
 	}
-	if sym := s.must(200, "POST", "/contracts/network/dev/address/"+tokenAddr+"/call/symbol", op, map[string]any{"type": "erc20"}); sym != "DEMO" {
+	if sym := s.must(200, "POST", "/contracts/network/"+net+"/address/"+tokenAddr+"/call/symbol", op, map[string]any{"type": "erc20"}); sym != d.symbol {
 		t.Fatalf("symbol: %v", sym)
 	}
 	// A revert of a read is the caller's problem: transfer more than the user holds.
 	wantError(t, s.call("POST", "/contracts/"+typed["id"].(string)+"/call/transfer", op, map[string]any{"arg": []any{opAddr, "1000000"}, "from": to}), 400, "invalid_argument", "arg")
 	batch := s.must(200, "POST", "/contracts/call", op, map[string]any{"calls": []any{
 		map[string]any{"contractId": typed["id"], "method": "balanceOf", "arg": []any{to}},
-		map[string]any{"network": "dev", "address": tokenAddr, "type": "erc20", "method": "allowance", "arg": []any{opAddr, to}},
+		map[string]any{"network": net, "address": tokenAddr, "type": "erc20", "method": "allowance", "arg": []any{opAddr, to}},
 		map[string]any{"contractId": typed["id"], "method": "nope"},
-		map[string]any{"network": "dev", "address": tokenAddr, "abi": demoContract["abi"], "method": "decimals"},
+		map[string]any{"network": net, "address": tokenAddr, "abi": tokContract["abi"], "method": "decimals"},
 	}}).([]any)
 	if len(batch) != 4 || batch[0].(map[string]any)["result"] != "1003" || batch[1].(map[string]any)["result"] != "500" ||
 		batch[2].(map[string]any)["error"].(map[string]any)["field"] != "method" || batch[3].(map[string]any)["result"] != "18" {
@@ -140,14 +149,14 @@ func TestContractsAndTransactions(t *testing.T) {
 	}
 	wantError(t, s.call("GET", "/contracts/"+typed["id"].(string)+"/events?event=Nope", op, nil), 400, "invalid_argument", "event")
 	wantError(t, s.call("GET", "/contracts/"+typed["id"].(string)+"/events?toBlock=soon", op, nil), 400, "invalid_argument", "toBlock")
-	latest := s.must(200, "GET", "/contracts/network/dev/block/latest", op, nil).(map[string]any)
-	blk := s.must(200, "GET", fmt.Sprintf("/contracts/network/dev/block/%d", int(transferBlock)), op, nil).(map[string]any)
+	latest := s.must(200, "GET", "/contracts/network/"+net+"/block/latest", op, nil).(map[string]any)
+	blk := s.must(200, "GET", fmt.Sprintf("/contracts/network/"+net+"/block/%d", int(transferBlock)), op, nil).(map[string]any)
 	if latest["number"].(float64) < transferBlock || blk["transactionCount"].(float64) < 1 || !timestampRE.MatchString(blk["timestamp"].(string)) || blk["baseFeePerGas"] == nil {
 		t.Fatalf("blocks: %v / %v", latest, blk)
 	}
-	wantError(t, s.call("GET", "/contracts/network/dev/block/99999999", op, nil), 404, "not_found", "number")
+	wantError(t, s.call("GET", "/contracts/network/"+net+"/block/99999999", op, nil), 404, "not_found", "number")
 	wantError(t, s.call("GET", "/contracts/network/moon/gas-price", op, nil), 404, "not_found", "network")
-	gas := s.must(200, "GET", "/contracts/network/dev/gas-price", op, nil).(map[string]any)
+	gas := s.must(200, "GET", "/contracts/network/"+net+"/gas-price", op, nil).(map[string]any)
 	if bigOf(t, gas["maxFeePerGas"]).Cmp(bigOf(t, gas["baseFeePerGas"])) < 0 || gas["gasPrice"] == nil || gas["maxPriorityFeePerGas"] == nil {
 		t.Fatalf("gas price: %v", gas)
 	}
@@ -203,17 +212,17 @@ func TestContractsAndTransactions(t *testing.T) {
 		{typedSend + "transfer", map[string]any{"arg": []any{to, "1"}, "from": to}, 404, "not_found", "from"},
 		{typedSend + "mintAll", map[string]any{"arg": []any{}}, 404, "not_found", "method"},
 		{typedSend + "transfer", `{"arg":`, 400, "invalid_json", ""},
-		{"/contracts/network/dev/address/" + tokenAddr + "/send/transfer", map[string]any{"arg": []any{to, "1"}}, 400, "invalid_argument", "abi"},
+		{"/contracts/network/" + net + "/address/" + tokenAddr + "/send/transfer", map[string]any{"arg": []any{to, "1"}}, 400, "invalid_argument", "abi"},
 		{"/contracts/network/moon/address/" + tokenAddr + "/send/transfer", map[string]any{"arg": []any{to, "1"}, "type": "erc20"}, 404, "not_found", "network"},
-		{"/tokens/" + demo["id"].(string) + "/transfers", map[string]any{"to": to, "value": "1", "waitForValue": "1"}, 400, "invalid_argument", "waitForAsset"},
+		{"/tokens/" + tok["id"].(string) + "/transfers", map[string]any{"to": to, "value": "1", "waitForValue": "1"}, 400, "invalid_argument", "waitForAsset"},
 	} {
 		wantError(t, s.call("POST", tt.path, op, tt.body), tt.status, tt.code, tt.field)
 	}
 	contracts := len(s.must(200, "GET", "/contracts", op, nil).([]any))
 	for _, body := range []map[string]any{
 		{"name": "x", "network": "moon", "address": tokenAddr, "type": "erc20"},
-		{"name": "x", "network": "dev", "address": tokenAddr},
-		{"name": "x", "network": "dev", "address": tokenAddr, "type": "erc20", "abi": []any{}},
+		{"name": "x", "network": net, "address": tokenAddr},
+		{"name": "x", "network": net, "address": tokenAddr, "type": "erc20", "abi": []any{}},
 	} {
 		r := s.call("PUT", "/contracts", op, body)
 		if r.Status != 400 {

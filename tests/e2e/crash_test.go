@@ -32,8 +32,8 @@ func TestKillDuringBurstLosesAndDuplicatesNothing(t *testing.T) {
 
 func testKillDuringBurst(t *testing.T, b backend) {
 	dir := t.TempDir()
-	env, _ := b.setup(t, dir)
-	s := startService(t, dir, env...)
+	d := b.setup(t, dir)
+	s := d.start(t, dir)
 	id := demoToken(t, s)["id"].(string)
 
 	const n = 60
@@ -78,7 +78,7 @@ func testKillDuringBurst(t *testing.T, b backend) {
 	time.Sleep(1200 * time.Millisecond)
 	s.kill()
 
-	s2 := startService(t, dir, env...)
+	s2 := d.start(t, dir)
 	nonces := map[float64]string{}
 	for _, a := range accepted {
 		tx := s2.waitTerminal(a.id, s2.Token, 90*time.Second)

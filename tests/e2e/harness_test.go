@@ -64,7 +64,14 @@ type service struct {
 // banner (base URL and operator token).
 func startService(t *testing.T, dataDir string, env ...string) *service {
 	t.Helper()
-	cmd := exec.Command(binary, "serve")
+	return startServiceArgs(t, dataDir, nil, env...)
+}
+
+// startServiceArgs is startService with extra arguments of `txengine serve`
+// (e.g. --config FILE).
+func startServiceArgs(t *testing.T, dataDir string, args []string, env ...string) *service {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), "TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s",
 		// Tests drive users harder than the default 10 requests per second;
 		// the rate-limit behaviour itself is tested in http/ with a fake clock.

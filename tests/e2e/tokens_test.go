@@ -9,18 +9,28 @@ import (
 
 // TestTokenInfoSupplyAndHistory drives the network token endpoints (info,
 // supply, circulating as text/plain), the transfer history served from the
-// service's own index, and idempotent transfers, through the real binary.
+// service's own index, and idempotent transfers, through the real binary,
+// on the embedded dev chain and on geth.
 func TestTokenInfoSupplyAndHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and its dev chain")
 	}
-	s := startService(t, t.TempDir())
-	tok := demoToken(t, s)
+	for _, b := range apiBackends() {
+		t.Run(b.name, func(t *testing.T) { testTokenInfoSupplyAndHistory(t, b) })
+	}
+}
+
+func testTokenInfoSupplyAndHistory(t *testing.T, b backend) {
+	dir := t.TempDir()
+	d := b.setup(t, dir)
+	s := d.start(t, dir)
+	net := b.network
+	tok := operatorToken(t, s, net)
 	id, addr := tok["id"].(string), tok["address"].(string)
 
-	info := s.must(200, "GET", "/tokens/dev/"+strings.ToLower(addr), s.Token, nil).(map[string]any)
-	if info["network"] != "dev" || info["address"] != addr || info["symbol"] != "DEMO" || info["decimals"] != float64(18) ||
-		info["name"] != "Demo Token" || info["totalSupply"] != "1000000000000000000000000" {
+	info := s.must(200, "GET", "/tokens/"+net+"/"+strings.ToLower(addr), s.Token, nil).(map[string]any)
+	if info["network"] != net || info["address"] != addr || info["symbol"] != d.symbol || info["decimals"] != float64(18) ||
+		info["name"] != d.tokenName || info["totalSupply"] != "1000000000000000000000000" {
 		t.Fatalf("token info: %v", info)
 	}
 	plain := func(path string) string {
@@ -31,18 +41,18 @@ func TestTokenInfoSupplyAndHistory(t *testing.T) {
 		}
 		return string(r.Raw)
 	}
-	if got := plain("/tokens/dev/" + addr + "/supply"); got != "1000000" {
+	if got := plain("/tokens/" + net + "/" + addr + "/supply"); got != "1000000" {
 		t.Fatalf("supply = %q", got)
 	}
-	// The operator's default account holds the embedded System NFT and the
+	// The operator's default account holds the network's System NFT and the
 	// whole supply: nothing circulates yet (once the NFT is indexed).
-	eventually(t, 30*time.Second, "circulating 0", func() bool { return plain("/tokens/dev/"+addr+"/circulating") == "0" })
+	eventually(t, 30*time.Second, "circulating 0", func() bool { return plain("/tokens/"+net+"/"+addr+"/circulating") == "0" })
 
 	// Bad inputs.
-	wantErr(t, s.call("GET", "/tokens/dev/0x1234", s.Token, nil), 400, "invalid_argument", "address")
+	wantErr(t, s.call("GET", "/tokens/"+net+"/0x1234", s.Token, nil), 400, "invalid_argument", "address")
 	wantErr(t, s.call("GET", "/tokens/nope/"+addr, s.Token, nil), 404, "not_found", "")
-	wantErr(t, s.call("GET", "/tokens/dev/0x000000000000000000000000000000000000dEaD/supply", s.Token, nil), 404, "not_found", "address")
-	wantErr(t, s.call("GET", "/tokens/dev/"+addr+"/supply", "", nil), 401, "unauthenticated", "")
+	wantErr(t, s.call("GET", "/tokens/"+net+"/0x000000000000000000000000000000000000dEaD/supply", s.Token, nil), 404, "not_found", "address")
+	wantErr(t, s.call("GET", "/tokens/"+net+"/"+addr+"/supply", "", nil), 401, "unauthenticated", "")
 
 	users := make([]map[string]any, 2)
 	for i := range users {
@@ -148,10 +158,10 @@ func TestTokenInfoSupplyAndHistory(t *testing.T) {
 	wantErr(t, s.call("GET", "/tokens/"+id+"/transfers", users[0]["token"].(string), nil), 404, "not_found", "")
 
 	// Circulating now counts what left the NFT holder's wallet.
-	if got := plain("/tokens/dev/" + addr + "/circulating"); got != "1.750000000000000008" {
+	if got := plain("/tokens/" + net + "/" + addr + "/circulating"); got != "1.750000000000000008" {
 		t.Fatalf("circulating = %q", got)
 	}
-	if got := plain("/tokens/dev/" + addr + "/supply"); got != "1000000" {
+	if got := plain("/tokens/" + net + "/" + addr + "/supply"); got != "1000000" {
 		t.Fatalf("supply = %q", got)
 	}
 }

@@ -62,9 +62,9 @@ func TestTransferLifecycle(t *testing.T) {
 
 func testTransferLifecycle(t *testing.T, b backend) {
 	dir := t.TempDir()
-	env, symbol := b.setup(t, dir)
-	network := b.network
-	s := startService(t, dir, env...)
+	d := b.setup(t, dir)
+	symbol, network := d.symbol, b.network
+	s := d.start(t, dir)
 
 	tok := operatorToken(t, s, network)
 	id := tok["id"].(string)
@@ -150,7 +150,7 @@ func testTransferLifecycle(t *testing.T, b backend) {
 	if fi, err := os.Stat(filepath.Join(dir, "master.key")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("master.key: %v %v", fi, err)
 	}
-	s2 := startService(t, dir, env...)
+	s2 := d.start(t, dir)
 	if s2.Token != s.Token {
 		t.Fatalf("operator token changed across restart")
 	}

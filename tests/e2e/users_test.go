@@ -7,12 +7,20 @@ import (
 )
 
 // TestUsersAndAccounts drives users (me, tokens, limits, ownerless), the
-// default account switch and ETH balances through the real binary.
+// default account switch and ETH balances through the real binary, on the
+// embedded dev chain and on geth.
 func TestUsersAndAccounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and its dev chain")
 	}
-	s := startService(t, t.TempDir())
+	for _, b := range apiBackends() {
+		t.Run(b.name, func(t *testing.T) { testUsersAndAccounts(t, b) })
+	}
+}
+
+func testUsersAndAccounts(t *testing.T, b backend) {
+	dir := t.TempDir()
+	s := b.setup(t, dir).start(t, dir)
 
 	me := s.must(200, "GET", "/users/me", s.Token, nil).(map[string]any)
 	if me["operator"] != true || me["owner"] != nil || len(me["callbackSecret"].(string)) < 32 || !timestampRE.MatchString(me["created"].(string)) {
@@ -84,11 +92,11 @@ func TestUsersAndAccounts(t *testing.T) {
 	eventually(t, 30*time.Second, "faucet funds the new default account", func() bool {
 		return bigOf(t, s.must(200, "GET", "/accounts/default/balance", utok, nil)).Sign() > 0
 	})
-	b1 := bigOf(t, s.must(200, "GET", "/accounts/"+second["id"].(string)+"/balance?network=dev", utok, nil))
+	b1 := bigOf(t, s.must(200, "GET", "/accounts/"+second["id"].(string)+"/balance?network="+b.network, utok, nil))
 	if b1.Sign() <= 0 {
 		t.Fatalf("balance %s", b1)
 	}
-	if bigOf(t, s.must(200, "GET", "/accounts/default/balance?network=dev", s.Token, nil)).Sign() <= 0 {
+	if bigOf(t, s.must(200, "GET", "/accounts/default/balance?network="+b.network, s.Token, nil)).Sign() <= 0 {
 		t.Fatal("operator has no ETH")
 	}
 	wantErr(t, s.call("GET", "/accounts/default/balance?network=nope", utok, nil), 400, "invalid_argument", "network")
