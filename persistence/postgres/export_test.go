@@ -22,7 +22,7 @@ func EmbeddedMigrations() ([]int, error) {
 	}
 	vs := make([]int, len(ms))
 	for i, m := range ms {
-		vs[i] = m.version
+		vs[i] = m.Version
 	}
 	return vs, nil
 }

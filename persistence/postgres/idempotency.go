@@ -3,23 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
-
-// idemRow is a row of idempotency_keys.
-type idemRow struct {
-	UserID      string    `db:"user_id"`
-	Key         string    `db:"key"`
-	RequestHash string    `db:"request_hash"`
-	Status      int       `db:"status"`
-	Body        []byte    `db:"body"`
-	Created     time.Time `db:"created"`
-}
 
 // insertIdempotency stores the records rs (nil ones skipped) in tx, with
 // two statements whatever their number: an expired record of the same
@@ -37,8 +27,8 @@ func insertIdempotency(ctx context.Context, tx *sqlx.Tx, rs ...*engine.Idempoten
 		if r == nil {
 			continue
 		}
-		if r.UserID == "" || r.Key == "" || r.RequestHash == "" {
-			return fmt.Errorf("postgres: idempotency record: user, key and request hash are required")
+		if err := sqlrow.CheckIdempotency(r); err != nil {
+			return fmt.Errorf("postgres: %w", err)
 		}
 		body := r.Body
 		if body == nil {
@@ -61,7 +51,7 @@ func insertIdempotency(ctx context.Context, tx *sqlx.Tx, rs ...*engine.Idempoten
 		users, keys, cutoffs); err != nil {
 		return wrap(err, "idempotency key of %s: drop expired", users[0])
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (user_id, key, request_hash, status, body, created)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+sqlrow.IdempotencyColumns+`)
 		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::bytea[], $6::timestamptz[])`,
 		users, keys, hashes, statuses, bodies, created); err != nil {
 		return wrap(err, "idempotency key of %s", users[0])
@@ -72,13 +62,10 @@ func insertIdempotency(ctx context.Context, tx *sqlx.Tx, rs ...*engine.Idempoten
 // IdempotencyRecord returns the record of (userID, key), expired or not,
 // or engine.ErrNotFound.
 func (s *Store) IdempotencyRecord(ctx context.Context, userID, key string) (*engine.IdempotencyRecord, error) {
-	var r idemRow
-	if err := s.db.GetContext(ctx, &r, `SELECT user_id, key, request_hash, status, body, created
+	var r idempotencyRow
+	if err := s.db.GetContext(ctx, &r, `SELECT `+sqlrow.IdempotencyColumns+`
 		FROM idempotency_keys WHERE user_id = $1 AND key = $2`, userID, key); err != nil {
 		return nil, wrap(err, "idempotency key of %s", userID)
 	}
-	return &engine.IdempotencyRecord{
-		UserID: r.UserID, Key: r.Key, RequestHash: r.RequestHash, Status: r.Status, Body: r.Body,
-		Created: fromTS(r.Created),
-	}, nil
+	return decoded(r.Record())
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
 
 // ListTransactions implements engine.TxStore: keyset pagination on
@@ -30,15 +31,9 @@ func (s *Store) ListTransactions(ctx context.Context, f engine.TxFilter) ([]*eng
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, nil, wrap(err, "list transactions")
 	}
-	var next *engine.TxCursor
-	if len(rows) > f.Limit {
-		rows = rows[:f.Limit]
-		last := rows[len(rows)-1]
-		next = &engine.TxCursor{Created: fromTS(last.Created), Seq: last.Seq}
-	}
-	txs, err := transactions(rows)
+	txs, next, err := sqlrow.TxPage(rows, f.Limit)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("postgres: list transactions: %w", err)
 	}
 	return txs, next, nil
 }
@@ -71,7 +66,7 @@ func listTxQuery(f engine.TxFilter) (string, []any) {
 		where = append(where, `method = `+arg(f.Method))
 	}
 	if f.From != nil {
-		where = append(where, `from_address = `+arg(address(*f.From)))
+		where = append(where, `from_address = `+arg(sqlrow.Address(*f.From)))
 	}
 	if f.Network != "" {
 		where = append(where, `network = `+arg(f.Network))
@@ -89,7 +84,7 @@ func listTxQuery(f engine.TxFilter) (string, []any) {
 	if f.After != nil {
 		where = append(where, `(created, seq) `+cmp+` (`+arg(ts(f.After.Created))+`, `+arg(f.After.Seq)+`)`)
 	}
-	q := txSelect
+	q := sqlrow.TxSelect
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
@@ -101,7 +96,7 @@ func listTxQuery(f engine.TxFilter) (string, []any) {
 // returns the updated row. When it updates nothing, the status of the row
 // (read right after) tells engine.ErrConflict from engine.ErrNotFound.
 func (s *Store) CancelTransaction(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) (*engine.Transaction, error) {
-	errJSON, err := nullJSON("error", txErr, txErr == nil)
+	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: cancel %s: %w", id, err)
 	}
@@ -109,7 +104,7 @@ func (s *Store) CancelTransaction(ctx context.Context, id string, txErr *engine.
 	err = s.inTx(ctx, func(dbtx *sqlx.Tx) error {
 		if err := dbtx.GetContext(ctx, &r, `UPDATE transactions SET status = $1, error = $2, ended = $3
 			WHERE id = $4 AND status IN ($5, $6)
-			RETURNING seq, `+txColumns,
+			RETURNING seq, `+sqlrow.TxColumns,
 			string(engine.StatusFailed), errJSON, ts(ended),
 			id, string(engine.StatusNew), string(engine.StatusWaiting)); err != nil {
 			return err
@@ -130,5 +125,5 @@ func (s *Store) CancelTransaction(ctx context.Context, id string, txErr *engine.
 	if err != nil {
 		return nil, wrap(err, "cancel %s", id)
 	}
-	return r.transaction()
+	return decoded(r.Transaction())
 }

@@ -36,10 +36,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -47,6 +43,7 @@ import (
 	"github.com/lib/pq/pqerror"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/schema"
 )
 
 // driverName is the database/sql name of lib/pq.
@@ -122,42 +119,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// migration is one numbered SQL file of migrations/.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations ordered by version.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+func migrations() ([]schema.Migration, error) {
+	ms, err := schema.Load(migrationFS, "migrations")
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read migrations: %w", err)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	var ms []migration
-	seen := map[int]string{}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
-			continue
-		}
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("postgres: migration %s: name must start with a positive number and '_'", name)
-		}
-		if other, dup := seen[v]; dup {
-			return nil, fmt.Errorf("postgres: migrations %s and %s share version %d", other, name, v)
-		}
-		seen[v] = name
-		b, err := fs.ReadFile(migrationFS, "migrations/"+name)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: read migration %s: %w", name, err)
-		}
-		ms = append(ms, migration{version: v, name: name, sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	return ms, nil
 }
 
@@ -205,22 +172,22 @@ func (s *Store) migrationTx(ctx context.Context, fn func(tx *sqlx.Tx) error) err
 }
 
 // applyMigration runs m unless schema_migrations records it already.
-func applyMigration(ctx context.Context, tx *sqlx.Tx, m migration) error {
+func applyMigration(ctx context.Context, tx *sqlx.Tx, m schema.Migration) error {
 	var n int
-	if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.version); err != nil {
-		return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+	if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.Version); err != nil {
+		return fmt.Errorf("postgres: migration %s: %w", m.Name, err)
 	}
 	if n > 0 {
 		return nil
 	}
 	// Without arguments lib/pq uses the simple query protocol, which runs
 	// a file of several statements.
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return fmt.Errorf("postgres: migration %s: %w", m.Name, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)`,
-		m.version, m.name, time.Now().UTC()); err != nil {
-		return fmt.Errorf("postgres: record migration %s: %w", m.name, err)
+		m.Version, m.Name, time.Now().UTC()); err != nil {
+		return fmt.Errorf("postgres: record migration %s: %w", m.Name, err)
 	}
 	return nil
 }

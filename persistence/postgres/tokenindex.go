@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"strconv"
 	"strings"
 
@@ -12,82 +11,19 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
-
-// transferRow is a row of token_transfers.
-type transferRow struct {
-	Network     string `db:"network"`
-	Token       string `db:"token"`
-	BlockNumber int64  `db:"block_number"`
-	BlockHash   string `db:"block_hash"`
-	TxHash      string `db:"tx_hash"`
-	LogIndex    int64  `db:"log_index"`
-	From        string `db:"from_address"`
-	To          string `db:"to_address"`
-	Value       string `db:"value"`
-}
-
-const transferColumns = `network, token, block_number, block_hash, tx_hash, log_index, from_address, to_address, value`
-
-func (r *transferRow) transfer() (engine.TokenTransfer, error) {
-	fail := func(err error) (engine.TokenTransfer, error) {
-		return engine.TokenTransfer{}, fmt.Errorf("postgres: transfer %s/%d: %w", r.TxHash, r.LogIndex, err)
-	}
-	if r.LogIndex < 0 {
-		return fail(fmt.Errorf("log index is negative (%d)", r.LogIndex))
-	}
-	t := engine.TokenTransfer{Network: r.Network, LogIndex: uint(r.LogIndex)}
-	var err error
-	if t.Token, err = fromAddress("token", r.Token); err != nil {
-		return fail(err)
-	}
-	if t.From, err = fromAddress("from", r.From); err != nil {
-		return fail(err)
-	}
-	if t.To, err = fromAddress("to", r.To); err != nil {
-		return fail(err)
-	}
-	if t.BlockNumber, err = uint64Of("blockNumber", r.BlockNumber); err != nil {
-		return fail(err)
-	}
-	bh, err := hexBytes(r.BlockHash)
-	if err != nil {
-		return fail(err)
-	}
-	th, err := hexBytes(r.TxHash)
-	if err != nil {
-		return fail(err)
-	}
-	t.BlockHash, t.TxHash = common.BytesToHash(bh), common.BytesToHash(th)
-	v, ok := new(big.Int).SetString(r.Value, 10)
-	if !ok {
-		return fail(fmt.Errorf("value %q is not a decimal integer", r.Value))
-	}
-	t.Value = v
-	return t, nil
-}
 
 // IndexStreams returns the next block to read of every indexed contract of
 // the network.
 func (s *Store) IndexStreams(ctx context.Context, network string) (map[common.Address]uint64, error) {
-	var rows []struct {
-		Address string `db:"address"`
-		Next    int64  `db:"next_block"`
-	}
+	var rows []sqlrow.Stream
 	if err := s.db.SelectContext(ctx, &rows, `SELECT address, next_block FROM token_index_streams WHERE network = $1`, network); err != nil {
 		return nil, wrap(err, "index streams of %s", network)
 	}
-	out := make(map[common.Address]uint64, len(rows))
-	for _, r := range rows {
-		a, err := fromAddress("address", r.Address)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: index streams of %s: %w", network, err)
-		}
-		n, err := uint64Of("next_block", r.Next)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: index streams of %s: %w", network, err)
-		}
-		out[a] = n
+	out, err := sqlrow.Streams(rows)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: index streams of %s: %w", network, err)
 	}
 	return out, nil
 }
@@ -98,7 +34,7 @@ func (s *Store) IndexStreams(ctx context.Context, network string) (map[common.Ad
 // the three sets is one statement on array parameters, however large the
 // batch (a backfill range may hold thousands of transfers).
 func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
-	next, err := int64Of("next", b.Next)
+	next, err := sqlrow.Int64Of("next", b.Next)
 	if err != nil {
 		return fmt.Errorf("postgres: save index of %s: %w", b.Network, err)
 	}
@@ -107,11 +43,11 @@ func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
 		blockNumbers, logIndexes                          pq.Int64Array
 	)
 	for _, t := range b.Transfers {
-		bn, err := int64Of("blockNumber", t.BlockNumber)
+		bn, err := sqlrow.Int64Of("blockNumber", t.BlockNumber)
 		if err != nil {
 			return fmt.Errorf("postgres: save index of %s: %w", b.Network, err)
 		}
-		li, err := int64Of("logIndex", uint64(t.LogIndex))
+		li, err := sqlrow.Int64Of("logIndex", uint64(t.LogIndex))
 		if err != nil {
 			return fmt.Errorf("postgres: save index of %s: %w", b.Network, err)
 		}
@@ -119,13 +55,13 @@ func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
 		if t.Value != nil {
 			value = t.Value.String()
 		}
-		tokens = append(tokens, address(t.Token))
+		tokens = append(tokens, sqlrow.Address(t.Token))
 		blockNumbers = append(blockNumbers, bn)
 		blockHashes = append(blockHashes, t.BlockHash.Hex())
 		txHashes = append(txHashes, t.TxHash.Hex())
 		logIndexes = append(logIndexes, li)
-		froms = append(froms, address(t.From))
-		tos = append(tos, address(t.To))
+		froms = append(froms, sqlrow.Address(t.From))
+		tos = append(tos, sqlrow.Address(t.To))
 		values = append(values, value)
 	}
 	// An upsert may not touch a row twice in one statement: streams are
@@ -136,7 +72,7 @@ func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
 	for _, a := range b.Streams {
 		if !seen[a] {
 			seen[a] = true
-			streams = append(streams, address(a))
+			streams = append(streams, sqlrow.Address(a))
 		}
 	}
 	var (
@@ -145,7 +81,7 @@ func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
 	)
 	pos := map[int64]int{}
 	for _, blk := range b.Blocks {
-		n, err := int64Of("number", blk.Number)
+		n, err := sqlrow.Int64Of("number", blk.Number)
 		if err != nil {
 			return fmt.Errorf("postgres: save index of %s: %w", b.Network, err)
 		}
@@ -159,7 +95,7 @@ func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
 	}
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if len(tokens) > 0 {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO token_transfers (`+transferColumns+`)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO token_transfers (`+sqlrow.TransferColumns+`)
 				SELECT $1::text, * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[],
 					$7::text[], $8::text[], $9::numeric[])
 				ON CONFLICT (network, tx_hash, log_index) DO NOTHING`,
@@ -195,32 +131,21 @@ func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
 
 // IndexedBlocks returns up to limit stored block hashes, highest first.
 func (s *Store) IndexedBlocks(ctx context.Context, network string, limit int) ([]engine.IndexedBlock, error) {
-	var rows []struct {
-		Number int64  `db:"number"`
-		Hash   string `db:"hash"`
-	}
+	var rows []sqlrow.Block
 	if err := s.db.SelectContext(ctx, &rows, `SELECT number, hash FROM token_index_blocks WHERE network = $1
 		ORDER BY number DESC LIMIT $2`, network, limit); err != nil {
 		return nil, wrap(err, "indexed blocks of %s", network)
 	}
-	out := make([]engine.IndexedBlock, 0, len(rows))
-	for _, r := range rows {
-		n, err := uint64Of("number", r.Number)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: indexed blocks of %s: %w", network, err)
-		}
-		h, err := hexBytes(r.Hash)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: indexed block %d of %s: %w", n, network, err)
-		}
-		out = append(out, engine.IndexedBlock{Number: n, Hash: common.BytesToHash(h)})
+	out, err := sqlrow.Blocks(rows)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: indexed blocks of %s: %w", network, err)
 	}
 	return out, nil
 }
 
 // RewindIndex forgets blocks fromBlock and later of the network.
 func (s *Store) RewindIndex(ctx context.Context, network string, fromBlock uint64) error {
-	from, err := int64Of("fromBlock", fromBlock)
+	from, err := sqlrow.Int64Of("fromBlock", fromBlock)
 	if err != nil {
 		return fmt.Errorf("postgres: rewind index of %s: %w", network, err)
 	}
@@ -251,15 +176,15 @@ func (s *Store) ListTransfers(ctx context.Context, f engine.TransferFilter) ([]e
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	where := []string{"network = " + arg(f.Network), "token = " + arg(address(f.Token))}
+	where := []string{"network = " + arg(f.Network), "token = " + arg(sqlrow.Address(f.Token))}
 	if f.From != nil {
-		where = append(where, "from_address = "+arg(address(*f.From)))
+		where = append(where, "from_address = "+arg(sqlrow.Address(*f.From)))
 	}
 	if f.To != nil {
-		where = append(where, "to_address = "+arg(address(*f.To)))
+		where = append(where, "to_address = "+arg(sqlrow.Address(*f.To)))
 	}
 	if f.Address != nil {
-		p := arg(address(*f.Address))
+		p := arg(sqlrow.Address(*f.Address))
 		where = append(where, "(from_address = "+p+" OR to_address = "+p+")")
 	}
 	for _, b := range []struct {
@@ -269,45 +194,33 @@ func (s *Store) ListTransfers(ctx context.Context, f engine.TransferFilter) ([]e
 		if b.v == nil {
 			continue
 		}
-		n, err := int64Of("block", *b.v)
+		n, err := sqlrow.Int64Of("block", *b.v)
 		if err != nil {
 			return nil, nil, fmt.Errorf("postgres: list transfers: %w", err)
 		}
 		where = append(where, "block_number "+b.op+" "+arg(n))
 	}
 	if f.After != nil {
-		n, err := int64Of("cursor block", f.After.BlockNumber)
+		n, err := sqlrow.Int64Of("cursor block", f.After.BlockNumber)
 		if err != nil {
 			return nil, nil, fmt.Errorf("postgres: list transfers: %w", err)
 		}
-		li, err := int64Of("cursor log index", uint64(f.After.LogIndex))
+		li, err := sqlrow.Int64Of("cursor log index", uint64(f.After.LogIndex))
 		if err != nil {
 			return nil, nil, fmt.Errorf("postgres: list transfers: %w", err)
 		}
 		where = append(where, "(block_number, log_index) < ("+arg(n)+", "+arg(li)+")")
 	}
-	var rows []transferRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT `+transferColumns+` FROM token_transfers WHERE `+
+	var rows []sqlrow.Transfer
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+sqlrow.TransferColumns+` FROM token_transfers WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY block_number DESC, log_index DESC LIMIT `+arg(f.Limit+1), args...); err != nil {
 		return nil, nil, wrap(err, "list transfers of %s", f.Token.Hex())
 	}
-	more := len(rows) > f.Limit
-	if more {
-		rows = rows[:f.Limit]
+	out, next, err := sqlrow.TransferPage(rows, f.Limit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: list transfers: %w", err)
 	}
-	out := make([]engine.TokenTransfer, 0, len(rows))
-	for i := range rows {
-		t, err := rows[i].transfer()
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, t)
-	}
-	if !more {
-		return out, nil, nil
-	}
-	last := out[len(out)-1]
-	return out, &engine.TransferCursor{BlockNumber: last.BlockNumber, LogIndex: last.LogIndex}, nil
+	return out, next, nil
 }
 
 // NFTOwners returns the recipients of the latest transfer of every token id
@@ -320,7 +233,7 @@ func (s *Store) NFTOwners(ctx context.Context, network string, contracts []commo
 	}
 	addrs := make(pq.StringArray, len(contracts))
 	for i, c := range contracts {
-		addrs[i] = address(c)
+		addrs[i] = sqlrow.Address(c)
 	}
 	// DISTINCT ON keeps the first row of each (token, token id) in the
 	// order given: its latest transfer.
@@ -332,15 +245,9 @@ func (s *Store) NFTOwners(ctx context.Context, network string, contracts []commo
 	) AS latest ORDER BY 1`, network, addrs); err != nil {
 		return nil, wrap(err, "NFT owners on %s", network)
 	}
-	out := make([]common.Address, 0, len(owners))
-	for _, o := range owners {
-		a, err := fromAddress("owner", o)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: NFT owners on %s: %w", network, err)
-		}
-		if a != (common.Address{}) {
-			out = append(out, a)
-		}
+	out, err := sqlrow.Owners(owners)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: NFT owners on %s: %w", network, err)
 	}
 	return out, nil
 }

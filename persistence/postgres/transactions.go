@@ -3,11 +3,9 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -15,214 +13,8 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
-
-// txRow is a row of transactions.
-type txRow struct {
-	Seq             int64          `db:"seq"`
-	ID              string         `db:"id"`
-	Owner           string         `db:"owner"`
-	AccountID       string         `db:"account_id"`
-	Network         string         `db:"network"`
-	From            string         `db:"from_address"`
-	ContractID      string         `db:"contract_id"`
-	ContractAddress string         `db:"contract_address"`
-	ContractName    string         `db:"contract_name"`
-	ContractBWType  string         `db:"contract_bwtype"`
-	Method          string         `db:"method"`
-	Parameters      sql.NullString `db:"parameters"`
-	Data            []byte         `db:"data"`
-	Value           sql.NullString `db:"value"`
-	Status          string         `db:"status"`
-	Created         time.Time      `db:"created"`
-	Submitted       sql.NullTime   `db:"submitted"`
-	Ended           sql.NullTime   `db:"ended"`
-	Nonce           sql.NullInt64  `db:"nonce"`
-	GasLimit        sql.NullInt64  `db:"gas_limit"`
-	Hash            sql.NullString `db:"hash"`
-	RawTx           []byte         `db:"raw_tx"`
-	BlockNumber     sql.NullInt64  `db:"block_number"`
-	BlockHash       sql.NullString `db:"block_hash"`
-	GasUsed         sql.NullInt64  `db:"gas_used"`
-	Events          sql.NullString `db:"events"`
-	Error           sql.NullString `db:"error"`
-	Callbacks       sql.NullString `db:"callbacks"`
-	DependsOn       sql.NullString `db:"depends_on"`
-	WaitForAsset    string         `db:"wait_for_asset"`
-	WaitForValue    sql.NullString `db:"wait_for_value"`
-	ABI             sql.NullString `db:"abi"`
-	WaitUntil       sql.NullTime   `db:"wait_until"`
-	Replaced        sql.NullTime   `db:"replaced"`
-	// MatchedHash is the hash by which SubmittedByHash found the row.
-	MatchedHash sql.NullString `db:"matched_hash"`
-}
-
-// txColumns are the columns of transactions but seq, in insert order.
-const txColumns = `id, owner, account_id, network, from_address,
-	contract_id, contract_address, contract_name, contract_bwtype,
-	method, parameters, data, value, status, created, submitted, ended,
-	nonce, gas_limit, hash, raw_tx, block_number, block_hash, gas_used,
-	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until, replaced`
-
-const txSelect = `SELECT seq, ` + txColumns + ` FROM transactions`
-
-// insertArgs returns the values of txColumns for t.
-func insertArgs(t *engine.Transaction) ([]any, error) {
-	var contractAddr string
-	if t.ContractAddress != (common.Address{}) {
-		contractAddr = address(t.ContractAddress)
-	}
-	params, err := nullJSON("parameters", t.Parameters, t.Parameters == nil)
-	if err != nil {
-		return nil, err
-	}
-	nonce, err := nullUint("nonce", t.Nonce)
-	if err != nil {
-		return nil, err
-	}
-	gasLimit, err := gasLimitOf(t.GasLimit)
-	if err != nil {
-		return nil, err
-	}
-	blockNumber, err := nullUint("blockNumber", t.BlockNumber)
-	if err != nil {
-		return nil, err
-	}
-	gasUsed, err := nullUint("gasUsed", t.GasUsed)
-	if err != nil {
-		return nil, err
-	}
-	events, err := nullJSON("events", t.Events, t.Events == nil)
-	if err != nil {
-		return nil, err
-	}
-	txErr, err := nullJSON("error", t.Error, t.Error == nil)
-	if err != nil {
-		return nil, err
-	}
-	callbacks, err := nullJSON("callbacks", t.Callbacks, t.Callbacks == nil)
-	if err != nil {
-		return nil, err
-	}
-	dependsOn, err := nullJSON("dependsOn", t.DependsOn, t.DependsOn == nil)
-	if err != nil {
-		return nil, err
-	}
-	status := t.Status
-	if status == "" {
-		status = engine.StatusNew
-	}
-	return []any{
-		t.ID, t.Owner, t.AccountID, t.Network, address(t.From),
-		t.ContractID, contractAddr, t.ContractName, t.ContractBWType,
-		t.Method, params, nullBytes(t.Data), nullBig(t.Value), string(status),
-		ts(t.Created), nullTS(t.Submitted), nullTS(t.Ended),
-		nonce, gasLimit, nullHash(t.Hash), nullBytes(t.RawTx), blockNumber, nullHash(t.BlockHash), gasUsed,
-		events, txErr, callbacks, dependsOn, t.WaitForAsset, nullBig(t.WaitForValue),
-		nullString(string(t.ABI)), nullTS(t.WaitUntil), nullTS(t.Replaced),
-	}, nil
-}
-
-// gasLimitOf encodes a gas limit; 0 (not estimated yet) is NULL.
-func gasLimitOf(v uint64) (sql.NullInt64, error) {
-	if v == 0 {
-		return sql.NullInt64{}, nil
-	}
-	return nullUint("gasLimit", &v)
-}
-
-func (r *txRow) transaction() (*engine.Transaction, error) {
-	t := &engine.Transaction{
-		ID:             r.ID,
-		Owner:          r.Owner,
-		AccountID:      r.AccountID,
-		Network:        r.Network,
-		ContractID:     r.ContractID,
-		ContractName:   r.ContractName,
-		ContractBWType: r.ContractBWType,
-		Method:         r.Method,
-		Data:           r.Data,
-		Status:         engine.TxStatus(r.Status),
-		Created:        fromTS(r.Created),
-		Submitted:      fromNullTS(r.Submitted),
-		Ended:          fromNullTS(r.Ended),
-		RawTx:          r.RawTx,
-		WaitForAsset:   r.WaitForAsset,
-	}
-	var err error
-	fail := func(err error) (*engine.Transaction, error) {
-		return nil, fmt.Errorf("postgres: transaction %s: %w", r.ID, err)
-	}
-	if t.From, err = fromAddress("from", r.From); err != nil {
-		return fail(err)
-	}
-	if t.ContractAddress, err = fromAddress("contractAddress", r.ContractAddress); err != nil {
-		return fail(err)
-	}
-	if err = fromNullJSON("parameters", r.Parameters, &t.Parameters); err != nil {
-		return fail(err)
-	}
-	if t.Value, err = fromNullBig("value", r.Value); err != nil {
-		return fail(err)
-	}
-	if t.Nonce, err = fromNullUint("nonce", r.Nonce); err != nil {
-		return fail(err)
-	}
-	if r.GasLimit.Valid {
-		if t.GasLimit, err = uint64Of("gasLimit", r.GasLimit.Int64); err != nil {
-			return fail(err)
-		}
-	}
-	if t.Hash, err = fromNullHash("hash", r.Hash); err != nil {
-		return fail(err)
-	}
-	if t.BlockNumber, err = fromNullUint("blockNumber", r.BlockNumber); err != nil {
-		return fail(err)
-	}
-	if t.BlockHash, err = fromNullHash("blockHash", r.BlockHash); err != nil {
-		return fail(err)
-	}
-	if t.GasUsed, err = fromNullUint("gasUsed", r.GasUsed); err != nil {
-		return fail(err)
-	}
-	if err = fromNullJSON("events", r.Events, &t.Events); err != nil {
-		return fail(err)
-	}
-	if r.Error.Valid {
-		t.Error = new(engine.TxError)
-		if err = fromNullJSON("error", r.Error, t.Error); err != nil {
-			return fail(err)
-		}
-	}
-	if err = fromNullJSON("callbacks", r.Callbacks, &t.Callbacks); err != nil {
-		return fail(err)
-	}
-	if err = fromNullJSON("dependsOn", r.DependsOn, &t.DependsOn); err != nil {
-		return fail(err)
-	}
-	if t.WaitForValue, err = fromNullBig("waitForValue", r.WaitForValue); err != nil {
-		return fail(err)
-	}
-	t.WaitUntil = fromNullTS(r.WaitUntil)
-	t.Replaced = fromNullTS(r.Replaced)
-	if r.ABI.Valid {
-		t.ABI = json.RawMessage(r.ABI.String)
-	}
-	return t, nil
-}
-
-// transactions converts rows.
-func transactions(rows []txRow) ([]*engine.Transaction, error) {
-	out := make([]*engine.Transaction, 0, len(rows))
-	for i := range rows {
-		t, err := rows[i].transaction()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
 
 // InsertTransactions inserts txs in one database transaction: all or none
 // (the group commit of the account actor). Rows get their acceptance order
@@ -253,7 +45,7 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 		depTx, depOn pq.StringArray
 	)
 	for i, t := range txs {
-		a, err := insertArgs(t)
+		a, err := sqlrow.TxArgs(t, timeValue)
 		if err != nil {
 			return fmt.Errorf("postgres: insert transaction %s: %w", t.ID, err)
 		}
@@ -284,7 +76,7 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 
 // copyStatement streams rows into transactions (COPY FROM STDIN). COPY
 // processes rows in order, so seq follows the slice.
-const copyStatement = `COPY transactions (` + txColumns + `) FROM STDIN`
+const copyStatement = `COPY transactions (` + sqlrow.TxColumns + `) FROM STDIN`
 
 // copyRows writes rows with COPY: lib/pq buffers them and sends them in
 // 64 KiB messages; the final Exec without arguments ends the stream and
@@ -314,10 +106,10 @@ func copyRows(ctx context.Context, tx *sqlx.Tx, rows [][]any) (err error) {
 // engine.ErrNotFound.
 func (s *Store) TransactionByID(ctx context.Context, id string) (*engine.Transaction, error) {
 	var r txRow
-	if err := s.db.GetContext(ctx, &r, txSelect+` WHERE id = $1`, id); err != nil {
+	if err := s.db.GetContext(ctx, &r, sqlrow.TxSelect+` WHERE id = $1`, id); err != nil {
 		return nil, wrap(err, "transaction %s", id)
 	}
-	return r.transaction()
+	return decoded(r.Transaction())
 }
 
 // ReadyTransactions returns up to limit transactions of the account on the
@@ -327,24 +119,24 @@ func (s *Store) ReadyTransactions(ctx context.Context, accountID, network string
 		return []*engine.Transaction{}, nil
 	}
 	var rows []txRow
-	if err := s.db.SelectContext(ctx, &rows, txSelect+`
+	if err := s.db.SelectContext(ctx, &rows, sqlrow.TxSelect+`
 		WHERE account_id = $1 AND network = $2 AND status = $3 ORDER BY seq LIMIT $4`,
 		accountID, network, string(engine.StatusNew), limit); err != nil {
 		return nil, wrap(err, "ready transactions of %s on %s", accountID, network)
 	}
-	return transactions(rows)
+	return decoded(sqlrow.Transactions(rows))
 }
 
 // InFlight returns the account's transactions on the network in status
 // submitted, by nonce.
 func (s *Store) InFlight(ctx context.Context, accountID, network string) ([]*engine.Transaction, error) {
 	var rows []txRow
-	if err := s.db.SelectContext(ctx, &rows, txSelect+`
+	if err := s.db.SelectContext(ctx, &rows, sqlrow.TxSelect+`
 		WHERE account_id = $1 AND network = $2 AND status = $3 ORDER BY nonce, seq`,
 		accountID, network, string(engine.StatusSubmitted)); err != nil {
 		return nil, wrap(err, "in-flight transactions of %s on %s", accountID, network)
 	}
-	return transactions(rows)
+	return decoded(sqlrow.Transactions(rows))
 }
 
 // MaxNonce returns the highest nonce ever assigned to the account on the
@@ -358,7 +150,7 @@ func (s *Store) MaxNonce(ctx context.Context, accountID, network string) (uint64
 	if !n.Valid {
 		return 0, false, nil
 	}
-	u, err := uint64Of("nonce", n.Int64)
+	u, err := sqlrow.Uint64Of("nonce", n.Int64)
 	if err != nil {
 		return 0, false, fmt.Errorf("postgres: max nonce of %s on %s: %w", accountID, network, err)
 	}
@@ -391,18 +183,18 @@ func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Tra
 	if tx.Nonce == nil || tx.Hash == nil || tx.Submitted == nil {
 		return fmt.Errorf("postgres: mark %s submitted: nonce, hash and submitted time are required", tx.ID)
 	}
-	nonce, err := nullUint("nonce", tx.Nonce)
+	nonce, err := sqlrow.NullUint("nonce", tx.Nonce)
 	if err != nil {
 		return fmt.Errorf("postgres: mark %s submitted: %w", tx.ID, err)
 	}
-	gasLimit, err := gasLimitOf(tx.GasLimit)
+	gasLimit, err := sqlrow.GasLimit(tx.GasLimit)
 	if err != nil {
 		return fmt.Errorf("postgres: mark %s submitted: %w", tx.ID, err)
 	}
 	res, err := dbtx.ExecContext(ctx, `UPDATE transactions
 		SET status = $1, nonce = $2, gas_limit = $3, hash = $4, raw_tx = $5, submitted = $6
 		WHERE id = $7 AND status = $8`,
-		string(engine.StatusSubmitted), nonce, gasLimit, nullHash(tx.Hash), nullBytes(tx.RawTx),
+		string(engine.StatusSubmitted), nonce, gasLimit, sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx),
 		nullTS(tx.Submitted), tx.ID, string(engine.StatusNew))
 	if err != nil {
 		return wrap(err, "mark %s submitted", tx.ID)
@@ -427,14 +219,14 @@ func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error 
 	if tx.Nonce == nil || tx.Hash == nil || tx.Replaced == nil {
 		return fmt.Errorf("postgres: mark %s replaced: nonce, hash and replaced time are required", tx.ID)
 	}
-	nonce, err := nullUint("nonce", tx.Nonce)
+	nonce, err := sqlrow.NullUint("nonce", tx.Nonce)
 	if err != nil {
 		return fmt.Errorf("postgres: mark %s replaced: %w", tx.ID, err)
 	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
 		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = $1, raw_tx = $2, replaced = $3
 			WHERE id = $4 AND status = $5 AND nonce = $6`,
-			nullHash(tx.Hash), nullBytes(tx.RawTx), nullTS(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
+			sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx), nullTS(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
 		if err != nil {
 			return wrap(err, "mark %s replaced", tx.ID)
 		}
@@ -471,7 +263,7 @@ func (s *Store) checkUpdated(ctx context.Context, dbtx *sqlx.Tx, res sql.Result,
 // and ended. It fails with engine.ErrConflict if the transaction is already
 // completed or failed and engine.ErrNotFound if there is none.
 func (s *Store) MarkFailed(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) error {
-	errJSON, err := nullJSON("error", txErr, txErr == nil)
+	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
 	if err != nil {
 		return fmt.Errorf("postgres: mark %s failed: %w", id, err)
 	}
@@ -502,32 +294,13 @@ func (s *Store) SubmittedByHash(ctx context.Context, network string, hashes []co
 		hexes[i] = h.Hex()
 	}
 	var rows []txRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT t.seq, `+prefixed("t.", txColumns)+`, a.hash AS matched_hash
+	if err := s.db.SelectContext(ctx, &rows, `SELECT t.seq, `+sqlrow.Prefixed("t.", sqlrow.TxColumns)+`, a.hash AS matched_hash
 		FROM tx_attempts a JOIN transactions t ON t.id = a.tx_id
 		WHERE a.network = $1 AND t.status = $2 AND a.hash = ANY($3)
 		ORDER BY t.seq`, network, string(engine.StatusSubmitted), hexes); err != nil {
 		return nil, wrap(err, "submitted transactions by hash on %s", network)
 	}
-	found, err := transactions(rows)
-	if err != nil {
-		return nil, err
-	}
-	for i, r := range rows {
-		if r.MatchedHash.Valid {
-			h := common.HexToHash(r.MatchedHash.String)
-			found[i].Hash = &h
-		}
-	}
-	return found, nil
-}
-
-// prefixed qualifies every column of a comma-separated list with p.
-func prefixed(p, columns string) string {
-	parts := strings.Split(columns, ",")
-	for i, c := range parts {
-		parts[i] = p + strings.TrimSpace(c)
-	}
-	return strings.Join(parts, ", ")
+	return decoded(sqlrow.Transactions(rows))
 }
 
 // MarkMined applies the outcomes in one database transaction: status, block
@@ -538,26 +311,10 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 	if len(outcomes) == 0 {
 		return nil
 	}
-	type encoded struct {
-		blockNumber, gasUsed int64
-		events, txErr        sql.NullString
-	}
-	enc := make([]encoded, len(outcomes))
+	enc := make([]sqlrow.MinedValues, len(outcomes))
 	for i, o := range outcomes {
-		var (
-			e   encoded
-			err error
-		)
-		if e.blockNumber, err = int64Of("blockNumber", o.BlockNumber); err != nil {
-			return fmt.Errorf("postgres: mark %s mined: %w", o.ID, err)
-		}
-		if e.gasUsed, err = int64Of("gasUsed", o.GasUsed); err != nil {
-			return fmt.Errorf("postgres: mark %s mined: %w", o.ID, err)
-		}
-		if e.events, err = nullJSON("events", o.Events, o.Events == nil); err != nil {
-			return fmt.Errorf("postgres: mark %s mined: %w", o.ID, err)
-		}
-		if e.txErr, err = nullJSON("error", o.Error, o.Error == nil); err != nil {
+		e, err := sqlrow.EncodeMined(o)
+		if err != nil {
 			return fmt.Errorf("postgres: mark %s mined: %w", o.ID, err)
 		}
 		enc[i] = e
@@ -573,10 +330,6 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 		defer stmt.Close()
 		for i, o := range outcomes {
 			e := enc[i]
-			var mined sql.NullString
-			if o.Hash != (common.Hash{}) {
-				mined = sql.NullString{String: o.Hash.Hex(), Valid: true}
-			}
 			var before struct {
 				Status    string         `db:"status"`
 				Callbacks sql.NullString `db:"callbacks"`
@@ -592,8 +345,8 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 					return err
 				}
 			}
-			res, err := stmt.ExecContext(ctx, string(o.Status), e.blockNumber, o.BlockHash.Hex(), e.gasUsed,
-				e.events, e.txErr, ts(o.Ended), o.ID, mined)
+			res, err := stmt.ExecContext(ctx, string(o.Status), e.BlockNumber, o.BlockHash.Hex(), e.GasUsed,
+				e.Events, e.Error, ts(o.Ended), o.ID, e.Hash)
 			if err != nil {
 				return wrap(err, "mark %s mined", o.ID)
 			}
@@ -613,7 +366,7 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) error {
 	status, errJSON, endedAt := string(engine.StatusNew), sql.NullString{}, sql.NullTime{}
 	if txErr != nil {
-		j, err := nullJSON("error", txErr, false)
+		j, err := sqlrow.NullJSON("error", txErr, false)
 		if err != nil {
 			return fmt.Errorf("postgres: release nonce of %s: %w", id, err)
 		}
@@ -644,7 +397,7 @@ func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxErr
 // and names their accounts, so no row mined meanwhile slips between a read
 // and the write.
 func (s *Store) Unmine(ctx context.Context, network string, fromBlock uint64) ([]string, error) {
-	from, err := nullUint("fromBlock", &fromBlock)
+	from, err := sqlrow.NullUint("fromBlock", &fromBlock)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: unmine: %w", err)
 	}
@@ -714,13 +467,13 @@ func (s *Store) Dependents(ctx context.Context, ids []string) ([]*engine.Transac
 		return []*engine.Transaction{}, nil
 	}
 	var rows []txRow
-	if err := s.db.SelectContext(ctx, &rows, txSelect+`
+	if err := s.db.SelectContext(ctx, &rows, sqlrow.TxSelect+`
 		WHERE status IN ($1, $2) AND id IN (
 			SELECT tx_id FROM tx_dependencies WHERE depends_on = ANY($3::text[]))
 		ORDER BY seq`, string(engine.StatusNew), string(engine.StatusWaiting), pq.StringArray(ids)); err != nil {
 		return nil, wrap(err, "dependents")
 	}
-	return transactions(rows)
+	return decoded(sqlrow.Transactions(rows))
 }
 
 // Statuses implements engine.TxStore.
@@ -748,9 +501,9 @@ func (s *Store) Statuses(ctx context.Context, ids []string) (map[string]engine.T
 func (s *Store) Waiting(ctx context.Context, network string, limit int) ([]*engine.Transaction, error) {
 	lim := sql.NullInt64{Int64: int64(limit), Valid: limit >= 0}
 	var rows []txRow
-	if err := s.db.SelectContext(ctx, &rows, txSelect+` WHERE network = $1 AND status = $2 ORDER BY seq LIMIT $3`,
+	if err := s.db.SelectContext(ctx, &rows, sqlrow.TxSelect+` WHERE network = $1 AND status = $2 ORDER BY seq LIMIT $3`,
 		network, string(engine.StatusWaiting), lim); err != nil {
 		return nil, wrap(err, "waiting transactions of %s", network)
 	}
-	return transactions(rows)
+	return decoded(sqlrow.Transactions(rows))
 }

@@ -10,38 +10,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
-
-// userRow is a row of users.
-type userRow struct {
-	ID             string         `db:"id"`
-	Owner          sql.NullString `db:"owner"`
-	Operator       bool           `db:"operator"`
-	CallbackSecret string         `db:"callback_secret"`
-	Created        time.Time      `db:"created"`
-	PerSecond      sql.NullInt64  `db:"limit_per_second"`
-	PerHour        sql.NullInt64  `db:"limit_per_hour"`
-}
-
-func (r *userRow) user() *engine.User {
-	u := &engine.User{
-		ID:             r.ID,
-		Owner:          r.Owner.String,
-		Operator:       r.Operator,
-		CallbackSecret: r.CallbackSecret,
-		Created:        fromTS(r.Created),
-	}
-	if r.PerSecond.Valid && r.PerHour.Valid {
-		u.Limits = &engine.RateLimits{PerSecond: int(r.PerSecond.Int64), PerHour: int(r.PerHour.Int64)}
-	}
-	return u
-}
-
-// userColumns are the columns CreateUser inserts.
-const userColumns = `id, owner, operator, callback_secret, created`
-
-// userSelect are the columns a read returns.
-const userSelect = userColumns + `, limit_per_second, limit_per_hour`
 
 // CreateUser inserts u and, when tokenHash is not nil, a token for it, in
 // one database transaction. When account is not nil it is inserted too, as
@@ -51,8 +21,8 @@ const userSelect = userColumns + `, limit_per_second, limit_per_hour`
 // engine.ErrConflict; an Owner that does not exist is engine.ErrNotFound.
 func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte, account *engine.Account) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES ($1, $2, $3, $4, $5)`,
-			u.ID, nullString(u.Owner), u.Operator, u.CallbackSecret, ts(u.Created)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO users (`+sqlrow.UserColumns+`) VALUES ($1, $2, $3, $4, $5)`,
+			u.ID, sqlrow.NullString(u.Owner), u.Operator, u.CallbackSecret, ts(u.Created)); err != nil {
 			return wrap(err, "create user %s", u.ID)
 		}
 		if tokenHash != nil {
@@ -98,16 +68,16 @@ func (s *Store) UserByTokenHash(ctx context.Context, tokenHash []byte) (*engine.
 	if err != nil {
 		return nil, wrap(err, "user by token")
 	}
-	return r.user(), nil
+	return decoded(r.User())
 }
 
 // UserByID returns the user with this id, or engine.ErrNotFound.
 func (s *Store) UserByID(ctx context.Context, id string) (*engine.User, error) {
 	var r userRow
-	if err := s.db.GetContext(ctx, &r, `SELECT `+userSelect+` FROM users WHERE id = $1`, id); err != nil {
+	if err := s.db.GetContext(ctx, &r, `SELECT `+sqlrow.UserSelect+` FROM users WHERE id = $1`, id); err != nil {
 		return nil, wrap(err, "user %s", id)
 	}
-	return r.user(), nil
+	return decoded(r.User())
 }
 
 // AddToken stores one more token hash for the user, and idem (when not nil)
@@ -149,7 +119,7 @@ func (s *Store) SetUserLimits(ctx context.Context, id string, limits *engine.Rat
 // engine.ErrNotFound when there is none.
 func (s *Store) FirstOperator(ctx context.Context) (*engine.User, error) {
 	var r userRow
-	err := s.db.GetContext(ctx, &r, `SELECT `+userSelect+` FROM users
+	err := s.db.GetContext(ctx, &r, `SELECT `+sqlrow.UserSelect+` FROM users
 		WHERE operator ORDER BY created, seq LIMIT 1`)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -157,5 +127,5 @@ func (s *Store) FirstOperator(ctx context.Context) (*engine.User, error) {
 		}
 		return nil, wrap(err, "first operator")
 	}
-	return r.user(), nil
+	return decoded(r.User())
 }

@@ -4,40 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
-
-// accountRow is a row of accounts.
-type accountRow struct {
-	ID           string `db:"id"`
-	Owner        string `db:"owner"`
-	Address      string `db:"address"`
-	Default      bool   `db:"is_default"`
-	EncryptedKey []byte `db:"encrypted_key"`
-	Created      int64  `db:"created"`
-}
-
-func (r *accountRow) account() (*engine.Account, error) {
-	addr, err := fromAddress("address", r.Address)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: account %s: %w", r.ID, err)
-	}
-	return &engine.Account{
-		ID:           r.ID,
-		Owner:        r.Owner,
-		Address:      addr,
-		Default:      r.Default,
-		EncryptedKey: r.EncryptedKey,
-		Created:      fromMillis(r.Created),
-	}, nil
-}
-
-const accountColumns = `id, owner, address, is_default, encrypted_key, created`
 
 // insertAccount inserts a; when a.Default is true, the owner's other
 // accounts stop being default first, in the same transaction tx.
@@ -51,8 +24,8 @@ func insertAccount(ctx context.Context, tx *sqlx.Tx, a *engine.Account) error {
 	if key == nil {
 		key = []byte{}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (`+accountColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
-		a.ID, a.Owner, address(a.Address), a.Default, key, millis(a.Created)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (`+sqlrow.AccountColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Owner, sqlrow.Address(a.Address), a.Default, key, millis(a.Created)); err != nil {
 		return wrap(err, "create account %s (%s)", a.ID, a.Address.Hex())
 	}
 	return nil
@@ -74,10 +47,10 @@ func (s *Store) CreateAccount(ctx context.Context, a *engine.Account) error {
 // getAccount returns the one account selected by where, or ErrNotFound.
 func (s *Store) getAccount(ctx context.Context, what, where string, args ...any) (*engine.Account, error) {
 	var r accountRow
-	if err := s.r.GetContext(ctx, &r, `SELECT `+accountColumns+` FROM accounts WHERE `+where, args...); err != nil {
+	if err := s.r.GetContext(ctx, &r, `SELECT `+sqlrow.AccountColumns+` FROM accounts WHERE `+where, args...); err != nil {
 		return nil, wrap(err, "%s", what)
 	}
-	return r.account()
+	return decoded(r.Account())
 }
 
 // AccountByID returns the account with this id (any owner), or
@@ -89,7 +62,7 @@ func (s *Store) AccountByID(ctx context.Context, id string) (*engine.Account, er
 // AccountByAddress returns the account with this address (any owner), or
 // engine.ErrNotFound.
 func (s *Store) AccountByAddress(ctx context.Context, addr common.Address) (*engine.Account, error) {
-	return s.getAccount(ctx, "account "+addr.Hex(), `address = ?`, address(addr))
+	return s.getAccount(ctx, "account "+addr.Hex(), `address = ?`, sqlrow.Address(addr))
 }
 
 // DefaultAccount returns the owner's default account, or engine.ErrNotFound
@@ -102,19 +75,11 @@ func (s *Store) DefaultAccount(ctx context.Context, owner string) (*engine.Accou
 // when there are none).
 func (s *Store) ListAccounts(ctx context.Context, owner string) ([]*engine.Account, error) {
 	var rows []accountRow
-	if err := s.r.SelectContext(ctx, &rows, `SELECT `+accountColumns+` FROM accounts
+	if err := s.r.SelectContext(ctx, &rows, `SELECT `+sqlrow.AccountColumns+` FROM accounts
 		WHERE owner = ? ORDER BY created, rowid`, owner); err != nil {
 		return nil, wrap(err, "list accounts of %s", owner)
 	}
-	out := make([]*engine.Account, 0, len(rows))
-	for i := range rows {
-		a, err := rows[i].account()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return decoded(sqlrow.Accounts(rows))
 }
 
 // SetDefaultAccount makes account id the owner's only default account. It

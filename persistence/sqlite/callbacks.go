@@ -11,38 +11,12 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
 
 // The callback outbox (migrations/0005_callbacks.sql). Rows are inserted by
 // enqueueCallbacks inside the write transaction of every method that moves a
 // transaction to completed or failed (engine.TxStore's outbox rule).
-
-// callbackRow is a row of callback_outbox.
-type callbackRow struct {
-	ID          string        `db:"id"`
-	TxID        string        `db:"tx_id"`
-	URL         string        `db:"url"`
-	Status      string        `db:"status"`
-	Attempts    int           `db:"attempts"`
-	NextAttempt int64         `db:"next_attempt"`
-	LastError   string        `db:"last_error"`
-	Created     int64         `db:"created"`
-	Delivered   sql.NullInt64 `db:"delivered"`
-}
-
-func (r callbackRow) callback() engine.Callback {
-	return engine.Callback{
-		ID:          r.ID,
-		TxID:        r.TxID,
-		URL:         r.URL,
-		Status:      engine.CallbackStatus(r.Status),
-		Attempts:    r.Attempts,
-		NextAttempt: fromMillis(r.NextAttempt),
-		LastError:   r.LastError,
-		Created:     fromMillis(r.Created),
-		Delivered:   fromNullMillis(r.Delivered),
-	}
-}
 
 // enqueueCallbacks inserts one pending outbox row, due at ended, per
 // callback URL of transaction id. The caller has just moved the transaction
@@ -59,7 +33,7 @@ func enqueueCallbacks(ctx context.Context, dbtx *sqlx.Tx, id string, ended time.
 // callbacks column holds raw.
 func insertCallbacks(ctx context.Context, dbtx *sqlx.Tx, id string, raw sql.NullString, ended time.Time) error {
 	var urls []string
-	if err := fromNullJSON("callbacks", raw, &urls); err != nil {
+	if err := sqlrow.FromNullJSON("callbacks", raw, &urls); err != nil {
 		return fmt.Errorf("sqlite: callbacks of %s: %w", id, err)
 	}
 	at := millis(ended)
@@ -81,16 +55,12 @@ func (s *Store) DueCallbacks(ctx context.Context, now time.Time, limit int) ([]e
 		return out, nil
 	}
 	var rows []callbackRow
-	if err := s.r.SelectContext(ctx, &rows, `SELECT id, tx_id, url, status, attempts, next_attempt,
-		last_error, created, delivered FROM callback_outbox
+	if err := s.r.SelectContext(ctx, &rows, `SELECT `+sqlrow.CallbackColumns+` FROM callback_outbox
 		WHERE status = ? AND next_attempt <= ? ORDER BY next_attempt, created, rowid LIMIT ?`,
 		string(engine.CallbackPending), millis(now), limit); err != nil {
 		return nil, wrap(err, "due callbacks")
 	}
-	for _, r := range rows {
-		out = append(out, r.callback())
-	}
-	return out, nil
+	return decoded(sqlrow.Callbacks(rows))
 }
 
 // MarkCallbackDelivered implements engine.CallbackStore.

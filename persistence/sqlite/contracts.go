@@ -2,72 +2,26 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
-
-// contractRow is a row of contracts.
-type contractRow struct {
-	ID      string         `db:"id"`
-	Owner   string         `db:"owner"`
-	Name    string         `db:"name"`
-	Network string         `db:"network"`
-	Address string         `db:"address"`
-	ABI     sql.NullString `db:"abi"`
-	BWType  string         `db:"bwtype"`
-	BWVer   string         `db:"bwver"`
-	Block   int64          `db:"block"`
-	Created int64          `db:"created"`
-}
-
-func (r *contractRow) contract() (*engine.Contract, error) {
-	addr, err := fromAddress("address", r.Address)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: contract %s: %w", r.ID, err)
-	}
-	block, err := uint64Of("block", r.Block)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: contract %s: %w", r.ID, err)
-	}
-	c := &engine.Contract{
-		ID:      r.ID,
-		Owner:   r.Owner,
-		Name:    r.Name,
-		Network: r.Network,
-		Address: addr,
-		BWType:  r.BWType,
-		BWVer:   r.BWVer,
-		Block:   block,
-		Created: fromMillis(r.Created),
-	}
-	if r.ABI.Valid {
-		c.ABI = json.RawMessage(r.ABI.String)
-	}
-	return c, nil
-}
-
-const contractColumns = `id, owner, name, network, address, abi, bwtype, bwver, block, created`
 
 // CreateContract inserts c. A taken id is engine.ErrConflict; an owner that
 // does not exist is engine.ErrNotFound.
 func (s *Store) CreateContract(ctx context.Context, c *engine.Contract) error {
-	block, err := int64Of("block", c.Block)
+	block, err := sqlrow.Int64Of("block", c.Block)
 	if err != nil {
 		return fmt.Errorf("sqlite: create contract %s: %w", c.ID, err)
 	}
-	var abi sql.NullString
-	if c.ABI != nil {
-		abi = sql.NullString{String: string(c.ABI), Valid: true}
-	}
+	abi := sqlrow.NullABI(c.ABI)
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO contracts (`+contractColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.ID, c.Owner, c.Name, c.Network, address(c.Address), abi, c.BWType, c.BWVer, block, millis(c.Created)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO contracts (`+sqlrow.ContractColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.Owner, c.Name, c.Network, sqlrow.Address(c.Address), abi, c.BWType, c.BWVer, block, millis(c.Created)); err != nil {
 			return wrap(err, "create contract %s", c.ID)
 		}
 		return insertIdempotency(ctx, tx, c.Idempotency)
@@ -78,10 +32,10 @@ func (s *Store) CreateContract(ctx context.Context, c *engine.Contract) error {
 // engine.ErrNotFound.
 func (s *Store) ContractByID(ctx context.Context, id string) (*engine.Contract, error) {
 	var r contractRow
-	if err := s.r.GetContext(ctx, &r, `SELECT `+contractColumns+` FROM contracts WHERE id = ?`, id); err != nil {
+	if err := s.r.GetContext(ctx, &r, `SELECT `+sqlrow.ContractColumns+` FROM contracts WHERE id = ?`, id); err != nil {
 		return nil, wrap(err, "contract %s", id)
 	}
-	return r.contract()
+	return decoded(r.Contract())
 }
 
 // ListContracts returns the contracts matching f, oldest first (an empty
@@ -111,7 +65,7 @@ func (s *Store) ListContracts(ctx context.Context, f engine.ContractFilter) ([]*
 			args = append(args, t)
 		}
 	}
-	q := `SELECT ` + contractColumns + ` FROM contracts`
+	q := `SELECT ` + sqlrow.ContractColumns + ` FROM contracts`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
@@ -120,13 +74,5 @@ func (s *Store) ListContracts(ctx context.Context, f engine.ContractFilter) ([]*
 	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, wrap(err, "list contracts")
 	}
-	out := make([]*engine.Contract, 0, len(rows))
-	for i := range rows {
-		c, err := rows[i].contract()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return decoded(sqlrow.Contracts(rows))
 }

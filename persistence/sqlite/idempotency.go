@@ -7,17 +7,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
-
-// idemRow is a row of idempotency_keys.
-type idemRow struct {
-	UserID      string `db:"user_id"`
-	Key         string `db:"key"`
-	RequestHash string `db:"request_hash"`
-	Status      int    `db:"status"`
-	Body        []byte `db:"body"`
-	Created     int64  `db:"created"`
-}
 
 // insertIdempotency stores r in tx. An expired record of the same (user,
 // key) is replaced; a live one is engine.ErrConflict.
@@ -25,8 +16,8 @@ func insertIdempotency(ctx context.Context, tx *sqlx.Tx, r *engine.IdempotencyRe
 	if r == nil {
 		return nil
 	}
-	if r.UserID == "" || r.Key == "" || r.RequestHash == "" {
-		return fmt.Errorf("sqlite: idempotency record: user, key and request hash are required")
+	if err := sqlrow.CheckIdempotency(r); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	cutoff := millis(r.Created.Add(-engine.IdempotencyTTL))
 	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND created <= ?`,
@@ -37,7 +28,7 @@ func insertIdempotency(ctx context.Context, tx *sqlx.Tx, r *engine.IdempotencyRe
 	if body == nil {
 		body = []byte{}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (user_id, key, request_hash, status, body, created)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+sqlrow.IdempotencyColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?)`, r.UserID, r.Key, r.RequestHash, r.Status, body, millis(r.Created)); err != nil {
 		return wrap(err, "idempotency key of %s", r.UserID)
 	}
@@ -47,13 +38,10 @@ func insertIdempotency(ctx context.Context, tx *sqlx.Tx, r *engine.IdempotencyRe
 // IdempotencyRecord returns the record of (userID, key), expired or not,
 // or engine.ErrNotFound.
 func (s *Store) IdempotencyRecord(ctx context.Context, userID, key string) (*engine.IdempotencyRecord, error) {
-	var r idemRow
-	if err := s.r.GetContext(ctx, &r, `SELECT user_id, key, request_hash, status, body, created
+	var r idempotencyRow
+	if err := s.r.GetContext(ctx, &r, `SELECT `+sqlrow.IdempotencyColumns+`
 		FROM idempotency_keys WHERE user_id = ? AND key = ?`, userID, key); err != nil {
 		return nil, wrap(err, "idempotency key of %s", userID)
 	}
-	return &engine.IdempotencyRecord{
-		UserID: r.UserID, Key: r.Key, RequestHash: r.RequestHash, Status: r.Status, Body: r.Body,
-		Created: fromMillis(r.Created),
-	}, nil
+	return decoded(r.Record())
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
 
 // ListTransactions implements engine.TxStore: keyset pagination on
@@ -43,7 +44,7 @@ func (s *Store) ListTransactions(ctx context.Context, f engine.TxFilter) ([]*eng
 		add(`method = ?`, f.Method)
 	}
 	if f.From != nil {
-		add(`from_address = ?`, address(*f.From))
+		add(`from_address = ?`, sqlrow.Address(*f.From))
 	}
 	if f.Network != "" {
 		add(`network = ?`, f.Network)
@@ -63,7 +64,7 @@ func (s *Store) ListTransactions(ctx context.Context, f engine.TxFilter) ([]*eng
 		c := millis(f.After.Created)
 		add(`(created `+cmp+` ? OR (created = ? AND seq `+cmp+` ?))`, c, c, f.After.Seq)
 	}
-	q := txSelect
+	q := sqlrow.TxSelect
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
@@ -73,22 +74,16 @@ func (s *Store) ListTransactions(ctx context.Context, f engine.TxFilter) ([]*eng
 	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, nil, wrap(err, "list transactions")
 	}
-	var next *engine.TxCursor
-	if len(rows) > f.Limit {
-		rows = rows[:f.Limit]
-		last := rows[len(rows)-1]
-		next = &engine.TxCursor{Created: fromMillis(last.Created), Seq: last.Seq}
-	}
-	txs, err := transactions(rows)
+	txs, next, err := sqlrow.TxPage(rows, f.Limit)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("sqlite: list transactions: %w", err)
 	}
 	return txs, next, nil
 }
 
 // CancelTransaction implements engine.TxStore.
 func (s *Store) CancelTransaction(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) (*engine.Transaction, error) {
-	errJSON, err := nullJSON("error", txErr, txErr == nil)
+	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: cancel %s: %w", id, err)
 	}
@@ -108,10 +103,10 @@ func (s *Store) CancelTransaction(ctx context.Context, id string, txErr *engine.
 			return err
 		}
 		var r txRow
-		if err := dbtx.GetContext(ctx, &r, txSelect+` WHERE id = ?`, id); err != nil {
+		if err := dbtx.GetContext(ctx, &r, sqlrow.TxSelect+` WHERE id = ?`, id); err != nil {
 			return wrap(err, "cancel %s: read back", id)
 		}
-		out, err = r.transaction()
+		out, err = decoded(r.Transaction())
 		return err
 	})
 	if err != nil {

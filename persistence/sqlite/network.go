@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
 
 // Cursor returns the last block the watcher processed on network, and false
@@ -23,7 +24,7 @@ func (s *Store) Cursor(ctx context.Context, network string) (uint64, bool, error
 	if err != nil {
 		return 0, false, wrap(err, "cursor of %s", network)
 	}
-	u, err := uint64Of("block", b)
+	u, err := sqlrow.Uint64Of("block", b)
 	if err != nil {
 		return 0, false, fmt.Errorf("sqlite: cursor of %s: %w", network, err)
 	}
@@ -32,7 +33,7 @@ func (s *Store) Cursor(ctx context.Context, network string) (uint64, bool, error
 
 // SetCursor implements engine.NetworkStore.
 func (s *Store) SetCursor(ctx context.Context, network string, block uint64, hash common.Hash) error {
-	b, err := int64Of("block", block)
+	b, err := sqlrow.Int64Of("block", block)
 	if err != nil {
 		return fmt.Errorf("sqlite: set cursor of %s: %w", network, err)
 	}
@@ -57,7 +58,7 @@ func (s *Store) SetCursor(ctx context.Context, network string, block uint64, has
 
 // ProcessedHash implements engine.NetworkStore.
 func (s *Store) ProcessedHash(ctx context.Context, network string, number uint64) (common.Hash, bool, error) {
-	n, err := int64Of("number", number)
+	n, err := sqlrow.Int64Of("number", number)
 	if err != nil {
 		return common.Hash{}, false, fmt.Errorf("sqlite: processed hash of %s: %w", network, err)
 	}

@@ -31,10 +31,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +42,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/schema"
 )
 
 // driverName is the database/sql name of modernc.org/sqlite.
@@ -150,42 +149,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// migration is one numbered SQL file of migrations/.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations ordered by version.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+func migrations() ([]schema.Migration, error) {
+	ms, err := schema.Load(migrationFS, "migrations")
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: read migrations: %w", err)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	var ms []migration
-	seen := map[int]string{}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
-			continue
-		}
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("sqlite: migration %s: name must start with a positive number and '_'", name)
-		}
-		if other, dup := seen[v]; dup {
-			return nil, fmt.Errorf("sqlite: migrations %s and %s share version %d", other, name, v)
-		}
-		seen[v] = name
-		b, err := fs.ReadFile(migrationFS, "migrations/"+name)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: read migration %s: %w", name, err)
-		}
-		ms = append(ms, migration{version: v, name: name, sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	return ms, nil
 }
 
@@ -215,21 +184,21 @@ func (s *Store) Migrate(ctx context.Context) error {
 // applyMigration runs m unless schema_migrations records it already. The
 // check runs inside the (immediate) transaction, so two processes opening
 // the same file apply each migration once.
-func (s *Store) applyMigration(ctx context.Context, m migration) error {
+func (s *Store) applyMigration(ctx context.Context, m schema.Migration) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var n int
-		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.version); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.Version); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 		}
 		if n > 0 {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)`,
-			m.version, m.name, time.Now().UnixMilli()); err != nil {
-			return fmt.Errorf("sqlite: record migration %s: %w", m.name, err)
+			m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+			return fmt.Errorf("sqlite: record migration %s: %w", m.Name, err)
 		}
 		return nil
 	})

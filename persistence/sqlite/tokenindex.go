@@ -3,86 +3,25 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
-
-// transferRow is a row of token_transfers.
-type transferRow struct {
-	Network     string `db:"network"`
-	Token       string `db:"token"`
-	BlockNumber int64  `db:"block_number"`
-	BlockHash   string `db:"block_hash"`
-	TxHash      string `db:"tx_hash"`
-	LogIndex    int64  `db:"log_index"`
-	From        string `db:"from_address"`
-	To          string `db:"to_address"`
-	Value       string `db:"value"`
-}
-
-const transferColumns = `network, token, block_number, block_hash, tx_hash, log_index, from_address, to_address, value`
-
-func (r *transferRow) transfer() (engine.TokenTransfer, error) {
-	t := engine.TokenTransfer{Network: r.Network, LogIndex: uint(r.LogIndex)}
-	var err error
-	fail := func(err error) (engine.TokenTransfer, error) {
-		return engine.TokenTransfer{}, fmt.Errorf("sqlite: transfer %s/%d: %w", r.TxHash, r.LogIndex, err)
-	}
-	if t.Token, err = fromAddress("token", r.Token); err != nil {
-		return fail(err)
-	}
-	if t.From, err = fromAddress("from", r.From); err != nil {
-		return fail(err)
-	}
-	if t.To, err = fromAddress("to", r.To); err != nil {
-		return fail(err)
-	}
-	if t.BlockNumber, err = uint64Of("blockNumber", r.BlockNumber); err != nil {
-		return fail(err)
-	}
-	bh, err := hexBytes(r.BlockHash)
-	if err != nil {
-		return fail(err)
-	}
-	th, err := hexBytes(r.TxHash)
-	if err != nil {
-		return fail(err)
-	}
-	t.BlockHash, t.TxHash = common.BytesToHash(bh), common.BytesToHash(th)
-	v, ok := new(big.Int).SetString(r.Value, 10)
-	if !ok {
-		return fail(fmt.Errorf("value %q is not a decimal number", r.Value))
-	}
-	t.Value = v
-	return t, nil
-}
 
 // IndexStreams returns the next block to read of every indexed contract of
 // the network.
 func (s *Store) IndexStreams(ctx context.Context, network string) (map[common.Address]uint64, error) {
-	var rows []struct {
-		Address string `db:"address"`
-		Next    int64  `db:"next_block"`
-	}
+	var rows []sqlrow.Stream
 	if err := s.r.SelectContext(ctx, &rows, `SELECT address, next_block FROM token_index_streams WHERE network = ?`, network); err != nil {
 		return nil, wrap(err, "index streams of %s", network)
 	}
-	out := make(map[common.Address]uint64, len(rows))
-	for _, r := range rows {
-		a, err := fromAddress("address", r.Address)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: index streams of %s: %w", network, err)
-		}
-		n, err := uint64Of("next_block", r.Next)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: index streams of %s: %w", network, err)
-		}
-		out[a] = n
+	out, err := sqlrow.Streams(rows)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: index streams of %s: %w", network, err)
 	}
 	return out, nil
 }
@@ -91,13 +30,13 @@ func (s *Store) IndexStreams(ctx context.Context, network string) (map[common.Ad
 // transfers (those stored before are skipped), the streams' next block, the
 // block hashes, and the pruning of hashes older than KeepBlocks.
 func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
-	next, err := int64Of("next", b.Next)
+	next, err := sqlrow.Int64Of("next", b.Next)
 	if err != nil {
 		return fmt.Errorf("sqlite: save index of %s: %w", b.Network, err)
 	}
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		for _, t := range b.Transfers {
-			bn, err := int64Of("blockNumber", t.BlockNumber)
+			bn, err := sqlrow.Int64Of("blockNumber", t.BlockNumber)
 			if err != nil {
 				return fmt.Errorf("sqlite: save index of %s: %w", b.Network, err)
 			}
@@ -105,22 +44,22 @@ func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
 			if t.Value != nil {
 				value = t.Value.String()
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO token_transfers (`+transferColumns+`)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO token_transfers (`+sqlrow.TransferColumns+`)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (network, tx_hash, log_index) DO NOTHING`,
-				b.Network, address(t.Token), bn, t.BlockHash.Hex(), t.TxHash.Hex(), int64(t.LogIndex),
-				address(t.From), address(t.To), value); err != nil {
+				b.Network, sqlrow.Address(t.Token), bn, t.BlockHash.Hex(), t.TxHash.Hex(), int64(t.LogIndex),
+				sqlrow.Address(t.From), sqlrow.Address(t.To), value); err != nil {
 				return wrap(err, "save transfer %s/%d", t.TxHash.Hex(), t.LogIndex)
 			}
 		}
 		for _, a := range b.Streams {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO token_index_streams (network, address, next_block) VALUES (?, ?, ?)
 				ON CONFLICT (network, address) DO UPDATE SET next_block = excluded.next_block`,
-				b.Network, address(a), next); err != nil {
+				b.Network, sqlrow.Address(a), next); err != nil {
 				return wrap(err, "save index stream %s", a.Hex())
 			}
 		}
 		for _, blk := range b.Blocks {
-			n, err := int64Of("number", blk.Number)
+			n, err := sqlrow.Int64Of("number", blk.Number)
 			if err != nil {
 				return fmt.Errorf("sqlite: save index of %s: %w", b.Network, err)
 			}
@@ -141,32 +80,21 @@ func (s *Store) SaveIndex(ctx context.Context, b engine.IndexBatch) error {
 
 // IndexedBlocks returns up to limit stored block hashes, highest first.
 func (s *Store) IndexedBlocks(ctx context.Context, network string, limit int) ([]engine.IndexedBlock, error) {
-	var rows []struct {
-		Number int64  `db:"number"`
-		Hash   string `db:"hash"`
-	}
+	var rows []sqlrow.Block
 	if err := s.r.SelectContext(ctx, &rows, `SELECT number, hash FROM token_index_blocks WHERE network = ?
 		ORDER BY number DESC LIMIT ?`, network, limit); err != nil {
 		return nil, wrap(err, "indexed blocks of %s", network)
 	}
-	out := make([]engine.IndexedBlock, 0, len(rows))
-	for _, r := range rows {
-		n, err := uint64Of("number", r.Number)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: indexed blocks of %s: %w", network, err)
-		}
-		h, err := hexBytes(r.Hash)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: indexed block %d of %s: %w", n, network, err)
-		}
-		out = append(out, engine.IndexedBlock{Number: n, Hash: common.BytesToHash(h)})
+	out, err := sqlrow.Blocks(rows)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: indexed blocks of %s: %w", network, err)
 	}
 	return out, nil
 }
 
 // RewindIndex forgets blocks fromBlock and later of the network.
 func (s *Store) RewindIndex(ctx context.Context, network string, fromBlock uint64) error {
-	from, err := int64Of("fromBlock", fromBlock)
+	from, err := sqlrow.Int64Of("fromBlock", fromBlock)
 	if err != nil {
 		return fmt.Errorf("sqlite: rewind index of %s: %w", network, err)
 	}
@@ -195,15 +123,15 @@ func (s *Store) ListTransfers(ctx context.Context, f engine.TransferFilter) ([]e
 		return nil, nil, fmt.Errorf("sqlite: list transfers: limit must be positive")
 	}
 	where := []string{"network = ?", "token = ?"}
-	args := []any{f.Network, address(f.Token)}
+	args := []any{f.Network, sqlrow.Address(f.Token)}
 	if f.From != nil {
-		where, args = append(where, "from_address = ?"), append(args, address(*f.From))
+		where, args = append(where, "from_address = ?"), append(args, sqlrow.Address(*f.From))
 	}
 	if f.To != nil {
-		where, args = append(where, "to_address = ?"), append(args, address(*f.To))
+		where, args = append(where, "to_address = ?"), append(args, sqlrow.Address(*f.To))
 	}
 	if f.Address != nil {
-		where, args = append(where, "(from_address = ? OR to_address = ?)"), append(args, address(*f.Address), address(*f.Address))
+		where, args = append(where, "(from_address = ? OR to_address = ?)"), append(args, sqlrow.Address(*f.Address), sqlrow.Address(*f.Address))
 	}
 	for _, b := range []struct {
 		v  *uint64
@@ -212,14 +140,14 @@ func (s *Store) ListTransfers(ctx context.Context, f engine.TransferFilter) ([]e
 		if b.v == nil {
 			continue
 		}
-		n, err := int64Of("block", *b.v)
+		n, err := sqlrow.Int64Of("block", *b.v)
 		if err != nil {
 			return nil, nil, fmt.Errorf("sqlite: list transfers: %w", err)
 		}
 		where, args = append(where, "block_number "+b.op+" ?"), append(args, n)
 	}
 	if f.After != nil {
-		n, err := int64Of("cursor block", f.After.BlockNumber)
+		n, err := sqlrow.Int64Of("cursor block", f.After.BlockNumber)
 		if err != nil {
 			return nil, nil, fmt.Errorf("sqlite: list transfers: %w", err)
 		}
@@ -227,28 +155,16 @@ func (s *Store) ListTransfers(ctx context.Context, f engine.TransferFilter) ([]e
 		args = append(args, n, n, int64(f.After.LogIndex))
 	}
 	args = append(args, f.Limit+1)
-	var rows []transferRow
-	if err := s.r.SelectContext(ctx, &rows, `SELECT `+transferColumns+` FROM token_transfers WHERE `+
+	var rows []sqlrow.Transfer
+	if err := s.r.SelectContext(ctx, &rows, `SELECT `+sqlrow.TransferColumns+` FROM token_transfers WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY block_number DESC, log_index DESC LIMIT ?`, args...); err != nil {
 		return nil, nil, wrap(err, "list transfers of %s", f.Token.Hex())
 	}
-	more := len(rows) > f.Limit
-	if more {
-		rows = rows[:f.Limit]
+	out, next, err := sqlrow.TransferPage(rows, f.Limit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite: list transfers: %w", err)
 	}
-	out := make([]engine.TokenTransfer, 0, len(rows))
-	for i := range rows {
-		t, err := rows[i].transfer()
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, t)
-	}
-	if !more {
-		return out, nil, nil
-	}
-	last := out[len(out)-1]
-	return out, &engine.TransferCursor{BlockNumber: last.BlockNumber, LogIndex: last.LogIndex}, nil
+	return out, next, nil
 }
 
 // NFTOwners returns the recipients of the latest transfer of every token id
@@ -259,7 +175,7 @@ func (s *Store) NFTOwners(ctx context.Context, network string, contracts []commo
 	}
 	args := []any{network}
 	for _, c := range contracts {
-		args = append(args, address(c))
+		args = append(args, sqlrow.Address(c))
 	}
 	var owners []string
 	q := `SELECT DISTINCT to_address FROM (
@@ -269,15 +185,9 @@ func (s *Store) NFTOwners(ctx context.Context, network string, contracts []commo
 	if err := s.r.SelectContext(ctx, &owners, q, args...); err != nil {
 		return nil, wrap(err, "NFT owners on %s", network)
 	}
-	out := make([]common.Address, 0, len(owners))
-	for _, o := range owners {
-		a, err := fromAddress("owner", o)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: NFT owners on %s: %w", network, err)
-		}
-		if a != (common.Address{}) {
-			out = append(out, a)
-		}
+	out, err := sqlrow.Owners(owners)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: NFT owners on %s: %w", network, err)
 	}
 	return out, nil
 }

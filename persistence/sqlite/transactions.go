@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,217 +12,12 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
 
-// txRow is a row of transactions.
-type txRow struct {
-	Seq             int64          `db:"seq"`
-	ID              string         `db:"id"`
-	Owner           string         `db:"owner"`
-	AccountID       string         `db:"account_id"`
-	Network         string         `db:"network"`
-	From            string         `db:"from_address"`
-	ContractID      string         `db:"contract_id"`
-	ContractAddress string         `db:"contract_address"`
-	ContractName    string         `db:"contract_name"`
-	ContractBWType  string         `db:"contract_bwtype"`
-	Method          string         `db:"method"`
-	Parameters      sql.NullString `db:"parameters"`
-	Data            []byte         `db:"data"`
-	Value           sql.NullString `db:"value"`
-	Status          string         `db:"status"`
-	Created         int64          `db:"created"`
-	Submitted       sql.NullInt64  `db:"submitted"`
-	Ended           sql.NullInt64  `db:"ended"`
-	Nonce           sql.NullInt64  `db:"nonce"`
-	GasLimit        sql.NullInt64  `db:"gas_limit"`
-	Hash            sql.NullString `db:"hash"`
-	RawTx           []byte         `db:"raw_tx"`
-	BlockNumber     sql.NullInt64  `db:"block_number"`
-	BlockHash       sql.NullString `db:"block_hash"`
-	GasUsed         sql.NullInt64  `db:"gas_used"`
-	Events          sql.NullString `db:"events"`
-	Error           sql.NullString `db:"error"`
-	Callbacks       sql.NullString `db:"callbacks"`
-	DependsOn       sql.NullString `db:"depends_on"`
-	WaitForAsset    string         `db:"wait_for_asset"`
-	WaitForValue    sql.NullString `db:"wait_for_value"`
-	ABI             sql.NullString `db:"abi"`
-	WaitUntil       sql.NullInt64  `db:"wait_until"`
-	Replaced        sql.NullInt64  `db:"replaced"`
-	// MatchedHash is the hash by which SubmittedByHash found the row.
-	MatchedHash sql.NullString `db:"matched_hash"`
-}
-
-// txColumns are the columns of transactions but seq, in insert order.
-const txColumns = `id, owner, account_id, network, from_address,
-	contract_id, contract_address, contract_name, contract_bwtype,
-	method, parameters, data, value, status, created, submitted, ended,
-	nonce, gas_limit, hash, raw_tx, block_number, block_hash, gas_used,
-	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until, replaced`
-
-const txSelect = `SELECT seq, ` + txColumns + ` FROM transactions`
-
-const txInsert = `INSERT INTO transactions (` + txColumns + `) VALUES (
+// txInsert inserts one row of transactions (the values of sqlrow.TxArgs).
+const txInsert = `INSERT INTO transactions (` + sqlrow.TxColumns + `) VALUES (
 	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
-// insertArgs returns the values of txColumns for t.
-func insertArgs(t *engine.Transaction) ([]any, error) {
-	var contractAddr string
-	if t.ContractAddress != (common.Address{}) {
-		contractAddr = address(t.ContractAddress)
-	}
-	params, err := nullJSON("parameters", t.Parameters, t.Parameters == nil)
-	if err != nil {
-		return nil, err
-	}
-	nonce, err := nullUint("nonce", t.Nonce)
-	if err != nil {
-		return nil, err
-	}
-	gasLimit, err := gasLimitOf(t.GasLimit)
-	if err != nil {
-		return nil, err
-	}
-	blockNumber, err := nullUint("blockNumber", t.BlockNumber)
-	if err != nil {
-		return nil, err
-	}
-	gasUsed, err := nullUint("gasUsed", t.GasUsed)
-	if err != nil {
-		return nil, err
-	}
-	events, err := nullJSON("events", t.Events, t.Events == nil)
-	if err != nil {
-		return nil, err
-	}
-	txErr, err := nullJSON("error", t.Error, t.Error == nil)
-	if err != nil {
-		return nil, err
-	}
-	callbacks, err := nullJSON("callbacks", t.Callbacks, t.Callbacks == nil)
-	if err != nil {
-		return nil, err
-	}
-	dependsOn, err := nullJSON("dependsOn", t.DependsOn, t.DependsOn == nil)
-	if err != nil {
-		return nil, err
-	}
-	status := t.Status
-	if status == "" {
-		status = engine.StatusNew
-	}
-	return []any{
-		t.ID, t.Owner, t.AccountID, t.Network, address(t.From),
-		t.ContractID, contractAddr, t.ContractName, t.ContractBWType,
-		t.Method, params, nullBytes(t.Data), nullBig(t.Value), string(status),
-		millis(t.Created), nullMillis(t.Submitted), nullMillis(t.Ended),
-		nonce, gasLimit, nullHash(t.Hash), nullBytes(t.RawTx), blockNumber, nullHash(t.BlockHash), gasUsed,
-		events, txErr, callbacks, dependsOn, t.WaitForAsset, nullBig(t.WaitForValue),
-		nullString(string(t.ABI)), nullMillis(t.WaitUntil), nullMillis(t.Replaced),
-	}, nil
-}
-
-// gasLimitOf encodes a gas limit; 0 (not estimated yet) is NULL.
-func gasLimitOf(v uint64) (sql.NullInt64, error) {
-	if v == 0 {
-		return sql.NullInt64{}, nil
-	}
-	return nullUint("gasLimit", &v)
-}
-
-func (r *txRow) transaction() (*engine.Transaction, error) {
-	t := &engine.Transaction{
-		ID:             r.ID,
-		Owner:          r.Owner,
-		AccountID:      r.AccountID,
-		Network:        r.Network,
-		ContractID:     r.ContractID,
-		ContractName:   r.ContractName,
-		ContractBWType: r.ContractBWType,
-		Method:         r.Method,
-		Data:           r.Data,
-		Status:         engine.TxStatus(r.Status),
-		Created:        fromMillis(r.Created),
-		Submitted:      fromNullMillis(r.Submitted),
-		Ended:          fromNullMillis(r.Ended),
-		RawTx:          r.RawTx,
-		WaitForAsset:   r.WaitForAsset,
-	}
-	var err error
-	fail := func(err error) (*engine.Transaction, error) {
-		return nil, fmt.Errorf("sqlite: transaction %s: %w", r.ID, err)
-	}
-	if t.From, err = fromAddress("from", r.From); err != nil {
-		return fail(err)
-	}
-	if t.ContractAddress, err = fromAddress("contractAddress", r.ContractAddress); err != nil {
-		return fail(err)
-	}
-	if err = fromNullJSON("parameters", r.Parameters, &t.Parameters); err != nil {
-		return fail(err)
-	}
-	if t.Value, err = fromNullBig("value", r.Value); err != nil {
-		return fail(err)
-	}
-	if t.Nonce, err = fromNullUint("nonce", r.Nonce); err != nil {
-		return fail(err)
-	}
-	if r.GasLimit.Valid {
-		if t.GasLimit, err = uint64Of("gasLimit", r.GasLimit.Int64); err != nil {
-			return fail(err)
-		}
-	}
-	if t.Hash, err = fromNullHash("hash", r.Hash); err != nil {
-		return fail(err)
-	}
-	if t.BlockNumber, err = fromNullUint("blockNumber", r.BlockNumber); err != nil {
-		return fail(err)
-	}
-	if t.BlockHash, err = fromNullHash("blockHash", r.BlockHash); err != nil {
-		return fail(err)
-	}
-	if t.GasUsed, err = fromNullUint("gasUsed", r.GasUsed); err != nil {
-		return fail(err)
-	}
-	if err = fromNullJSON("events", r.Events, &t.Events); err != nil {
-		return fail(err)
-	}
-	if r.Error.Valid {
-		t.Error = new(engine.TxError)
-		if err = fromNullJSON("error", r.Error, t.Error); err != nil {
-			return fail(err)
-		}
-	}
-	if err = fromNullJSON("callbacks", r.Callbacks, &t.Callbacks); err != nil {
-		return fail(err)
-	}
-	if err = fromNullJSON("dependsOn", r.DependsOn, &t.DependsOn); err != nil {
-		return fail(err)
-	}
-	if t.WaitForValue, err = fromNullBig("waitForValue", r.WaitForValue); err != nil {
-		return fail(err)
-	}
-	t.WaitUntil = fromNullMillis(r.WaitUntil)
-	t.Replaced = fromNullMillis(r.Replaced)
-	if r.ABI.Valid {
-		t.ABI = json.RawMessage(r.ABI.String)
-	}
-	return t, nil
-}
-
-// transactions converts rows.
-func transactions(rows []txRow) ([]*engine.Transaction, error) {
-	out := make([]*engine.Transaction, 0, len(rows))
-	for i := range rows {
-		t, err := rows[i].transaction()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
 
 // InsertTransactions inserts txs in one database transaction: all or none
 // (the group commit of the account actor). Rows get their acceptance order
@@ -237,7 +31,7 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 	// Encode before the write lock is taken.
 	args := make([][]any, len(txs))
 	for i, t := range txs {
-		a, err := insertArgs(t)
+		a, err := sqlrow.TxArgs(t, timeValue)
 		if err != nil {
 			return fmt.Errorf("sqlite: insert transaction %s: %w", t.ID, err)
 		}
@@ -271,10 +65,10 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 // engine.ErrNotFound.
 func (s *Store) TransactionByID(ctx context.Context, id string) (*engine.Transaction, error) {
 	var r txRow
-	if err := s.r.GetContext(ctx, &r, txSelect+` WHERE id = ?`, id); err != nil {
+	if err := s.r.GetContext(ctx, &r, sqlrow.TxSelect+` WHERE id = ?`, id); err != nil {
 		return nil, wrap(err, "transaction %s", id)
 	}
-	return r.transaction()
+	return decoded(r.Transaction())
 }
 
 // ReadyTransactions returns up to limit transactions of the account on the
@@ -284,24 +78,24 @@ func (s *Store) ReadyTransactions(ctx context.Context, accountID, network string
 		return []*engine.Transaction{}, nil
 	}
 	var rows []txRow
-	if err := s.r.SelectContext(ctx, &rows, txSelect+`
+	if err := s.r.SelectContext(ctx, &rows, sqlrow.TxSelect+`
 		WHERE account_id = ? AND network = ? AND status = ? ORDER BY seq LIMIT ?`,
 		accountID, network, string(engine.StatusNew), limit); err != nil {
 		return nil, wrap(err, "ready transactions of %s on %s", accountID, network)
 	}
-	return transactions(rows)
+	return decoded(sqlrow.Transactions(rows))
 }
 
 // InFlight returns the account's transactions on the network in status
 // submitted, by nonce.
 func (s *Store) InFlight(ctx context.Context, accountID, network string) ([]*engine.Transaction, error) {
 	var rows []txRow
-	if err := s.r.SelectContext(ctx, &rows, txSelect+`
+	if err := s.r.SelectContext(ctx, &rows, sqlrow.TxSelect+`
 		WHERE account_id = ? AND network = ? AND status = ? ORDER BY nonce, seq`,
 		accountID, network, string(engine.StatusSubmitted)); err != nil {
 		return nil, wrap(err, "in-flight transactions of %s on %s", accountID, network)
 	}
-	return transactions(rows)
+	return decoded(sqlrow.Transactions(rows))
 }
 
 // MaxNonce returns the highest nonce ever assigned to the account on the
@@ -315,7 +109,7 @@ func (s *Store) MaxNonce(ctx context.Context, accountID, network string) (uint64
 	if !n.Valid {
 		return 0, false, nil
 	}
-	u, err := uint64Of("nonce", n.Int64)
+	u, err := sqlrow.Uint64Of("nonce", n.Int64)
 	if err != nil {
 		return 0, false, fmt.Errorf("sqlite: max nonce of %s on %s: %w", accountID, network, err)
 	}
@@ -348,18 +142,18 @@ func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Tra
 	if tx.Nonce == nil || tx.Hash == nil || tx.Submitted == nil {
 		return fmt.Errorf("sqlite: mark %s submitted: nonce, hash and submitted time are required", tx.ID)
 	}
-	nonce, err := nullUint("nonce", tx.Nonce)
+	nonce, err := sqlrow.NullUint("nonce", tx.Nonce)
 	if err != nil {
 		return fmt.Errorf("sqlite: mark %s submitted: %w", tx.ID, err)
 	}
-	gasLimit, err := gasLimitOf(tx.GasLimit)
+	gasLimit, err := sqlrow.GasLimit(tx.GasLimit)
 	if err != nil {
 		return fmt.Errorf("sqlite: mark %s submitted: %w", tx.ID, err)
 	}
 	res, err := dbtx.ExecContext(ctx, `UPDATE transactions
 		SET status = ?, nonce = ?, gas_limit = ?, hash = ?, raw_tx = ?, submitted = ?
 		WHERE id = ? AND status = ?`,
-		string(engine.StatusSubmitted), nonce, gasLimit, nullHash(tx.Hash), nullBytes(tx.RawTx),
+		string(engine.StatusSubmitted), nonce, gasLimit, sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx),
 		nullMillis(tx.Submitted), tx.ID, string(engine.StatusNew))
 	if err != nil {
 		return wrap(err, "mark %s submitted", tx.ID)
@@ -384,14 +178,14 @@ func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error 
 	if tx.Nonce == nil || tx.Hash == nil || tx.Replaced == nil {
 		return fmt.Errorf("sqlite: mark %s replaced: nonce, hash and replaced time are required", tx.ID)
 	}
-	nonce, err := nullUint("nonce", tx.Nonce)
+	nonce, err := sqlrow.NullUint("nonce", tx.Nonce)
 	if err != nil {
 		return fmt.Errorf("sqlite: mark %s replaced: %w", tx.ID, err)
 	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
 		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = ?, raw_tx = ?, replaced = ?
 			WHERE id = ? AND status = ? AND nonce = ?`,
-			nullHash(tx.Hash), nullBytes(tx.RawTx), nullMillis(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
+			sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx), nullMillis(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
 		if err != nil {
 			return wrap(err, "mark %s replaced", tx.ID)
 		}
@@ -428,7 +222,7 @@ func (s *Store) checkUpdated(ctx context.Context, dbtx *sqlx.Tx, res sql.Result,
 // and ended, and enqueues its callbacks. It fails with engine.ErrConflict if the transaction is already
 // completed or failed and engine.ErrNotFound if there is none.
 func (s *Store) MarkFailed(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) error {
-	errJSON, err := nullJSON("error", txErr, txErr == nil)
+	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: mark %s failed: %w", id, err)
 	}
@@ -462,23 +256,17 @@ func (s *Store) SubmittedByHash(ctx context.Context, network string, hashes []co
 			args = append(args, h.Hex())
 		}
 		var rows []txRow
-		if err := s.r.SelectContext(ctx, &rows, `SELECT t.seq, `+prefixed("t.", txColumns)+`, a.hash AS matched_hash
+		if err := s.r.SelectContext(ctx, &rows, `SELECT t.seq, `+sqlrow.Prefixed("t.", sqlrow.TxColumns)+`, a.hash AS matched_hash
 			FROM tx_attempts a JOIN transactions t ON t.id = a.tx_id
 			WHERE a.network = ? AND t.status = ? AND a.hash IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`)
 			ORDER BY t.seq`, args...); err != nil {
 			return nil, wrap(err, "submitted transactions by hash on %s", network)
 		}
-		ts, err := transactions(rows)
+		txs, err := decoded(sqlrow.Transactions(rows))
 		if err != nil {
 			return nil, err
 		}
-		for i, r := range rows {
-			if r.MatchedHash.Valid {
-				h := common.HexToHash(r.MatchedHash.String)
-				ts[i].Hash = &h
-			}
-		}
-		out = append(out, ts...)
+		out = append(out, txs...)
 	}
 	return out, nil
 }
@@ -492,26 +280,10 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 	if len(outcomes) == 0 {
 		return nil
 	}
-	type encoded struct {
-		blockNumber, gasUsed int64
-		events, txErr        sql.NullString
-	}
-	enc := make([]encoded, len(outcomes))
+	enc := make([]sqlrow.MinedValues, len(outcomes))
 	for i, o := range outcomes {
-		var (
-			e   encoded
-			err error
-		)
-		if e.blockNumber, err = int64Of("blockNumber", o.BlockNumber); err != nil {
-			return fmt.Errorf("sqlite: mark %s mined: %w", o.ID, err)
-		}
-		if e.gasUsed, err = int64Of("gasUsed", o.GasUsed); err != nil {
-			return fmt.Errorf("sqlite: mark %s mined: %w", o.ID, err)
-		}
-		if e.events, err = nullJSON("events", o.Events, o.Events == nil); err != nil {
-			return fmt.Errorf("sqlite: mark %s mined: %w", o.ID, err)
-		}
-		if e.txErr, err = nullJSON("error", o.Error, o.Error == nil); err != nil {
+		e, err := sqlrow.EncodeMined(o)
+		if err != nil {
 			return fmt.Errorf("sqlite: mark %s mined: %w", o.ID, err)
 		}
 		enc[i] = e
@@ -527,10 +299,6 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 		defer stmt.Close()
 		for i, o := range outcomes {
 			e := enc[i]
-			var mined sql.NullString
-			if o.Hash != (common.Hash{}) {
-				mined = sql.NullString{String: o.Hash.Hex(), Valid: true}
-			}
 			var before struct {
 				Status    string         `db:"status"`
 				Callbacks sql.NullString `db:"callbacks"`
@@ -543,8 +311,8 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 					return err
 				}
 			}
-			res, err := stmt.ExecContext(ctx, string(o.Status), e.blockNumber, o.BlockHash.Hex(), e.gasUsed,
-				e.events, e.txErr, millis(o.Ended), mined, o.ID)
+			res, err := stmt.ExecContext(ctx, string(o.Status), e.BlockNumber, o.BlockHash.Hex(), e.GasUsed,
+				e.Events, e.Error, millis(o.Ended), e.Hash, o.ID)
 			if err != nil {
 				return wrap(err, "mark %s mined", o.ID)
 			}
@@ -564,7 +332,7 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) error {
 	status, errJSON, endedAt := string(engine.StatusNew), sql.NullString{}, sql.NullInt64{}
 	if txErr != nil {
-		j, err := nullJSON("error", txErr, false)
+		j, err := sqlrow.NullJSON("error", txErr, false)
 		if err != nil {
 			return fmt.Errorf("sqlite: release nonce of %s: %w", id, err)
 		}
@@ -593,7 +361,7 @@ func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxErr
 
 // Unmine implements engine.TxStore.
 func (s *Store) Unmine(ctx context.Context, network string, fromBlock uint64) ([]string, error) {
-	from, err := nullUint("fromBlock", &fromBlock)
+	from, err := sqlrow.NullUint("fromBlock", &fromBlock)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: unmine: %w", err)
 	}
@@ -675,17 +443,17 @@ func (s *Store) Dependents(ctx context.Context, ids []string) ([]*engine.Transac
 			args = append(args, id)
 		}
 		var rows []txRow
-		if err := s.r.SelectContext(ctx, &rows, `SELECT seq, `+prefixed("t.", txColumns)+` FROM transactions t
+		if err := s.r.SelectContext(ctx, &rows, `SELECT seq, `+sqlrow.Prefixed("t.", sqlrow.TxColumns)+` FROM transactions t
 			WHERE t.status IN (?, ?) AND t.id IN (
 				SELECT tx_id FROM tx_dependencies WHERE depends_on IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`))
 			ORDER BY t.seq`, args...); err != nil {
 			return nil, wrap(err, "dependents")
 		}
-		ts, err := transactions(rows)
+		txs, err := decoded(sqlrow.Transactions(rows))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ts...)
+		out = append(out, txs...)
 	}
 	return out, nil
 }
@@ -717,18 +485,9 @@ func (s *Store) Statuses(ctx context.Context, ids []string) (map[string]engine.T
 // Waiting implements engine.TxStore.
 func (s *Store) Waiting(ctx context.Context, network string, limit int) ([]*engine.Transaction, error) {
 	var rows []txRow
-	if err := s.r.SelectContext(ctx, &rows, txSelect+` WHERE network = ? AND status = ? ORDER BY seq LIMIT ?`,
+	if err := s.r.SelectContext(ctx, &rows, sqlrow.TxSelect+` WHERE network = ? AND status = ? ORDER BY seq LIMIT ?`,
 		network, string(engine.StatusWaiting), limit); err != nil {
 		return nil, wrap(err, "waiting transactions of %s", network)
 	}
-	return transactions(rows)
-}
-
-// prefixed qualifies every column of a comma-separated list with p.
-func prefixed(p, columns string) string {
-	parts := strings.Split(columns, ",")
-	for i, c := range parts {
-		parts[i] = p + strings.TrimSpace(c)
-	}
-	return strings.Join(parts, ", ")
+	return decoded(sqlrow.Transactions(rows))
 }

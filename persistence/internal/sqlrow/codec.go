@@ -6,8 +6,9 @@
 // Only timestamps are encoded differently (INTEGER unix milliseconds on
 // SQLite, TIMESTAMPTZ on PostgreSQL). The row types are therefore generic
 // in the type a store scans its timestamp columns into (a TimeColumn), and
-// the encoding of a row's values takes the store's TimeValue. Every SQL
-// statement, whose placeholders and idioms differ, stays in its store.
+// the encoding of a row's values takes the store's TimeValue. Besides column
+// lists (and TxSelect, which has no placeholder), the SQL statements, whose
+// placeholders and idioms differ, stay in each store.
 //
 // Errors of the conversions name the row and the field; the stores add
 // their own name in front.
