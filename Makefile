@@ -63,7 +63,7 @@ vet:
 ## BENCH_OUT=file.json saves the run, `go run ./bench/median runs...` prints medians.
 ## Not part of `make test`.
 bench:
-	TXENGINE_BENCH=1 $(GO) test -count=1 -timeout 30m -run '^TestBench$$' ./bench/suite/
+	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 30m -run '^TestBench$$' ./bench/suite/
 
 ## contracts: recompile the Solidity sources (needs npm); the artifacts are committed
 contracts:

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
@@ -83,12 +85,14 @@ func TestBench(t *testing.T) {
 	ceil.stop()
 	logf("ceiling: %.0f/s", rc.AcceptedPerSec)
 
-	emb := startService(t, b.txengine, t.TempDir(), "TXENGINE_IN_FLIGHT="+inFlight)
+	// P1 runs the default configuration (in-flight window 64): with a window
+	// of 1024 the account actor spends its time sending, and accepts fall.
+	emb := startService(t, b.txengine, t.TempDir())
 	re := runLoad(t, b.txload, emb.url, emb.token, "--n", itoa(p1N), "--concurrency", itoa(p1Clients), "--wait=false")
 	emb.stop()
 	logf("embedded: %.0f/s", re.AcceptedPerSec)
 
-	pg := startService(t, b.txengine, t.TempDir(), "TXENGINE_DATABASE_URL="+pgtest.New(t), "TXENGINE_IN_FLIGHT="+inFlight)
+	pg := startService(t, b.txengine, t.TempDir(), "TXENGINE_DATABASE_URL="+pgtest.New(t))
 	rp := runLoad(t, b.txload, pg.url, pg.token, "--n", itoa(p1N), "--concurrency", itoa(p1Clients), "--wait=false")
 	logf("postgres: %.0f/s", rp.AcceptedPerSec)
 	add(
@@ -151,17 +155,26 @@ func benchGeth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row
 	}
 	svc := startService(t, b.txengine, dir, env...)
 	defer svc.stop()
+	ec, err := ethclient.Dial(node.WSURL)
+	if err != nil {
+		t.Fatalf("dial geth: %v", err)
+	}
+	defer ec.Close()
+	// The faucet gives 0.1 ETH, and geth reserves gas × fee cap for every
+	// pending transaction: a 10,000 burst needs more. Top the sender up.
+	var def struct {
+		Address string `json:"address"`
+	}
+	if err := apiCall(&http.Client{Timeout: 10 * time.Second}, "GET", svc.url+"/accounts/default", svc.token, "", &def); err != nil {
+		t.Fatalf("default account: %v", err)
+	}
+	fundETH(t, ec, node, common.HexToAddress(def.Address), 100)
 
 	before := scrape(t, svc.url)
 	r2 := runLoad(t, b.txload, svc.url, svc.token, "--n", itoa(p2N), "--concurrency", itoa(p1Clients), "--timeout", "5m")
 	after := scrape(t, svc.url)
 	logf("geth burst: drained in %.1fs, gas %d, check %+v", r2.LastCompletedSeconds, r2.GasUsedMedian, r2.Check)
 
-	ec, err := ethclient.Dial(node.WSURL)
-	if err != nil {
-		t.Fatalf("dial geth: %v", err)
-	}
-	defer ec.Close()
 	head, err := ec.HeaderByNumber(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("geth head: %v", err)
@@ -195,6 +208,46 @@ func benchGeth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row
 		benchtable.Row{ID: "P3.visible.max", What: "P3 head → completed visible max", Value: pct(d, 100), Unit: "ms", HasTarget: true, Target: 100},
 	)
 	return rows
+}
+
+// fundETH sends eth ether from the node's faucet key to addr and waits
+// until it is mined.
+func fundETH(t *testing.T, ec *ethclient.Client, node *gethtest.Node, addr common.Address, eth int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	from := crypto.PubkeyToAddress(node.FaucetKey.PublicKey)
+	nonce, err := ec.PendingNonceAt(ctx, from)
+	if err != nil {
+		t.Fatalf("faucet nonce: %v", err)
+	}
+	tip, err := ec.SuggestGasTipCap(ctx)
+	if err != nil {
+		t.Fatalf("tip: %v", err)
+	}
+	head, err := ec.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatalf("head: %v", err)
+	}
+	value := new(big.Int).Mul(big.NewInt(eth), big.NewInt(1e18))
+	feeCap := new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), tip)
+	tx, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(gethtest.ChainID), Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
+		Gas: 21000, To: &addr, Value: value}), types.LatestSignerForChainID(big.NewInt(gethtest.ChainID)), node.FaucetKey)
+	if err != nil {
+		t.Fatalf("sign: %v", err)
+	}
+	if err := ec.SendTransaction(ctx, tx); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	for {
+		if r, err := ec.TransactionReceipt(ctx, tx.Hash()); err == nil && r != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("funding %s not mined: %v", addr.Hex(), ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // completionDelays sends p3Samples transfers one at a time and returns, for
