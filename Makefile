@@ -69,6 +69,12 @@ test-short:
 vet:
 	$(GO) vet ./...
 
+## bench: the benchmark suite (P1..P5, minutes, needs the whole machine) and one table;
+## BENCH_OUT=file.json saves the run, `go run ./bench/median runs...` prints medians.
+## Not part of `make test`.
+bench:
+	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 30m -run '^TestBench$$' ./bench/suite/
+
 ## contracts: recompile the Solidity sources (needs npm); the artifacts are committed
 contracts:
 	./contracts/build.sh

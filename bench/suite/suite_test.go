@@ -1,0 +1,675 @@
+// Package suite is the benchmark suite that `make bench` runs: it starts
+// what it needs (the HTTP ceiling server, txengine on the embedded store,
+// on a throwaway PostgreSQL and against geth --dev), drives each with
+// cmd/txload and prints one markdown table of P1..P5 beside their targets.
+// It runs only with TXENGINE_BENCH=1 (it takes minutes and the machine's
+// full attention); `go test ./...` skips it. BENCH_OUT names a file to
+// save the run as JSON (for bench/median).
+package suite
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/txengine/txengine/bench/benchtable"
+	"github.com/txengine/txengine/internal/gethtest"
+	"github.com/txengine/txengine/persistence/postgres/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.RunMain(m) }
+
+// Sizes of the runs (kept so that the suite ends in minutes on 2 cores).
+const (
+	p1N         = 20000
+	p1Clients   = 64
+	p2N         = 10000
+	p3Seconds   = 10
+	p3Samples   = 30
+	p4Depth     = 10000
+	p4Accounts  = 1000
+	p4PerAcct   = 10
+	peerAccepts = 1970.0 // the peer's best accept rate (range 1,750-1,970/s)
+	inFlight    = "1024" // per-account window, matched to geth's raised txpool slots
+	idleAccount = "10s"
+)
+
+// bins are the programs under test, built once.
+type bins struct{ txengine, txload, ceiling string }
+
+func build(t *testing.T) bins {
+	dir := t.TempDir()
+	b := bins{filepath.Join(dir, "txengine"), filepath.Join(dir, "txload"), filepath.Join(dir, "ceiling")}
+	for out, pkg := range map[string]string{b.txengine: "../../cmd/txengine", b.txload: "../../cmd/txload", b.ceiling: "../ceiling"} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		if o, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", pkg, err, o)
+		}
+	}
+	return b
+}
+
+func TestBench(t *testing.T) {
+	if os.Getenv("TXENGINE_BENCH") != "1" {
+		t.Skip("the benchmark suite runs with TXENGINE_BENCH=1 (make bench)")
+	}
+	b := build(t)
+	var rows []benchtable.Row
+	add := func(r ...benchtable.Row) { rows = append(rows, r...) }
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
+
+	// P1: durable accepts/s for one account, 64 clients.
+	ceil := startCeiling(t, b.ceiling)
+	rc := runLoad(t, b.txload, ceil.url, "ceiling", "--n", itoa(p1N), "--concurrency", itoa(p1Clients), "--wait=false")
+	ceil.stop()
+	logf("ceiling: %.0f/s", rc.AcceptedPerSec)
+
+	// P1 runs the default configuration (in-flight window 64): with a window
+	// of 1024 the account actor spends its time sending, and accepts fall.
+	emb := startService(t, b.txengine, t.TempDir())
+	re := runLoad(t, b.txload, emb.url, emb.token, "--n", itoa(p1N), "--concurrency", itoa(p1Clients), "--wait=false")
+	emb.stop()
+	logf("embedded: %.0f/s", re.AcceptedPerSec)
+
+	pg := startService(t, b.txengine, t.TempDir(), "TXENGINE_DATABASE_URL="+pgtest.New(t))
+	rp := runLoad(t, b.txload, pg.url, pg.token, "--n", itoa(p1N), "--concurrency", itoa(p1Clients), "--wait=false")
+	logf("postgres: %.0f/s", rp.AcceptedPerSec)
+	add(
+		benchtable.Row{ID: "P1.ceiling", What: fmt.Sprintf("P1 HTTP ceiling (bare gin, same validation), N=%d, %d clients", p1N, p1Clients), Value: rc.AcceptedPerSec, Unit: "/s"},
+		benchtable.Row{ID: "P1.pg", What: fmt.Sprintf("P1 durable accepts, PostgreSQL, 1 account, N=%d, %d clients", p1N, p1Clients), Value: rp.AcceptedPerSec, Unit: "/s", Note: errNote(rp)},
+		benchtable.Row{ID: "P1.pg.ratio", What: "P1 PostgreSQL / ceiling", Value: rp.AcceptedPerSec / rc.AcceptedPerSec, Unit: "x", HasTarget: true, Target: 0.5, AtLeast: true},
+		benchtable.Row{ID: "P1.pg.peer", What: fmt.Sprintf("P1 PostgreSQL / peer (%.0f/s)", peerAccepts), Value: rp.AcceptedPerSec / peerAccepts, Unit: "x", HasTarget: true, Target: 5, AtLeast: true},
+		benchtable.Row{ID: "P1.embedded", What: fmt.Sprintf("P1 durable accepts, embedded store, 1 account, N=%d, %d clients", p1N, p1Clients), Value: re.AcceptedPerSec, Unit: "/s", Note: errNote(re)},
+		benchtable.Row{ID: "P1.embedded.ratio", What: "P1 embedded / ceiling", Value: re.AcceptedPerSec / rc.AcceptedPerSec, Unit: "x"},
+	)
+
+	// P3 (first half): accept latency at half of the PostgreSQL maximum.
+	half := rp.AcceptedPerSec / 2
+	n3 := int(half * p3Seconds)
+	rh := runLoad(t, b.txload, pg.url, pg.token, "--n", itoa(n3), "--concurrency", itoa(p1Clients), "--rate", fmt.Sprintf("%.0f", half), "--wait=false")
+	pg.stop()
+	logf("half rate %.0f/s: p99 %.1f ms", half, rh.LatencyMs.P99)
+	hw := fmt.Sprintf("at %.0f/s (half of P1 PostgreSQL), N=%d", half, n3)
+	add(
+		benchtable.Row{ID: "P3.p50", What: "P3 accept latency p50 " + hw, Value: rh.LatencyMs.P50, Unit: "ms"},
+		benchtable.Row{ID: "P3.p90", What: "P3 accept latency p90", Value: rh.LatencyMs.P90, Unit: "ms"},
+		benchtable.Row{ID: "P3.p99", What: "P3 accept latency p99", Value: rh.LatencyMs.P99, Unit: "ms", HasTarget: true, Target: 10},
+		benchtable.Row{ID: "P3.max", What: "P3 accept latency max", Value: rh.LatencyMs.Max, Unit: "ms"},
+	)
+
+	// P2 and P5: a burst on geth --dev; P3 (second half): completion delay.
+	add(benchGeth(t, b, logf)...)
+
+	// P4: breadth beside depth, and RSS once the accounts are idle.
+	add(benchBreadth(t, b, logf)...)
+
+	run := benchtable.Run{Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Rows: rows}
+	var out bytes.Buffer
+	benchtable.Markdown(&out, run)
+	fmt.Print("\n" + out.String())
+	if p := os.Getenv("BENCH_OUT"); p != "" {
+		raw, _ := json.MarshalIndent(run, "", "  ")
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatalf("write %s: %v", p, err)
+		}
+	}
+}
+
+// benchGeth measures P2 (drain of a burst beside the chain bound), P5
+// (JSON-RPC requests per completed transfer) and the completion delay of P3
+// on geth --dev.
+func benchGeth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row {
+	node := gethtest.Start(t, gethtest.Period(1))
+	dir := t.TempDir()
+	env := []string{
+		"TXENGINE_NETWORK_NAME=geth", "TXENGINE_NETWORK_CHAIN_ID=1337",
+		"TXENGINE_NETWORK_HTTP_URL=" + node.HTTPURL, "TXENGINE_NETWORK_WS_URL=" + node.WSURL,
+		"TXENGINE_NETWORK_FAUCET_KEY=" + hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
+		"TXENGINE_IN_FLIGHT=" + inFlight,
+	}
+	deploy := exec.Command(b.txengine, "token", "deploy", "--network", "geth", "--name", "Bench Token", "--symbol", "BT", "--supply", "1000000000000000000000000")
+	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
+	if out, err := deploy.CombinedOutput(); err != nil {
+		t.Fatalf("token deploy: %v\n%s", err, out)
+	}
+	svc := startService(t, b.txengine, dir, env...)
+	defer svc.stop()
+	ec, err := ethclient.Dial(node.WSURL)
+	if err != nil {
+		t.Fatalf("dial geth: %v", err)
+	}
+	defer ec.Close()
+	// The faucet gives 0.1 ETH, and geth reserves gas × fee cap for every
+	// pending transaction: a 10,000 burst needs more. Top the sender up.
+	var def struct {
+		Address string `json:"address"`
+	}
+	if err := apiCall(&http.Client{Timeout: 10 * time.Second}, "GET", svc.url+"/accounts/default", svc.token, "", &def); err != nil {
+		t.Fatalf("default account: %v", err)
+	}
+	fundETH(t, ec, node, common.HexToAddress(def.Address), 100)
+
+	before := scrape(t, svc.url)
+	r2 := runLoad(t, b.txload, svc.url, svc.token, "--n", itoa(p2N), "--concurrency", itoa(p1Clients), "--timeout", "5m")
+	after := scrape(t, svc.url)
+	logf("geth burst: drained in %.1fs, gas %d, check %+v", r2.LastCompletedSeconds, r2.GasUsedMedian, r2.Check)
+
+	head, err := ec.HeaderByNumber(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("geth head: %v", err)
+	}
+	period := 1.0
+	bound := math.NaN()
+	if r2.GasUsedMedian > 0 {
+		perBlock := head.GasLimit / r2.GasUsedMedian
+		bound = math.Ceil(float64(p2N)/float64(perBlock)) * period
+	}
+	gaps, dups := math.NaN(), math.NaN()
+	if r2.Check != nil {
+		gaps, dups = float64(r2.Check.NonceGaps), float64(r2.Check.NonceDuplicates+r2.Check.HashDuplicates)
+	}
+	rpc := after.rpc - before.rpc
+	completed := after.completed - before.completed
+	rows := []benchtable.Row{
+		{ID: "P2.drain", What: fmt.Sprintf("P2 drain of %d transfers from 1 account on geth --dev (first request to last completed)", p2N), Value: r2.LastCompletedSeconds, Unit: "s",
+			Note: fmt.Sprintf("(accepted %.0f/s; check %s)", r2.AcceptedPerSec, verdict(r2))},
+		{ID: "P2.bound", What: fmt.Sprintf("P2 chain bound: ⌈N / ⌊%d gas / %d gas per transfer⌋⌉ × %.0fs", head.GasLimit, r2.GasUsedMedian, period), Value: bound, Unit: "s"},
+		{ID: "P2.ratio", What: "P2 drain / chain bound", Value: r2.LastCompletedSeconds / bound, Unit: "x", HasTarget: true, Target: 1.1},
+		{ID: "P2.gaps", What: "P2 nonce gaps", Value: gaps, Unit: "", HasTarget: true, Target: 0},
+		{ID: "P2.dups", What: "P2 duplicates (nonce or hash)", Value: dups, Unit: "", HasTarget: true, Target: 0},
+		{ID: "P5.rpc", What: fmt.Sprintf("P5 JSON-RPC round trips per completed transfer (P2 burst: %.0f round trips, %.0f completed; a batch counts once)", rpc, completed),
+			Value: rpc / completed, Unit: "", HasTarget: true, Target: 0.5, Note: "top: " + after.top(before, 4)},
+	}
+	d := completionDelays(t, svc, ec, r2.TokenID)
+	logf("completion delay: %v", d)
+	rows = append(rows,
+		benchtable.Row{ID: "P3.visible.p50", What: fmt.Sprintf("P3 head → completed visible p50 (geth, %d transfers, 10 ms polling)", len(d)), Value: pct(d, 50), Unit: "ms"},
+		benchtable.Row{ID: "P3.visible.max", What: "P3 head → completed visible max", Value: pct(d, 100), Unit: "ms", HasTarget: true, Target: 100},
+	)
+	return rows
+}
+
+// fundETH sends eth ether from the node's faucet key to addr and waits
+// until it is mined.
+func fundETH(t *testing.T, ec *ethclient.Client, node *gethtest.Node, addr common.Address, eth int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	from := crypto.PubkeyToAddress(node.FaucetKey.PublicKey)
+	nonce, err := ec.PendingNonceAt(ctx, from)
+	if err != nil {
+		t.Fatalf("faucet nonce: %v", err)
+	}
+	tip, err := ec.SuggestGasTipCap(ctx)
+	if err != nil {
+		t.Fatalf("tip: %v", err)
+	}
+	head, err := ec.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatalf("head: %v", err)
+	}
+	value := new(big.Int).Mul(big.NewInt(eth), big.NewInt(1e18))
+	feeCap := new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), tip)
+	tx, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(gethtest.ChainID), Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
+		Gas: 21000, To: &addr, Value: value}), types.LatestSignerForChainID(big.NewInt(gethtest.ChainID)), node.FaucetKey)
+	if err != nil {
+		t.Fatalf("sign: %v", err)
+	}
+	if err := ec.SendTransaction(ctx, tx); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	for {
+		if r, err := ec.TransactionReceipt(ctx, tx.Hash()); err == nil && r != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("funding %s not mined: %v", addr.Hex(), ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// completionDelays sends p3Samples transfers one at a time and returns, for
+// each, the time from the arrival of its block's head at a subscriber (the
+// confirming head: the network has confirmation depth 0) to the first poll
+// of GET /transactions/{id} that reads completed, in milliseconds.
+func completionDelays(t *testing.T, svc *service, ec *ethclient.Client, tokenID string) []float64 {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	heads := make(chan *types.Header, 64)
+	sub, err := ec.SubscribeNewHead(ctx, heads)
+	if err != nil {
+		t.Fatalf("subscribe to heads: %v", err)
+	}
+	defer sub.Unsubscribe()
+	var mu sync.Mutex
+	arrived := map[uint64]time.Time{}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // owned by completionDelays, which cancels and waits for it
+		defer wg.Done()
+		for {
+			select {
+			case h := <-heads:
+				now := time.Now()
+				mu.Lock()
+				arrived[h.Number.Uint64()] = now
+				mu.Unlock()
+			case <-sub.Err():
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer wg.Wait()
+	defer cancel()
+	hc := &http.Client{Timeout: 10 * time.Second}
+	var out []float64
+	for i := range p3Samples {
+		to := fmt.Sprintf("0x%040x", 0xbe00+i)
+		var tx struct {
+			ID string `json:"id"`
+		}
+		if err := apiCall(hc, "POST", svc.url+"/tokens/"+tokenID+"/transfers", svc.token, fmt.Sprintf(`{"to":%q,"value":"1"}`, to), &tx); err != nil {
+			t.Fatalf("sample transfer: %v", err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var v struct {
+				Status      string  `json:"status"`
+				BlockNumber *uint64 `json:"blockNumber"`
+			}
+			if err := apiCall(hc, "GET", svc.url+"/transactions/"+tx.ID, svc.token, "", &v); err != nil {
+				t.Fatalf("poll: %v", err)
+			}
+			if v.Status == "completed" && v.BlockNumber != nil {
+				seen := time.Now()
+				mu.Lock()
+				at, ok := arrived[*v.BlockNumber]
+				mu.Unlock()
+				if ok {
+					out = append(out, float64(seen.Sub(at).Microseconds())/1000)
+				}
+				break
+			}
+			if v.Status == "failed" || time.Now().After(deadline) {
+				t.Fatalf("sample transfer %s: %s", tx.ID, v.Status)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return out
+}
+
+// benchBreadth measures P4 on the embedded chain: 1 account × p4Depth
+// beside p4Accounts × p4PerAcct, then the service's RSS once every account
+// actor has been idle for longer than the passivation delay.
+func benchBreadth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row {
+	svc := startService(t, b.txengine, t.TempDir(), "TXENGINE_IN_FLIGHT="+inFlight, "TXENGINE_IDLE_ACCOUNT="+idleAccount)
+	defer svc.stop()
+	deep := runLoad(t, b.txload, svc.url, svc.token, "--n", itoa(p4Depth), "--concurrency", itoa(p1Clients))
+	wide := runLoad(t, b.txload, svc.url, svc.token, "--n", itoa(p4Accounts*p4PerAcct), "--accounts", itoa(p4Accounts), "--concurrency", itoa(p1Clients))
+	logf("depth %.0f/s, breadth %.0f/s (setup %.0fs)", deep.CompletedPerSec, wide.CompletedPerSec, wide.SetupSeconds)
+	idle, _ := time.ParseDuration(idleAccount)
+	time.Sleep(idle + 10*time.Second)
+	runtime.GC()
+	rss := vmRSS(t, svc.cmd.Process.Pid)
+	return []benchtable.Row{
+		{ID: "P4.depth", What: fmt.Sprintf("P4 1 account × %d on the embedded chain (accepted/s; completed/s to the last)", p4Depth), Value: deep.CompletedPerSec, Unit: "/s",
+			Note: fmt.Sprintf("(accepts %.0f/s; check %s)", deep.AcceptedPerSec, verdict(deep))},
+		{ID: "P4.breadth", What: fmt.Sprintf("P4 %d accounts × %d (completed/s to the last; setup excluded)", p4Accounts, p4PerAcct), Value: wide.CompletedPerSec, Unit: "/s",
+			Note: fmt.Sprintf("(accepts %.0f/s; setup %.0fs; check %s)", wide.AcceptedPerSec, wide.SetupSeconds, verdict(wide))},
+		{ID: "P4.ratio", What: "P4 breadth / depth (completed/s)", Value: wide.CompletedPerSec / deep.CompletedPerSec, Unit: "x", HasTarget: true, Target: 0.8, AtLeast: true},
+		{ID: "P4.rss", What: fmt.Sprintf("P4 RSS after %d accounts sent and went idle (%s passivation; not 100,000)", p4Accounts+1, idleAccount), Value: rss, Unit: "MB", HasTarget: true, Target: 300},
+	}
+}
+
+// loadReport is the part of txload's JSON report the suite reads.
+type loadReport struct {
+	TokenID              string  `json:"tokenId"`
+	Accepted             int     `json:"accepted"`
+	AcceptedPerSec       float64 `json:"acceptedPerSec"`
+	SetupSeconds         float64 `json:"setupSeconds"`
+	LastCompletedSeconds float64 `json:"lastCompletedSeconds"`
+	CompletedPerSec      float64 `json:"completedPerSec"`
+	GasUsedMedian        uint64  `json:"gasUsedMedian"`
+	LatencyMs            struct {
+		P50, P90, P99, Max float64
+	} `json:"acceptLatencyMs"`
+	Errors map[string]int `json:"errors"`
+	Check  *struct {
+		OK                                                    bool
+		Completed, NonceGaps, NonceDuplicates, HashDuplicates int
+		BalanceMismatches                                     int
+		Problems                                              []string
+	} `json:"check"`
+	WaitError string `json:"waitError"`
+}
+
+func verdict(r loadReport) string {
+	switch {
+	case r.Check == nil:
+		return "not run"
+	case r.Check.OK:
+		return "OK"
+	default:
+		return fmt.Sprintf("FAILED: %d completed, %d gaps, %d dups, %d balance mismatches", r.Check.Completed, r.Check.NonceGaps, r.Check.NonceDuplicates+r.Check.HashDuplicates, r.Check.BalanceMismatches)
+	}
+}
+
+func errNote(r loadReport) string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	raw, _ := json.Marshal(r.Errors)
+	return "(errors " + string(raw) + ")"
+}
+
+// runLoad runs txload --json against url and decodes its report; a failed
+// check is reported in the table, not fatal.
+func runLoad(t *testing.T, txload, url, token string, args ...string) loadReport {
+	t.Helper()
+	cmd := exec.Command(txload, append([]string{"--url", url, "--token", token, "--json"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var r loadReport
+	if jerr := json.Unmarshal(stdout.Bytes(), &r); jerr != nil {
+		t.Fatalf("txload %v: %v; %v\n%s", args, err, jerr, stderr.String())
+	}
+	if r.WaitError != "" {
+		fmt.Fprintf(os.Stderr, "bench: txload %v: %s\n", args, r.WaitError)
+	}
+	return r
+}
+
+// service is a running txengine.
+type service struct {
+	cmd        *exec.Cmd
+	url, token string
+	exited     chan error
+	logs       *lockedBuffer
+}
+
+// startService starts txengine serve on dataDir (embedded default unless
+// env says otherwise) and waits for its banner.
+func startService(t *testing.T, bin, dataDir string, env ...string) *service {
+	t.Helper()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(append(os.Environ(), "TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir,
+		"TXENGINE_DEV_BLOCK_PERIOD=1s", "TXENGINE_LOG_LEVEL=warn"), env...)
+	s := &service{cmd: cmd, exited: make(chan error, 1), logs: &lockedBuffer{}}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = s.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start txengine: %v", err)
+	}
+	ready := make(chan [2]string, 1)
+	go func() { // owned by the service: ends when the process closes stdout
+		var url string
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			if u, ok := strings.CutPrefix(line, "txengine is listening on "); ok {
+				url = u
+			}
+			if tok, ok := strings.CutPrefix(line, "operator token: "); ok {
+				ready <- [2]string{url, tok}
+			}
+		}
+	}()
+	go func() { s.exited <- cmd.Wait() }() // owned by the service: ends with the process
+	select {
+	case r := <-ready:
+		s.url, s.token = r[0], r[1]
+	case err := <-s.exited:
+		t.Fatalf("txengine exited at start: %v\n%s", err, s.logs.String())
+	case <-time.After(120 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("txengine did not start in 120s\n%s", s.logs.String())
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// stop ends the service (SIGKILL: the benchmark needs no graceful drain)
+// and waits for it; a no-op the second time.
+func (s *service) stop() {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	s.exited <- nil // later calls return at once
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 1<<20 {
+		l.b.Reset()
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// ceilingServer is the running bench/ceiling program.
+type ceilingServer struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func startCeiling(t *testing.T, bin string) *ceilingServer {
+	t.Helper()
+	cmd := exec.Command(bin)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start ceiling: %v", err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("ceiling: %v", err)
+	}
+	c := &ceilingServer{cmd: cmd, url: strings.TrimSpace(strings.TrimPrefix(line, "listening on "))}
+	t.Cleanup(c.stop)
+	return c
+}
+
+func (c *ceilingServer) stop() {
+	if c.cmd.ProcessState == nil {
+		_ = c.cmd.Process.Kill()
+		_ = c.cmd.Wait()
+	}
+}
+
+// metrics are the counters the suite reads from /metrics.
+type metrics struct {
+	rpc       float64
+	completed float64
+	byMethod  map[string]float64
+}
+
+// scrape reads txengine_rpc_requests_total (all networks, methods and
+// outcomes) and txengine_transactions_completed_total from /metrics.
+func scrape(t *testing.T, url string) metrics {
+	t.Helper()
+	res, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	m := metrics{byMethod: map[string]float64{}}
+	for _, line := range strings.Split(string(raw), "\n") {
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok {
+			continue
+		}
+		labels, val, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "txengine_rpc_requests_total":
+			m.rpc += v
+			m.byMethod[label(labels, "method")] += v
+		case "txengine_transactions_completed_total":
+			m.completed += v
+		}
+	}
+	return m
+}
+
+// top lists the n methods with the most requests since before.
+func (m metrics) top(before metrics, n int) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var all []kv
+	for k, v := range m.byMethod {
+		if d := v - before.byMethod[k]; d > 0 {
+			all = append(all, kv{k, d})
+		}
+	}
+	for i := range all { // a few entries: insertion sort, largest first
+		for j := i; j > 0 && all[j].v > all[j-1].v; j-- {
+			all[j], all[j-1] = all[j-1], all[j]
+		}
+	}
+	var parts []string
+	for i := 0; i < len(all) && i < n; i++ {
+		parts = append(parts, fmt.Sprintf("%s %.0f", all[i].k, all[i].v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func label(labels, name string) string {
+	for _, kv := range strings.Split(labels, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return strings.Trim(v, `"`)
+		}
+	}
+	return ""
+}
+
+func apiCall(hc *http.Client, method, url, token, body string, out any) error {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %d %s", method, url, res.StatusCode, raw)
+	}
+	env := struct {
+		Data any `json:"data"`
+	}{out}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return fmt.Errorf("%s %s: decode: %w", method, url, err)
+	}
+	return nil
+}
+
+// vmRSS returns the resident set of pid in MB from /proc/<pid>/status.
+func vmRSS(t *testing.T, pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Logf("read RSS: %v", err)
+		return math.NaN()
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return math.NaN()
+}
+
+// pct returns the p-th percentile (nearest rank) of ms, NaN for none.
+func pct(ms []float64, p float64) float64 {
+	if len(ms) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), ms...)
+	for i := range s {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	return s[max(rank, 1)-1]
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// machine describes where the suite ran.
+func machine() string {
+	model := ""
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores (%s), %s %s/%s", runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

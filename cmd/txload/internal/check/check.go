@@ -1,0 +1,157 @@
+// Package check verifies a load run after the fact: every accepted
+// transaction completed exactly once, the nonces of each sender are
+// contiguous and unique, and the recipients' balances add up to what was
+// sent to them.
+package check
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+)
+
+// maxProblems bounds the problems a Verdict lists (the counts stay exact).
+const maxProblems = 20
+
+// Sent is one transfer the API accepted (202).
+type Sent struct {
+	ID    string
+	From  string
+	To    string
+	Value *big.Int
+}
+
+// Observed is what the API reports about a transaction after the run.
+type Observed struct {
+	Status    string
+	From      string
+	Nonce     *uint64
+	Hash      string
+	ErrorCode string
+}
+
+// Verdict is the outcome of the check.
+type Verdict struct {
+	OK                bool     `json:"ok"`
+	Accepted          int      `json:"accepted"`
+	Completed         int      `json:"completed"`
+	Failed            int      `json:"failed"`
+	NotTerminal       int      `json:"notTerminal"`
+	Missing           int      `json:"missing"`
+	Senders           int      `json:"senders"`
+	NonceGaps         int      `json:"nonceGaps"`
+	NonceDuplicates   int      `json:"nonceDuplicates"`
+	HashDuplicates    int      `json:"hashDuplicates"`
+	Recipients        int      `json:"recipients"`
+	BalanceMismatches int      `json:"balanceMismatches"`
+	Problems          []string `json:"problems,omitempty"`
+}
+
+func (v *Verdict) problem(format string, args ...any) {
+	if len(v.Problems) < maxProblems {
+		v.Problems = append(v.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// Run checks sent against observed (by transaction id) and balances (by
+// recipient address, read after every transaction ended; recipients are
+// assumed to start at zero). A recipient absent from balances counts as a
+// mismatch; balances may be nil to skip the balance check.
+func Run(sent []Sent, observed map[string]Observed, balances map[string]*big.Int) Verdict {
+	v := Verdict{Accepted: len(sent)}
+	nonces := map[string][]uint64{}
+	hashes := map[string]string{}
+	expect := map[string]*big.Int{}
+	seen := map[string]bool{}
+	for _, s := range sent {
+		if seen[s.ID] {
+			v.problem("transaction %s accepted twice", s.ID)
+			v.HashDuplicates++
+			continue
+		}
+		seen[s.ID] = true
+		if expect[s.To] == nil {
+			expect[s.To] = new(big.Int)
+		}
+		o, ok := observed[s.ID]
+		if !ok {
+			v.Missing++
+			v.problem("transaction %s: not found", s.ID)
+			continue
+		}
+		switch o.Status {
+		case "completed":
+			v.Completed++
+			expect[s.To].Add(expect[s.To], s.Value)
+			if o.Nonce == nil {
+				v.problem("transaction %s: completed without a nonce", s.ID)
+				v.NonceGaps++
+			} else {
+				nonces[s.From] = append(nonces[s.From], *o.Nonce)
+			}
+			if o.Hash != "" {
+				if other, dup := hashes[o.Hash]; dup {
+					v.HashDuplicates++
+					v.problem("transactions %s and %s share hash %s", other, s.ID, o.Hash)
+				}
+				hashes[o.Hash] = s.ID
+			}
+		case "failed":
+			v.Failed++
+			v.problem("transaction %s: failed (%s)", s.ID, o.ErrorCode)
+		default:
+			v.NotTerminal++
+			v.problem("transaction %s: still %s", s.ID, o.Status)
+		}
+		if o.From != "" && s.From != "" && o.From != s.From {
+			v.problem("transaction %s: sent from %s, accepted from %s", s.ID, o.From, s.From)
+		}
+	}
+	v.Senders = len(nonces)
+	for _, from := range sortedKeys(nonces) {
+		gaps, dups := Contiguity(nonces[from])
+		if gaps > 0 || dups > 0 {
+			v.problem("sender %s: %d nonce gaps, %d duplicates", from, gaps, dups)
+		}
+		v.NonceGaps += gaps
+		v.NonceDuplicates += dups
+	}
+	if balances != nil {
+		v.Recipients = len(expect)
+		for _, to := range sortedKeys(expect) {
+			got, ok := balances[to]
+			if !ok || got.Cmp(expect[to]) != 0 {
+				v.BalanceMismatches++
+				v.problem("recipient %s: balance %v, want %v", to, got, expect[to])
+			}
+		}
+	}
+	v.OK = v.Accepted > 0 && v.Completed == v.Accepted && v.NonceGaps == 0 && v.NonceDuplicates == 0 &&
+		v.HashDuplicates == 0 && v.BalanceMismatches == 0
+	return v
+}
+
+// Contiguity sorts nonces in place and returns the number of missing values
+// between the smallest and the largest (gaps) and of repeated values
+// (duplicates).
+func Contiguity(nonces []uint64) (gaps, duplicates int) {
+	sort.Slice(nonces, func(i, j int) bool { return nonces[i] < nonces[j] })
+	for i := 1; i < len(nonces); i++ {
+		switch d := nonces[i] - nonces[i-1]; {
+		case d == 0:
+			duplicates++
+		case d > 1:
+			gaps += int(d - 1)
+		}
+	}
+	return gaps, duplicates
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,520 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/url"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/txengine/txengine/cmd/txload/internal/check"
+	"github.com/txengine/txengine/cmd/txload/internal/stats"
+)
+
+// options are the command-line settings of one run.
+type options struct {
+	URL, Token, TokenID string
+	N, Accounts, Conc   int
+	Recipients          int
+	Rate                float64
+	Value               int64
+	Wait, Check, JSON   bool
+	Timeout, ReqTimeout time.Duration
+}
+
+// account is a sender or the operator's default account.
+type account struct {
+	ID      string `json:"id"`
+	Address string `json:"address"`
+}
+
+// token is the token contract the transfers move.
+type token struct {
+	ID      string `json:"id"`
+	Network string `json:"network"`
+	Address string `json:"address"`
+}
+
+// txView is the part of a transaction the tool reads.
+type txView struct {
+	ID              string  `json:"id"`
+	From            string  `json:"from"`
+	Status          string  `json:"status"`
+	Created         string  `json:"created"`
+	Ended           string  `json:"ended"`
+	Nonce           *uint64 `json:"nonce"`
+	GasUsed         *uint64 `json:"gasUsed"`
+	BlockNumber     *uint64 `json:"blockNumber"`
+	TransactionHash string  `json:"transactionHash"`
+	Error           *struct {
+		Code string `json:"code"`
+	} `json:"error"`
+}
+
+func (t txView) terminal() bool { return t.Status == "completed" || t.Status == "failed" }
+
+// Report is the outcome of a run; --json prints it as one object.
+type Report struct {
+	URL            string         `json:"url"`
+	TokenID        string         `json:"tokenId"`
+	Network        string         `json:"network"`
+	N              int            `json:"n"`
+	Accounts       int            `json:"accounts"`
+	Concurrency    int            `json:"concurrency"`
+	Rate           float64        `json:"rate"`
+	SetupSeconds   float64        `json:"setupSeconds"`
+	Accepted       int            `json:"accepted"`
+	AcceptSeconds  float64        `json:"acceptSeconds"`
+	AcceptedPerSec float64        `json:"acceptedPerSec"`
+	LatencyMs      latencyMs      `json:"acceptLatencyMs"`
+	Errors         map[string]int `json:"errors"`
+	// LastCompletedSeconds is the time from the first request to the
+	// latest "ended" of the accepted transactions (0 without --wait).
+	LastCompletedSeconds float64 `json:"lastCompletedSeconds,omitempty"`
+	// CompletedPerSec is Accepted / LastCompletedSeconds.
+	CompletedPerSec float64 `json:"completedPerSec,omitempty"`
+	// GasUsedMedian is the median gasUsed of the completed transfers.
+	GasUsedMedian uint64 `json:"gasUsedMedian,omitempty"`
+	// FirstBlock and LastBlock span the blocks of the completed transfers.
+	FirstBlock uint64         `json:"firstBlock,omitempty"`
+	LastBlock  uint64         `json:"lastBlock,omitempty"`
+	Check      *check.Verdict `json:"check,omitempty"`
+	// WaitError says why waiting for completion stopped early.
+	WaitError string `json:"waitError,omitempty"`
+}
+
+type latencyMs struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func toMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// runner carries one run.
+type runner struct {
+	opt  options
+	c    *client
+	prog *progress
+}
+
+// run performs setup, the load, the wait and the check.
+func (r *runner) run(ctx context.Context) (*Report, error) {
+	rep := &Report{URL: r.opt.URL, N: r.opt.N, Accounts: r.opt.Accounts, Concurrency: r.opt.Conc, Rate: r.opt.Rate, Errors: map[string]int{}}
+	setupStart := time.Now()
+	tk, err := r.token(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.TokenID, rep.Network = tk.ID, tk.Network
+	senders, err := r.senders(ctx, tk)
+	if err != nil {
+		return nil, err
+	}
+	recipients, err := freshAddresses(r.opt.Recipients)
+	if err != nil {
+		return nil, err
+	}
+	rep.SetupSeconds = time.Since(setupStart).Seconds()
+
+	sent, lat, start, elapsed := r.load(ctx, tk, senders, recipients, rep.Errors)
+	rep.Accepted = len(sent)
+	rep.AcceptSeconds = elapsed.Seconds()
+	if elapsed > 0 {
+		rep.AcceptedPerSec = float64(len(sent)) / elapsed.Seconds()
+	}
+	s := stats.Summarize(lat)
+	rep.LatencyMs = latencyMs{P50: toMs(s.P50), P90: toMs(s.P90), P99: toMs(s.P99), Max: toMs(s.Max)}
+	if !r.opt.Wait || len(sent) == 0 {
+		return rep, nil
+	}
+
+	observed, werr := r.waitTerminal(ctx, sent, start)
+	if werr != nil {
+		rep.WaitError = werr.Error()
+	}
+	summarizeCompletion(rep, observed, start)
+	if !r.opt.Check {
+		return rep, nil
+	}
+	obs := make(map[string]check.Observed, len(observed))
+	for id, t := range observed {
+		o := check.Observed{Status: t.Status, From: t.From, Nonce: t.Nonce, Hash: t.TransactionHash}
+		if t.Error != nil {
+			o.ErrorCode = t.Error.Code
+		}
+		obs[id] = o
+	}
+	balances, err := r.balances(ctx, tk, recipients)
+	if err != nil {
+		return rep, err
+	}
+	v := check.Run(sent, obs, balances)
+	rep.Check = &v
+	return rep, nil
+}
+
+// summarizeCompletion fills the completion fields of rep from observed.
+func summarizeCompletion(rep *Report, observed map[string]txView, start time.Time) {
+	var last time.Time
+	var gas []float64
+	for _, t := range observed {
+		if t.Status != "completed" {
+			continue
+		}
+		if e, err := time.Parse(time.RFC3339Nano, t.Ended); err == nil && e.After(last) {
+			last = e
+		}
+		if t.GasUsed != nil {
+			gas = append(gas, float64(*t.GasUsed))
+		}
+		if b := t.BlockNumber; b != nil {
+			if rep.FirstBlock == 0 || *b < rep.FirstBlock {
+				rep.FirstBlock = *b
+			}
+			if *b > rep.LastBlock {
+				rep.LastBlock = *b
+			}
+		}
+	}
+	if !last.IsZero() {
+		rep.LastCompletedSeconds = last.Sub(start).Seconds()
+		if rep.LastCompletedSeconds > 0 {
+			rep.CompletedPerSec = float64(rep.Accepted) / rep.LastCompletedSeconds
+		}
+	}
+	rep.GasUsedMedian = uint64(stats.Median(gas))
+}
+
+// token returns the token of --token-id, or the first of GET /tokens.
+func (r *runner) token(ctx context.Context) (token, error) {
+	if r.opt.TokenID != "" {
+		var t token
+		if err := r.c.do(ctx, "GET", "/tokens/"+url.PathEscape(r.opt.TokenID), nil, &t); err != nil {
+			return t, fmt.Errorf("token %s: %w", r.opt.TokenID, err)
+		}
+		return t, nil
+	}
+	var ts []token
+	if err := r.c.do(ctx, "GET", "/tokens", nil, &ts); err != nil {
+		return token{}, fmt.Errorf("list tokens: %w", err)
+	}
+	if len(ts) == 0 {
+		return token{}, errors.New("the operator has no token: pass --token-id or register one")
+	}
+	return ts[0], nil
+}
+
+// senders returns the sending accounts: the operator's default account when
+// --accounts is 1, else that many new accounts of the operator, each with
+// ETH for gas (from the network's faucet) and the tokens it will send (from
+// the default account).
+func (r *runner) senders(ctx context.Context, tk token) ([]account, error) {
+	var def account
+	if err := r.c.do(ctx, "GET", "/accounts/default", nil, &def); err != nil {
+		return nil, fmt.Errorf("default account: %w", err)
+	}
+	if r.opt.Accounts <= 1 {
+		return []account{def}, nil
+	}
+	m := r.opt.Accounts
+	accts := make([]account, m)
+	r.prog.phase("create accounts", m)
+	if err := r.parallel(ctx, m, func(ctx context.Context, i int) error {
+		if err := r.c.do(ctx, "POST", "/accounts", []byte("{}"), &accts[i]); err != nil {
+			return fmt.Errorf("create account: %w", err)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	r.prog.phase("wait for gas", m)
+	balPath := func(a account) string {
+		return "/accounts/" + a.ID + "/balance?network=" + url.QueryEscape(tk.Network)
+	}
+	if err := r.parallel(ctx, m, func(ctx context.Context, i int) error {
+		for {
+			var wei string
+			if err := r.c.do(ctx, "GET", balPath(accts[i]), nil, &wei); err != nil {
+				return fmt.Errorf("balance of %s: %w", accts[i].Address, err)
+			}
+			if wei != "0" && wei != "" {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("account %s got no gas: %w", accts[i].Address, ctx.Err())
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	// Fund each sender with the tokens it sends.
+	r.prog.phase("fund senders", m)
+	start := time.Now()
+	funding := make([]check.Sent, m)
+	if err := r.parallel(ctx, m, func(ctx context.Context, i int) error {
+		count := int64(r.opt.N / m)
+		if i < r.opt.N%m {
+			count++
+		}
+		value := new(big.Int).Mul(big.NewInt(count), big.NewInt(r.opt.Value))
+		body := []byte(`{"to":"` + accts[i].Address + `","value":"` + value.String() + `"}`)
+		var t txView
+		if err := r.c.do(ctx, "POST", "/tokens/"+tk.ID+"/transfers", body, &t); err != nil {
+			return fmt.Errorf("fund %s: %w", accts[i].Address, err)
+		}
+		funding[i] = check.Sent{ID: t.ID, From: t.From, To: accts[i].Address, Value: value}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	obs, err := r.waitTerminal(ctx, funding, start)
+	if err != nil {
+		return nil, fmt.Errorf("funding the senders: %w", err)
+	}
+	for _, f := range funding {
+		if obs[f.ID].Status != "completed" {
+			return nil, fmt.Errorf("funding transfer %s ended %s", f.ID, obs[f.ID].Status)
+		}
+	}
+	return accts, nil
+}
+
+// parallel runs f for 0..n-1 on up to the concurrency's workers (at most
+// 32) and returns the first error.
+func (r *runner) parallel(ctx context.Context, n int, f func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := min(r.opt.Conc, 32, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for range workers {
+		wg.Add(1)
+		go func() { // owned by parallel, which waits for it
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := f(ctx, i); err != nil {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+				r.prog.add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// freshAddresses returns n random addresses (lower-case hex): they hold
+// nothing, so their balances after the run are what the run sent them.
+func freshAddresses(n int) ([]string, error) {
+	out := make([]string, n)
+	for i := range out {
+		var b [20]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("random address: %w", err)
+		}
+		out[i] = "0x" + hex.EncodeToString(b[:])
+	}
+	return out, nil
+}
+
+// load sends the N transfers with C workers, paced at --rate when set, and
+// returns the accepted ones, the accept latencies, the start and the
+// duration of the phase. Errors are counted by code into errs.
+func (r *runner) load(ctx context.Context, tk token, senders []account, recipients []string, errs map[string]int) ([]check.Sent, []time.Duration, time.Time, time.Duration) {
+	n := r.opt.N
+	value := big.NewInt(r.opt.Value)
+	path := "/tokens/" + tk.ID + "/transfers"
+	type job struct {
+		i     int
+		sched time.Time // when the request was due (rate mode), for latency
+	}
+	jobs := make(chan job, r.opt.Conc)
+	type result struct {
+		sent check.Sent
+		lat  time.Duration
+		code string
+	}
+	results := make([]result, n)
+	r.prog.phase("send", n)
+	start := time.Now()
+	loadCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range r.opt.Conc {
+		wg.Add(1)
+		go func() { // owned by load, which waits for it
+			defer wg.Done()
+			for j := range jobs {
+				from, to := senders[j.i%len(senders)], recipients[j.i%len(recipients)]
+				body := []byte(`{"to":"` + to + `","value":"` + value.String() + `","from":"` + from.ID + `"}`)
+				began := time.Now()
+				if !j.sched.IsZero() {
+					began = j.sched
+				}
+				var t txView
+				err := r.c.do(loadCtx, "POST", path, body, &t)
+				res := result{lat: time.Since(began)}
+				if err != nil {
+					res.code = errorCode(err)
+				} else {
+					res.sent = check.Sent{ID: t.ID, From: t.From, To: to, Value: value}
+				}
+				results[j.i] = res
+				r.prog.add(1)
+			}
+		}()
+	}
+	func() { // the feeder; closes jobs when done
+		defer close(jobs)
+		for i := range n {
+			var due time.Time
+			if r.opt.Rate > 0 {
+				due = start.Add(time.Duration(float64(i) / r.opt.Rate * float64(time.Second)))
+				if d := time.Until(due); d > 0 {
+					select {
+					case <-time.After(d):
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+			select {
+			case jobs <- job{i: i, sched: due}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	elapsed := time.Since(start)
+	var sent []check.Sent
+	var lat []time.Duration
+	for _, res := range results {
+		switch {
+		case res.code != "":
+			errs[res.code]++
+		case res.sent.ID != "":
+			sent = append(sent, res.sent)
+			lat = append(lat, res.lat)
+		}
+	}
+	return sent, lat, start, elapsed
+}
+
+// waitTerminal lists the operator's transactions created since start until
+// every one of sent is completed or failed, or the timeout passes; it
+// returns what it saw of them.
+func (r *runner) waitTerminal(ctx context.Context, sent []check.Sent, start time.Time) (map[string]txView, error) {
+	want := make(map[string]bool, len(sent))
+	for _, s := range sent {
+		want[s.ID] = true
+	}
+	seen := make(map[string]txView, len(sent))
+	r.prog.phase("complete", len(sent))
+	ctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
+	defer cancel()
+	since := start.Add(-2 * time.Second).UTC().Format("2006-01-02T15:04:05.000Z")
+	for {
+		terminal := 0
+		cursor := ""
+		for {
+			q := url.Values{"since": {since}, "sort": {"created"}, "limit": {"1000"}}
+			if cursor != "" {
+				q.Set("cursor", cursor)
+			}
+			var page []txView
+			next, err := r.c.page(ctx, "/transactions?"+q.Encode(), &page)
+			if err != nil {
+				if ctx.Err() != nil {
+					return seen, fmt.Errorf("waiting for completion: %w", ctx.Err())
+				}
+				return seen, fmt.Errorf("list transactions: %w", err)
+			}
+			for _, t := range page {
+				if want[t.ID] {
+					seen[t.ID] = t
+				}
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		for id := range want {
+			if seen[id].terminal() {
+				terminal++
+			}
+		}
+		r.prog.set(terminal)
+		if terminal == len(want) {
+			return seen, nil
+		}
+		select {
+		case <-ctx.Done():
+			return seen, fmt.Errorf("%d of %d transactions not completed or failed within %v", len(want)-terminal, len(want), r.opt.Timeout)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// balances reads the token balance of every recipient.
+func (r *runner) balances(ctx context.Context, tk token, recipients []string) (map[string]*big.Int, error) {
+	out := make([]*big.Int, len(recipients))
+	r.prog.phase("read balances", len(recipients))
+	if err := r.parallel(ctx, len(recipients), func(ctx context.Context, i int) error {
+		var s string
+		if err := r.c.do(ctx, "GET", "/tokens/"+tk.ID+"/balances/"+recipients[i], nil, &s); err != nil {
+			return fmt.Errorf("balance of %s: %w", recipients[i], err)
+		}
+		v, ok := new(big.Int).SetString(s, 10)
+		if !ok {
+			return fmt.Errorf("balance of %s: %q is not a decimal", recipients[i], s)
+		}
+		out[i] = v
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	m := make(map[string]*big.Int, len(recipients))
+	for i, a := range recipients {
+		m[a] = out[i]
+	}
+	return m, nil
+}
+
+// errorLines formats errors by code, most frequent first.
+func errorLines(errs map[string]int) []string {
+	codes := make([]string, 0, len(errs))
+	for c := range errs {
+		codes = append(codes, c)
+	}
+	sort.Slice(codes, func(i, j int) bool {
+		if errs[codes[i]] != errs[codes[j]] {
+			return errs[codes[i]] > errs[codes[j]]
+		}
+		return codes[i] < codes[j]
+	})
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		out[i] = c + "=" + strconv.Itoa(errs[c])
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+// Command txload is a load generator for the txengine API (not a test). It
+// sends N token transfers from M accounts with C concurrent keep-alive
+// clients, optionally at a fixed rate, waits until every accepted transfer
+// ended, checks the outcome against the API and the chain (every accepted
+// transfer completed exactly once, nonces contiguous per sender, the
+// recipients' balances add up) and prints a report: accepted/s, accept
+// latency percentiles, errors by code, time until the last transfer
+// completed. With --json it prints one JSON object instead.
+//
+//	txload --url http://127.0.0.1:8080 --token $(cat data/operator.token) --n 10000 --accounts 1 --concurrency 64
+//
+// With --accounts 1 the operator's default account sends. With more, txload
+// creates that many accounts of the operator (the network's faucet gives
+// them gas), funds each with the tokens it will send from the default
+// account, then sends. Recipients are fresh random addresses, so their
+// balances start at zero.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run parses args, runs the load and writes the report; it returns the exit
+// status: 0 done (and checked OK when checked), 1 the check failed, 2 usage
+// or setup error.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("txload", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.URL, "url", "http://127.0.0.1:8080", "base URL of the txengine API")
+	fs.StringVar(&o.Token, "token", os.Getenv("TXENGINE_TOKEN"), "operator token (default $TXENGINE_TOKEN)")
+	fs.StringVar(&o.TokenID, "token-id", "", "token contract id (default: the first of GET /tokens)")
+	fs.IntVar(&o.N, "n", 1000, "transfers to send")
+	fs.IntVar(&o.Accounts, "accounts", 1, "sending accounts (1: the operator's default account; more: created and funded)")
+	fs.IntVar(&o.Conc, "concurrency", 64, "concurrent clients")
+	fs.IntVar(&o.Recipients, "recipients", 100, "fresh random recipient addresses")
+	fs.Float64Var(&o.Rate, "rate", 0, "requests per second (0: as fast as possible)")
+	fs.Int64Var(&o.Value, "value", 1, "token base units per transfer")
+	fs.BoolVar(&o.Wait, "wait", true, "wait until every accepted transfer ended")
+	fs.BoolVar(&o.Check, "check", true, "check the outcome (needs --wait)")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object, no progress")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "bound on waiting for completion")
+	fs.DurationVar(&o.ReqTimeout, "request-timeout", 30*time.Second, "bound on one HTTP request")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	o.URL = strings.TrimRight(o.URL, "/")
+	switch {
+	case o.Token == "":
+		fmt.Fprintln(stderr, "txload: --token (or $TXENGINE_TOKEN) is required")
+		return 2
+	case o.N < 1 || o.Accounts < 1 || o.Conc < 1 || o.Recipients < 1 || o.Value < 0 || o.Rate < 0:
+		fmt.Fprintln(stderr, "txload: --n, --accounts, --concurrency and --recipients must be positive; --value and --rate not negative")
+		return 2
+	}
+	mode := progressNone
+	if !o.JSON {
+		mode = progressLines
+		if isTerminal(os.Stderr) {
+			mode = progressBar
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := newProgress(mode, stderr)
+	r := &runner{opt: o, c: newClient(o.URL, o.Token, o.Conc, o.ReqTimeout), prog: prog}
+	rep, err := r.run(ctx)
+	prog.stop()
+	if err != nil && rep == nil {
+		fmt.Fprintf(stderr, "txload: %v\n", err)
+		return 2
+	}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "txload: %v\n", err)
+			return 2
+		}
+	} else {
+		writeText(stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "txload: %v\n", err)
+		return 2
+	}
+	if rep.Check != nil && !rep.Check.OK {
+		return 1
+	}
+	return 0
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeText prints the human report.
+func writeText(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "txload: %d transfers from %d account(s), %d clients, rate %s, token %s on %s\n",
+		r.N, r.Accounts, r.Concurrency, rateText(r.Rate), r.TokenID, r.Network)
+	fmt.Fprintf(w, "  setup            %.1fs\n", r.SetupSeconds)
+	fmt.Fprintf(w, "  accepted         %d in %.2fs = %.0f/s\n", r.Accepted, r.AcceptSeconds, r.AcceptedPerSec)
+	fmt.Fprintf(w, "  accept latency   p50 %.1fms  p90 %.1fms  p99 %.1fms  max %.1fms\n",
+		r.LatencyMs.P50, r.LatencyMs.P90, r.LatencyMs.P99, r.LatencyMs.Max)
+	errs := "none"
+	if len(r.Errors) > 0 {
+		errs = strings.Join(errorLines(r.Errors), " ")
+	}
+	fmt.Fprintf(w, "  errors           %s\n", errs)
+	if r.LastCompletedSeconds > 0 {
+		fmt.Fprintf(w, "  last completed   %.2fs after the first request (%.0f/s), blocks %d..%d, median gas %d\n",
+			r.LastCompletedSeconds, r.CompletedPerSec, r.FirstBlock, r.LastBlock, r.GasUsedMedian)
+	}
+	if r.WaitError != "" {
+		fmt.Fprintf(w, "  wait             %s\n", r.WaitError)
+	}
+	if c := r.Check; c != nil {
+		verdict := "OK"
+		if !c.OK {
+			verdict = "FAILED"
+		}
+		fmt.Fprintf(w, "  check            %s: %d/%d completed, %d failed, %d not ended, %d missing; %d sender(s): %d nonce gaps, %d duplicates; %d hash duplicates; %d recipient(s): %d balance mismatches\n",
+			verdict, c.Completed, c.Accepted, c.Failed, c.NotTerminal, c.Missing, c.Senders, c.NonceGaps, c.NonceDuplicates, c.HashDuplicates, c.Recipients, c.BalanceMismatches)
+		for _, p := range c.Problems {
+			fmt.Fprintf(w, "    %s\n", p)
+		}
+	}
+}
+
+func rateText(r float64) string {
+	if r == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%.0f/s", r)
+}
