@@ -122,6 +122,8 @@ func (s *Sender) SetMetrics(m Metrics) {
 		m = NopMetrics{}
 	}
 	s.metrics = m
+	// The account's load series exist from the start, at zero.
+	m.AccountLoad(s.account.ID, s.net.Name, 0, 0)
 }
 
 // reportLoad sends the change of the account's load since the last report.
@@ -157,7 +159,19 @@ func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
 	load.queued, s.countedAt = n, now
 }
 
-// Accept stores txs durably (status new) in one database transaction.
+// Accept stores txs durably (status new) in one database transaction: the
+// group commit of an account actor.
+func Accept(ctx context.Context, store interface {
+	InsertTransactions(ctx context.Context, txs []*Transaction) error
+}, txs []*Transaction) error {
+	if err := store.InsertTransactions(ctx, txs); err != nil {
+		return fmt.Errorf("accept %d transactions: %w", len(txs), err)
+	}
+	return nil
+}
+
+// Accept stores txs durably (status new) in one database transaction and
+// counts them.
 func (s *Sender) Accept(ctx context.Context, txs []*Transaction) error {
 	if err := s.store.InsertTransactions(ctx, txs); err != nil {
 		return fmt.Errorf("accept %d transactions: %w", len(txs), err)

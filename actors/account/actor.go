@@ -2,7 +2,6 @@ package account
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -52,7 +51,9 @@ type Config struct {
 // Key names the actor of an account on a network.
 func Key(accountID, network string) string { return accountID + "@" + network }
 
-// Props returns the props of the actor of accountID on net.
+// Props returns the props of the actor of accountID on net. The account
+// actor accepts (group commit) and owns a child, the submitter, that
+// assigns nonces and broadcasts: a slow node never holds up acceptance.
 func Props(cfg Config, accountID string, net *engine.Network) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &Actor{cfg: cfg, accountID: accountID, net: net, key: Key(accountID, net.Name)}
@@ -65,20 +66,18 @@ type pending struct {
 	replyTo *actor.PID
 }
 
-// Actor is the account actor. All its state is touched only from Receive.
+// Actor is the account actor: it commits the Submits waiting in its
+// mailbox in one database transaction (group commit), answers them, and
+// wakes its submitter. All its state is touched only from Receive.
 type Actor struct {
 	cfg       Config
 	accountID string
 	net       *engine.Network
 	key       string
 
-	sender      *engine.Sender
+	submitter   *actor.PID
 	buffer      []pending
 	flushQueued bool
-	pumpQueued  bool
-	retry       *time.Timer
-	ticker      *time.Ticker
-	tickerDone  chan struct{}
 	ctx         context.Context
 	cancel      context.CancelFunc
 }
@@ -89,35 +88,20 @@ func (a *Actor) Receive(c actor.Context) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		c.SetReceiveTimeout(a.cfg.Idle)
-		a.startTicker(c)
-		a.queuePump(c)
+		a.submitter = c.Spawn(actor.PropsFromProducer(func() actor.Actor {
+			return &submitter{cfg: a.cfg, accountID: a.accountID, net: a.net}
+		}))
 	case *actor.Restarting:
-		// State is rebuilt from the database on the restart's Started; the
-		// Submits not yet committed go to the new incarnation, which answers
-		// their senders.
-		a.forgetLoad()
-		a.sender = nil
+		// The Submits not yet committed go to the new incarnation, which
+		// answers their senders.
 		for _, p := range a.buffer {
 			c.RequestWithCustomSender(c.Self(), &Submit{Tx: p.tx}, p.replyTo)
 		}
 		a.buffer = nil
-		a.stopTicker()
-		if a.retry != nil {
-			a.retry.Stop()
-		}
-		if a.cancel != nil {
-			a.cancel()
-		}
+		a.cancel()
 	case *actor.Stopping:
-		a.forgetLoad()
 		a.failBuffer(c, engine.Errorf(engine.CodeUnavailable, "", "account actor stopping"))
-		if a.retry != nil {
-			a.retry.Stop()
-		}
-		a.stopTicker()
-		if a.cancel != nil {
-			a.cancel()
-		}
+		a.cancel()
 	case *Submit:
 		a.buffer = append(a.buffer, pending{tx: msg.Tx, replyTo: c.Sender()})
 		if !a.flushQueued {
@@ -128,21 +112,13 @@ func (a *Actor) Receive(c actor.Context) {
 		a.flushQueued = false
 		a.flush(c)
 	case *Wake:
-		if msg.Resync && a.sender != nil {
-			a.sender.Resync()
-		}
-		a.queuePump(c)
-	case tick:
-		a.queuePump(c)
-	case pump:
-		a.pumpQueued = false
-		a.pump(c)
+		c.Send(a.submitter, msg)
 	case *actor.ReceiveTimeout:
 		a.maybePassivate(c)
 	case passivate:
 		// Submits that arrived before the registration was removed are
 		// committed now; a new incarnation submits them.
-		handOver := len(a.buffer) > 0 || a.pumpQueued
+		handOver := len(a.buffer) > 0
 		for len(a.buffer) > 0 {
 			a.flush(c)
 		}
@@ -154,7 +130,7 @@ func (a *Actor) Receive(c actor.Context) {
 }
 
 // flush stores up to MaxBatch buffered transactions in one database
-// transaction and answers their senders.
+// transaction, answers their senders and wakes the submitter.
 func (a *Actor) flush(c actor.Context) {
 	n := min(len(a.buffer), a.cfg.MaxBatch)
 	batch := a.buffer[:n:n]
@@ -167,15 +143,15 @@ func (a *Actor) flush(c actor.Context) {
 	for i, p := range batch {
 		txs[i] = p.tx
 	}
-	s, err := a.getSender()
-	if err == nil {
-		err = s.Accept(a.ctx, txs)
+	err := engine.Accept(a.ctx, a.cfg.Store, txs)
+	if err == nil && a.cfg.Metrics != nil {
+		a.cfg.Metrics.TxAccepted(a.accountID, a.net.Name, n)
 	}
 	for _, p := range batch {
 		c.Send(p.replyTo, &Accepted{Tx: p.tx, Err: err})
 	}
 	if err == nil {
-		a.queuePump(c)
+		c.Send(a.submitter, &Wake{})
 	}
 }
 
@@ -186,74 +162,10 @@ func (a *Actor) failBuffer(c actor.Context, err error) {
 	a.buffer = nil
 }
 
-func (a *Actor) queuePump(c actor.Context) {
-	if !a.pumpQueued {
-		a.pumpQueued = true
-		c.Send(c.Self(), pump{})
-	}
-}
-
-func (a *Actor) pump(c actor.Context) {
-	s, err := a.getSender()
-	if err == nil {
-		_, err = s.Pump(a.ctx)
-		a.resolve(s.TakeFailed())
-	}
-	if err != nil {
-		a.cfg.Log.Warn("account pump failed; retrying", "account", a.accountID, "network", a.net.Name, "err", err, "retry_in", a.cfg.RetryAfter)
-		if a.retry != nil {
-			a.retry.Stop()
-		}
-		self, root := c.Self(), c.ActorSystem().Root
-		a.retry = time.AfterFunc(a.cfg.RetryAfter, func() { root.Send(self, &Wake{}) })
-		return
-	}
-	if a.retry != nil {
-		a.retry.Stop()
-		a.retry = nil
-	}
-}
-
-// getSender loads the account and builds its Sender on first use.
-func (a *Actor) getSender() (*engine.Sender, error) {
-	if a.sender != nil {
-		return a.sender, nil
-	}
-	acct, err := a.cfg.Store.AccountByID(a.ctx, a.accountID)
-	if err != nil {
-		return nil, fmt.Errorf("load account %s: %w", a.accountID, err)
-	}
-	a.sender = engine.NewSender(acct, a.net, a.cfg.Store, a.cfg.Signer, a.cfg.Clock, a.cfg.Log).WithConditions(a.cfg.Conditions)
-	a.sender.SetMetrics(a.cfg.Metrics)
-	return a.sender, nil
-}
-
-// forgetLoad withdraws the account's queue depth and in-flight count from
-// the gauges when the actor stops or restarts: only running actors report.
-func (a *Actor) forgetLoad() {
-	if a.sender != nil {
-		a.sender.ForgetLoad()
-	}
-}
-
-// resolve wakes the accounts of the dependents of the transactions this
-// actor failed (they fail too, or run).
-func (a *Actor) resolve(failed []string) {
-	if len(failed) == 0 || a.cfg.Conditions == nil {
-		return
-	}
-	refs, err := a.cfg.Conditions.Resolve(a.ctx, failed)
-	if err != nil {
-		a.cfg.Log.Warn("resolving dependents failed", "account", a.accountID, "err", err)
-	}
-	for _, r := range refs {
-		a.cfg.Registry.Wake(r.AccountID, r.Network, false)
-	}
-}
-
-// maybePassivate stops an idle actor that has nothing queued or in flight.
+// maybePassivate stops an idle actor whose account has nothing queued or
+// in flight (the submitter stops with it).
 func (a *Actor) maybePassivate(c actor.Context) {
-	if len(a.buffer) > 0 || a.retry != nil {
+	if len(a.buffer) > 0 {
 		return
 	}
 	inflight, err := a.cfg.Store.InFlight(a.ctx, a.accountID, a.net.Name)
@@ -266,34 +178,5 @@ func (a *Actor) maybePassivate(c actor.Context) {
 	}
 	if a.cfg.Registry.Release(a.key, c.Self()) {
 		c.Send(c.Self(), passivate{})
-	}
-}
-
-// startTicker starts the goroutine that sends the periodic tick; it stops
-// with the actor (stopTicker).
-func (a *Actor) startTicker(c actor.Context) {
-	if a.cfg.CheckEvery <= 0 {
-		return
-	}
-	a.ticker = time.NewTicker(a.cfg.CheckEvery)
-	a.tickerDone = make(chan struct{})
-	self, root, ticker, done := c.Self(), c.ActorSystem().Root, a.ticker, a.tickerDone
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-ticker.C:
-				root.Send(self, tick{})
-			}
-		}
-	}()
-}
-
-func (a *Actor) stopTicker() {
-	if a.ticker != nil {
-		a.ticker.Stop()
-		close(a.tickerDone)
-		a.ticker = nil
 	}
 }

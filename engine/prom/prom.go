@@ -204,13 +204,11 @@ func (m *Metrics) TxFailed(account, network string, code engine.TxErrorCode) {
 
 // AccountLoad implements engine.Metrics.
 func (m *Metrics) AccountLoad(account, network string, queued, inFlight int) {
+	// Add(0) still creates the series: an account's gauges exist, at zero,
+	// from the moment its actor runs.
 	a := m.account(account)
-	if queued != 0 {
-		m.queued.WithLabelValues(a, network).Add(float64(queued))
-	}
-	if inFlight != 0 {
-		m.inFlight.WithLabelValues(a, network).Add(float64(inFlight))
-	}
+	m.queued.WithLabelValues(a, network).Add(float64(queued))
+	m.inFlight.WithLabelValues(a, network).Add(float64(inFlight))
 }
 
 // NextNonce implements engine.Metrics. Accounts beyond the cap have no

@@ -146,7 +146,12 @@ func testCallbacks(t *testing.T, b backend) {
 		return http.StatusOK
 	})
 	dir := t.TempDir()
-	s := b.setup(t, dir).start(t, dir)
+	d := b.setup(t, dir)
+	// The receiver listens on loopback, which only the embedded default
+	// accepts without this (configured networks refuse private callback URLs
+	// unless allowed).
+	d.env = append(d.env, "TXENGINE_CALLBACKS_ALLOW_PRIVATE=true")
+	s := d.start(t, dir)
 	me := s.must(200, "GET", "/users/me", s.Token, nil).(map[string]any)
 	secret := me["callbackSecret"].(string)
 	tok := operatorToken(t, s, b.network)

@@ -1,0 +1,153 @@
+package account
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// submitter is the child of an account actor that owns the account's
+// engine.Sender: it assigns nonces, signs, persists and broadcasts within
+// the in-flight window, looks after stuck transactions, and resolves the
+// dependents of those it fails. Its parent wakes it after each group
+// commit; the watcher wakes it (through the parent) when blocks free the
+// window. A panic restarts it, and it rebuilds its state from the database.
+type submitter struct {
+	cfg       Config
+	accountID string
+	net       *engine.Network
+
+	sender     *engine.Sender
+	pumpQueued bool
+	retry      *time.Timer
+	ticker     *time.Ticker
+	tickerDone chan struct{}
+	ctx        context.Context
+	cancel     context.CancelFunc
+}
+
+// Receive implements actor.Actor.
+func (s *submitter) Receive(c actor.Context) {
+	switch msg := c.Message().(type) {
+	case *actor.Started:
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+		s.startTicker(c)
+		s.queuePump(c)
+	case *actor.Stopping, *actor.Restarting:
+		s.forgetLoad()
+		s.sender = nil
+		s.stopTicker()
+		if s.retry != nil {
+			s.retry.Stop()
+		}
+		s.cancel()
+	case *Wake:
+		if msg.Resync && s.sender != nil {
+			s.sender.Resync()
+		}
+		s.queuePump(c)
+	case tick:
+		s.queuePump(c)
+	case pump:
+		s.pumpQueued = false
+		s.pump(c)
+	}
+}
+
+func (s *submitter) queuePump(c actor.Context) {
+	if !s.pumpQueued {
+		s.pumpQueued = true
+		c.Send(c.Self(), pump{})
+	}
+}
+
+func (s *submitter) pump(c actor.Context) {
+	snd, err := s.getSender()
+	if err == nil {
+		_, err = snd.Pump(s.ctx)
+		s.resolve(snd.TakeFailed())
+	}
+	if err != nil {
+		s.cfg.Log.Warn("account pump failed; retrying", "account", s.accountID, "network", s.net.Name, "err", err, "retry_in", s.cfg.RetryAfter)
+		if s.retry != nil {
+			s.retry.Stop()
+		}
+		self, root := c.Self(), c.ActorSystem().Root
+		s.retry = time.AfterFunc(s.cfg.RetryAfter, func() { root.Send(self, &Wake{}) })
+		return
+	}
+	if s.retry != nil {
+		s.retry.Stop()
+		s.retry = nil
+	}
+}
+
+// getSender loads the account and builds its Sender on first use.
+func (s *submitter) getSender() (*engine.Sender, error) {
+	if s.sender != nil {
+		return s.sender, nil
+	}
+	acct, err := s.cfg.Store.AccountByID(s.ctx, s.accountID)
+	if err != nil {
+		return nil, fmt.Errorf("load account %s: %w", s.accountID, err)
+	}
+	s.sender = engine.NewSender(acct, s.net, s.cfg.Store, s.cfg.Signer, s.cfg.Clock, s.cfg.Log).WithConditions(s.cfg.Conditions)
+	s.sender.SetMetrics(s.cfg.Metrics)
+	return s.sender, nil
+}
+
+// forgetLoad withdraws the account's queue depth and in-flight count from
+// the gauges when the submitter stops or restarts: only running ones report.
+func (s *submitter) forgetLoad() {
+	if s.sender != nil {
+		s.sender.ForgetLoad()
+	}
+}
+
+// resolve wakes the accounts of the dependents of the transactions this
+// submitter failed (they fail too, or run).
+func (s *submitter) resolve(failed []string) {
+	if len(failed) == 0 || s.cfg.Conditions == nil {
+		return
+	}
+	refs, err := s.cfg.Conditions.Resolve(s.ctx, failed)
+	if err != nil {
+		s.cfg.Log.Warn("resolving dependents failed", "account", s.accountID, "err", err)
+	}
+	for _, r := range refs {
+		s.cfg.Registry.Wake(r.AccountID, r.Network, false)
+	}
+}
+
+// startTicker starts the goroutine that sends the periodic tick; it stops
+// with the submitter (stopTicker).
+func (s *submitter) startTicker(c actor.Context) {
+	if s.cfg.CheckEvery <= 0 {
+		return
+	}
+	s.ticker = time.NewTicker(s.cfg.CheckEvery)
+	s.tickerDone = make(chan struct{})
+	self, root, ticker, done := c.Self(), c.ActorSystem().Root, s.ticker, s.tickerDone
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ticker.C:
+				root.Send(self, tick{})
+			}
+		}
+	}()
+}
+
+func (s *submitter) stopTicker() {
+	if s.ticker != nil {
+		s.ticker.Stop()
+		close(s.tickerDone)
+		s.ticker = nil
+	}
+}
