@@ -20,6 +20,7 @@ type SenderStore interface {
 	InsertTransactions(ctx context.Context, txs []*Transaction) error
 	ReadyTransactions(ctx context.Context, accountID, network string, limit int) ([]*Transaction, error)
 	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
+	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
 	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
 	MarkSubmitted(ctx context.Context, tx *Transaction) error
 	MarkSubmittedMany(ctx context.Context, txs []*Transaction) error
@@ -222,13 +223,13 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	inflight, err := s.store.InFlight(ctx, s.account.ID, s.net.Name)
+	sum, err := s.store.InFlightSummary(ctx, s.account.ID, s.net.Name)
 	if err != nil {
 		return 0, fmt.Errorf("pump: in flight: %w", err)
 	}
 	// The load as this pump leaves it: submit moves transactions from the
 	// queue to in flight.
-	load := accountLoad{queued: s.load.queued, inFlight: len(inflight)}
+	load := accountLoad{queued: s.load.queued, inFlight: sum.Count}
 	defer func() {
 		s.countQueue(ctx, &load)
 		s.reportLoad(load)
@@ -236,10 +237,10 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 			s.metrics.NextNonce(s.account.ID, s.net.Name, s.next)
 		}
 	}()
-	if err := s.unstick(ctx, inflight); err != nil {
+	if err := s.unstick(ctx, sum); err != nil {
 		return 0, err
 	}
-	free := s.net.InFlight - len(inflight)
+	free := s.net.InFlight - sum.Count
 	done := 0
 	var fees *feeQuote
 	var batch []*Transaction
@@ -516,12 +517,22 @@ func lastSent(tx *Transaction) time.Time {
 // unstick looks after in-flight transactions that take long: those unmined
 // for ReplaceAfter since they were last signed are replaced with higher
 // fees; when the oldest has waited rebroadcastAfter, all are broadcast
-// again (a node may have dropped them).
-func (s *Sender) unstick(ctx context.Context, inflight []*Transaction) error {
-	if len(inflight) == 0 {
+// again (a node may have dropped them). The rows are read only then; sum
+// tells when.
+func (s *Sender) unstick(ctx context.Context, sum InFlightSummary) error {
+	if sum.Count == 0 {
 		return nil
 	}
 	now := s.clock.Now()
+	stuck := now.Sub(sum.OldestSent) >= s.net.replaceAfter()
+	stale := now.Sub(sum.OldestSubmitted) > s.rebroadcastAfter
+	if !stuck && !stale {
+		return nil
+	}
+	inflight, err := s.store.InFlight(ctx, s.account.ID, s.net.Name)
+	if err != nil {
+		return fmt.Errorf("in flight: %w", err)
+	}
 	var fees *feeQuote
 	for _, tx := range inflight {
 		if now.Sub(lastSent(tx)) < s.net.replaceAfter() {
@@ -538,7 +549,7 @@ func (s *Sender) unstick(ctx context.Context, inflight []*Transaction) error {
 			return err
 		}
 	}
-	if now.Sub(*inflight[0].Submitted) > s.rebroadcastAfter {
+	if stale {
 		s.rebroadcast(ctx, inflight)
 	}
 	return nil

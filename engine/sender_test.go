@@ -102,6 +102,20 @@ func (m *memStore) InFlight(context.Context, string, string) ([]*Transaction, er
 	return out, nil
 }
 
+func (m *memStore) InFlightSummary(ctx context.Context, a, n string) (InFlightSummary, error) {
+	txs, _ := m.InFlight(ctx, a, n)
+	out := InFlightSummary{Count: len(txs)}
+	for i, tx := range txs {
+		if i == 0 || tx.Submitted.Before(out.OldestSubmitted) {
+			out.OldestSubmitted = *tx.Submitted
+		}
+		if sent := lastSent(tx); i == 0 || sent.Before(out.OldestSent) {
+			out.OldestSent = sent
+		}
+	}
+	return out, nil
+}
+
 func (m *memStore) MaxNonce(context.Context, string, string) (uint64, bool, error) {
 	var max uint64
 	found := false

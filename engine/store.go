@@ -124,6 +124,15 @@ type TxFilter struct {
 	Limit int
 }
 
+// InFlightSummary is what InFlightSummary returns.
+type InFlightSummary struct {
+	Count int
+	// OldestSubmitted is the earliest submitted time.
+	OldestSubmitted time.Time
+	// OldestSent is the earliest last-signed time (submitted or replaced).
+	OldestSent time.Time
+}
+
 // TxStore keeps transactions and their lifecycle.
 //
 // Callback outbox rule: every method that moves a transaction to completed
@@ -149,6 +158,11 @@ type TxStore interface {
 	// InFlight returns the account's transactions on the network in status
 	// submitted, by nonce.
 	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
+	// InFlightSummary tells, without reading the rows, how many of the
+	// account's transactions on the network are submitted, the earliest of
+	// their submitted times and the earliest time one of them was last
+	// signed (the later of submitted and replaced); zero times when none.
+	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
 	// MaxNonce returns the highest nonce ever assigned to the account on the
 	// network, and false when none was.
 	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)

@@ -213,7 +213,7 @@ func (s *Server) pathContract(c *gin.Context) (*engine.Contract, error) {
 
 // ownContract returns the contract id of u, or not_found on field.
 func (s *Server) ownContract(ctx context.Context, u *engine.User, id, field string) (*engine.Contract, error) {
-	ct, err := s.store.ContractByID(ctx, id)
+	ct, err := s.contracts.contract(ctx, id, s.store.ContractByID)
 	if engine.IsNotFound(err) || (err == nil && ct.Owner != u.ID) {
 		return nil, notFound(field, "contract %s not found", id)
 	}

@@ -151,7 +151,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, engine.Errorf(engine.CodeUnauthenticated, "", "malformed Authorization header: expected Bearer <token>"))
 		return
 	}
-	u, err := s.store.UserByTokenHash(c.Request.Context(), engine.HashToken(token))
+	u, err := s.users.get(c.Request.Context(), s.clock.Now(), engine.HashToken(token), s.store.UserByTokenHash)
 	if engine.IsNotFound(err) {
 		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_token"`)
 		s.fail(c, engine.Errorf(engine.CodeUnauthenticated, "", "unknown or revoked token"))

@@ -95,7 +95,7 @@ func (s *Server) contractTarget(ct *engine.Contract) (txTarget, error) {
 	if err != nil {
 		return txTarget{}, err
 	}
-	parsed, err := engine.ParseABI(ct.ABI)
+	parsed, err := s.contracts.of(ct)
 	if err != nil {
 		return txTarget{}, fmt.Errorf("contract %s: stored abi: %w", ct.ID, err)
 	}

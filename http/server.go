@@ -148,6 +148,10 @@ type Server struct {
 	draining atomic.Bool
 	// idemLocks serialises requests with the same user and Idempotency-Key.
 	idemLocks keyedMutex
+	// users caches the users of tokens for a short while.
+	users userCache
+	// contracts caches registered contracts and their parsed ABIs.
+	contracts contractCache
 
 	limiter        *limiter
 	metrics        Metrics

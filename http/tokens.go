@@ -142,7 +142,7 @@ func (s *Server) pathToken(c *gin.Context) (*engine.Contract, error) {
 		return nil, err
 	}
 	u := currentUser(c)
-	ct, err := s.store.ContractByID(c.Request.Context(), id)
+	ct, err := s.contracts.contract(c.Request.Context(), id, s.store.ContractByID)
 	if engine.IsNotFound(err) || (err == nil && (ct.Owner != u.ID || !ct.IsToken())) {
 		return nil, notFound("", "token %s not found", id)
 	}

@@ -36,7 +36,11 @@ type tokenCreatedView struct {
 
 // getMe serves GET /users/me.
 func (s *Server) getMe(c *gin.Context) {
-	u := currentUser(c)
+	u, err := s.store.UserByID(c.Request.Context(), currentUser(c).ID)
+	if err != nil {
+		s.fail(c, fmt.Errorf("user %s: %w", currentUser(c).ID, err))
+		return
+	}
 	v := meView{ID: u.ID, Created: engine.FormatTime(u.Created), Operator: u.Operator, CallbackSecret: u.CallbackSecret}
 	if u.Owner != "" {
 		v.Owner = &u.Owner
@@ -136,6 +140,7 @@ func (s *Server) setUserLimits(c *gin.Context) {
 	}
 	limits := &engine.RateLimits{PerSecond: int(*req.PerSecond), PerHour: int(*req.PerHour)}
 	err = s.store.SetUserLimits(c.Request.Context(), id, limits)
+	s.users.forget(id)
 	if engine.IsNotFound(err) {
 		s.fail(c, notFound("", "user %s not found", id))
 		return

@@ -139,6 +139,29 @@ func (s *Store) InFlight(ctx context.Context, accountID, network string) ([]*eng
 	return decoded(sqlrow.Transactions(rows))
 }
 
+// InFlightSummary implements engine.TxStore.
+func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error) {
+	var r struct {
+		Count     int          `db:"n"`
+		Submitted sql.NullTime `db:"submitted"`
+		Sent      sql.NullTime `db:"sent"`
+	}
+	if err := s.db.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(submitted) AS submitted,
+		MIN(GREATEST(submitted, COALESCE(replaced, submitted))) AS sent
+		FROM transactions WHERE account_id = $1 AND network = $2 AND status = $3`,
+		accountID, network, string(engine.StatusSubmitted)); err != nil {
+		return engine.InFlightSummary{}, wrap(err, "in-flight summary of %s on %s", accountID, network)
+	}
+	out := engine.InFlightSummary{Count: r.Count}
+	if r.Submitted.Valid {
+		out.OldestSubmitted = fromTS(r.Submitted.Time)
+	}
+	if r.Sent.Valid {
+		out.OldestSent = fromTS(r.Sent.Time)
+	}
+	return out, nil
+}
+
 // MaxNonce returns the highest nonce ever assigned to the account on the
 // network (whatever the status of its transaction), and false when none was.
 func (s *Store) MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error) {

@@ -98,6 +98,29 @@ func (s *Store) InFlight(ctx context.Context, accountID, network string) ([]*eng
 	return decoded(sqlrow.Transactions(rows))
 }
 
+// InFlightSummary implements engine.TxStore.
+func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error) {
+	var r struct {
+		Count     int           `db:"n"`
+		Submitted sql.NullInt64 `db:"submitted"`
+		Sent      sql.NullInt64 `db:"sent"`
+	}
+	if err := s.r.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(submitted) AS submitted,
+		MIN(MAX(submitted, COALESCE(replaced, submitted))) AS sent
+		FROM transactions WHERE account_id = ? AND network = ? AND status = ?`,
+		accountID, network, string(engine.StatusSubmitted)); err != nil {
+		return engine.InFlightSummary{}, wrap(err, "in-flight summary of %s on %s", accountID, network)
+	}
+	out := engine.InFlightSummary{Count: r.Count}
+	if r.Submitted.Valid {
+		out.OldestSubmitted = fromMillis(r.Submitted.Int64)
+	}
+	if r.Sent.Valid {
+		out.OldestSent = fromMillis(r.Sent.Int64)
+	}
+	return out, nil
+}
+
 // MaxNonce returns the highest nonce ever assigned to the account on the
 // network (whatever the status of its transaction), and false when none was.
 func (s *Store) MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error) {

@@ -83,3 +83,28 @@ func testMarkSubmittedMany(t *testing.T, s engine.Store) {
 		t.Fatalf("c after a failed batch: %s nonce %v", got.Status, got.Nonce)
 	}
 }
+
+// testInFlightSummary: count and oldest times of the submitted transactions
+// of one account on one network.
+func testInFlightSummary(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	if sum, err := s.InFlightSummary(ctx, f.account.ID, "dev"); err != nil || sum.Count != 0 || !sum.OldestSent.IsZero() {
+		t.Fatalf("empty summary = %+v, %v", sum, err)
+	}
+	a, b, c, other := f.tx("dev", 1), f.tx("dev", 2), f.tx("dev", 3), f.tx("main", 4)
+	insert(t, s, a, b, c, other)
+	submit(t, s, a, 0) // submitted at(100)
+	submit(t, s, b, 1) // submitted at(101)
+	submit(t, s, other, 0)
+	// a was replaced later: its last signing is at(500); b's stays at(101).
+	repl := *a
+	h := randomHash(t)
+	repl.Hash, repl.Replaced = &h, ptr(at(500))
+	must(t, s.MarkReplaced(ctx, &repl))
+	sum, err := s.InFlightSummary(ctx, f.account.ID, "dev")
+	must(t, err)
+	if sum.Count != 2 || !sum.OldestSubmitted.Equal(at(100)) || !sum.OldestSent.Equal(at(101)) {
+		t.Fatalf("summary = %+v; want 2, submitted %s, sent %s", sum, at(100), at(101))
+	}
+}

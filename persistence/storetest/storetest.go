@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"Conditions", testConditions},
 		{"Replacement", testReplacement},
 		{"MarkSubmittedMany", testMarkSubmittedMany},
+		{"InFlightSummary", testInFlightSummary},
 		{"CountQueued", testCountQueued},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Idempotency", testIdempotency},
