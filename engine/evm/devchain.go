@@ -147,10 +147,10 @@ func startOnNode(stack *node.Node, cfg DevChainConfig, faucet common.Address) (*
 	ethCfg.StateScheme = rawdb.HashScheme
 	ethCfg.NoPruning = true
 	// Caches sized for an embedded chain rather than a mainnet node.
-	ethCfg.DatabaseCache = 128
-	ethCfg.TrieCleanCache = 64
-	ethCfg.TrieDirtyCache = 64
-	ethCfg.SnapshotCache = 32
+	ethCfg.DatabaseCache = 32
+	ethCfg.TrieCleanCache = 16
+	ethCfg.TrieDirtyCache = 16
+	ethCfg.SnapshotCache = 16
 
 	backend, err := eth.New(stack, &ethCfg)
 	if err != nil {
