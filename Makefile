@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short vet bench contracts clean
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short fuzz-short vet bench contracts clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -65,6 +65,18 @@ test: vet
 ## test-short: unit tests only
 test-short:
 	$(GO) test -count=1 -short ./...
+
+## fuzz-short: run every fuzz target for FUZZTIME (default 10s) each; `make test` already runs
+## their seeds and committed corpora (testdata/fuzz). Packages are those with a func Fuzz*.
+FUZZTIME ?= 10s
+fuzz-short:
+	@set -e; for dir in $$($(GO) list -f '{{.Dir}}' ./...); do \
+		grep -qs '^func Fuzz' $$dir/*_test.go || continue; \
+		for target in $$($(GO) test -list '^Fuzz' $$dir | grep '^Fuzz'); do \
+			echo "== $$dir $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$dir; \
+		done; \
+	done
 
 vet:
 	$(GO) vet ./...

@@ -15,13 +15,14 @@ func ParseAmount(field, s string) (*big.Int, error) {
 	if s == "" {
 		return nil, Invalid(field, "%s must be a non-empty string of decimal digits", field)
 	}
-	if len(s) > 78 {
-		return nil, Invalid(field, "%s exceeds 2^256-1", field)
-	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return nil, Invalid(field, "%s must contain only decimal digits (no sign, decimal point, exponent or hex)", field)
 		}
+	}
+	// Leading zeros do not count: "000…01" is 1, however many zeros.
+	if len(strings.TrimLeft(s, "0")) > 78 {
+		return nil, Invalid(field, "%s exceeds 2^256-1", field)
 	}
 	v, ok := new(big.Int).SetString(s, 10)
 	if !ok {

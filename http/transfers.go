@@ -147,6 +147,10 @@ func isPrivateHost(host string) bool {
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
+	// An IPv6 literal may carry a zone ("fe80::1%eth0"), which ParseIP refuses.
+	if i := strings.IndexByte(h, '%'); i >= 0 {
+		h = h[:i]
+	}
 	ip := net.ParseIP(h)
 	if ip == nil {
 		return false
