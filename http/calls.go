@@ -85,6 +85,9 @@ func (s *Server) call(c *gin.Context, tg txTarget, req callRequest) {
 
 // prepareCall resolves the method, encodes the arguments and the sender.
 func (s *Server) prepareCall(c *gin.Context, tg txTarget, method string, req callRequest) (preparedCall, error) {
+	if err := checkMethodName(method); err != nil {
+		return preparedCall{}, err
+	}
 	m, err := engine.FindMethod(tg.abi, method)
 	if err != nil {
 		return preparedCall{}, err
