@@ -312,6 +312,12 @@ func decodeStrict(raw json.RawMessage, dst any) error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return engine.Invalid("", "a call must be a JSON object")
 	}
+	if !json.Valid(raw) {
+		return engine.Invalid("", "malformed call")
+	}
+	if err := checkFieldNames(raw, dst); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
