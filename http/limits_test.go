@@ -111,3 +111,27 @@ func TestDefaultRequestTimeout(t *testing.T) {
 		t.Fatalf("default RequestTimeout = %s, want 30s", got)
 	}
 }
+
+// TestCallbackLoopbackNames checks that callback URLs whose host is a name
+// of loopback (localhost in any case, with a trailing dot, or under
+// .localhost) are refused by the API like loopback addresses. Other names
+// that resolve to private addresses are refused by the dispatcher when it
+// connects (engine.TestDispatcherRefusesNamesResolvingToLoopback).
+func TestCallbackLoopbackNames(t *testing.T) {
+	env := newTestEnv(t)
+	to := env.bobAcct.Address.Hex()
+	path := "/tokens/" + env.aliceToken20.ID + "/transfers"
+	for _, u := range []string{
+		"http://localhost./cb", "http://LOCALHOST/cb", "http://LocalHost.:8080/cb",
+		"https://api.localhost/cb", "http://a.b.localhost./cb", "http://127.1/cb", "http://2130706433/cb", "http://0177.0.0.1/cb", "http://0.0.0.0/cb",
+		"http://[::ffff:127.0.0.1]/cb", "http://[fe80::1]/cb",
+	} {
+		t.Run(u, func(t *testing.T) {
+			body := `{"to":"` + to + `","value":"1","callbacks":["` + u + `"]}`
+			wantError(t, env.do("POST", path, env.aliceToken, body), 400, engine.CodeInvalidArgument, "callbacks")
+		})
+	}
+	if n := len(env.engine.submissions()); n != 0 {
+		t.Fatalf("%d transactions submitted", n)
+	}
+}
