@@ -39,6 +39,8 @@ type Config struct {
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
 	// Callbacks configures callback delivery (config/callbacks.go).
 	Callbacks Callbacks `yaml:"callbacks"`
+	// HTTP tunes the API listener (config/ops.go).
+	HTTP HTTP `yaml:"http"`
 }
 
 // Database selects the store.

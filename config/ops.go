@@ -26,6 +26,14 @@ type RateLimit struct {
 	PerHour int `yaml:"perHour"`
 }
 
+// HTTP tunes the API listener.
+type HTTP struct {
+	// RequestTimeout bounds the handling of one request; one that exceeds
+	// it gets 503 unavailable (TXENGINE_HTTP_REQUEST_TIMEOUT; default 30s).
+	// The listener's read and write timeouts derive from it.
+	RequestTimeout time.Duration `yaml:"requestTimeout"`
+}
+
 // Health configures /readyz.
 type Health struct {
 	// MaxHeadAge makes a network whose latest block is older than this not
@@ -39,6 +47,7 @@ func (c *Config) opsDefaults() {
 	c.RateLimit = RateLimit{PerSecond: 10, PerHour: 3600}
 	c.Health = Health{MaxHeadAge: 2 * time.Minute}
 	c.ShutdownTimeout = 15 * time.Second
+	c.HTTP = HTTP{RequestTimeout: 30 * time.Second}
 }
 
 // applyOpsEnv applies the TXENGINE_* overrides of the operational settings.
@@ -69,6 +78,7 @@ func (c *Config) applyOpsEnv(getenv func(string) string) error {
 	}{
 		{"TXENGINE_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout},
 		{"TXENGINE_MAX_HEAD_AGE", &c.Health.MaxHeadAge},
+		{"TXENGINE_HTTP_REQUEST_TIMEOUT", &c.HTTP.RequestTimeout},
 	}
 	for _, e := range durations {
 		if v := getenv(e.key); v != "" {
@@ -106,6 +116,9 @@ func (c *Config) validateOps() error {
 	}
 	if c.ShutdownTimeout < time.Second || c.ShutdownTimeout > 10*time.Minute {
 		return fmt.Errorf("shutdownTimeout: must be between 1s and 10m, got %s", c.ShutdownTimeout)
+	}
+	if c.HTTP.RequestTimeout < time.Second || c.HTTP.RequestTimeout > 10*time.Minute {
+		return fmt.Errorf("http.requestTimeout: must be between 1s and 10m, got %s", c.HTTP.RequestTimeout)
 	}
 	return nil
 }

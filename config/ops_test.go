@@ -63,18 +63,18 @@ func TestOpsSettings(t *testing.T) {
 		"TXENGINE_METRICS_LISTEN": "127.0.0.1:9100", "TXENGINE_METRICS_MAX_ACCOUNTS": "5",
 		"TXENGINE_RATE_LIMIT_PER_SECOND": "20", "TXENGINE_RATE_LIMIT_PER_HOUR": "100",
 		"TXENGINE_SHUTDOWN_TIMEOUT": "3s", "TXENGINE_MAX_HEAD_AGE": "0s",
-		"TXENGINE_DATABASE_URL": "postgres://u@localhost/txengine",
+		"TXENGINE_DATABASE_URL": "postgres://u@localhost/txengine", "TXENGINE_HTTP_REQUEST_TIMEOUT": "5s",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Metrics.Listen != "127.0.0.1:9100" || cfg.Metrics.MaxAccounts != 5 || cfg.RateLimit.PerSecond != 20 ||
 		cfg.RateLimit.PerHour != 100 || cfg.ShutdownTimeout != 3*time.Second || cfg.Health.MaxHeadAge != 0 ||
-		cfg.Database.URL != "postgres://u@localhost/txengine" {
+		cfg.Database.URL != "postgres://u@localhost/txengine" || cfg.HTTP.RequestTimeout != 5*time.Second {
 		t.Fatalf("env not applied: %+v", cfg)
 	}
 	d := Default()
-	if d.RateLimit.PerSecond != 10 || d.RateLimit.PerHour != 3600 || d.ShutdownTimeout != 15*time.Second || d.Metrics.MaxAccounts != 1000 {
+	if d.RateLimit.PerSecond != 10 || d.RateLimit.PerHour != 3600 || d.ShutdownTimeout != 15*time.Second || d.Metrics.MaxAccounts != 1000 || d.HTTP.RequestTimeout != 30*time.Second {
 		t.Fatalf("defaults: %+v", d)
 	}
 	for _, tt := range []struct {
@@ -90,6 +90,9 @@ func TestOpsSettings(t *testing.T) {
 		{map[string]string{"TXENGINE_SHUTDOWN_TIMEOUT": "1h"}, "shutdownTimeout"},
 		{map[string]string{"TXENGINE_SHUTDOWN_TIMEOUT": "soon"}, "TXENGINE_SHUTDOWN_TIMEOUT"},
 		{map[string]string{"TXENGINE_MAX_HEAD_AGE": "-1s"}, "health.maxHeadAge"},
+		{map[string]string{"TXENGINE_HTTP_REQUEST_TIMEOUT": "500ms"}, "http.requestTimeout"},
+		{map[string]string{"TXENGINE_HTTP_REQUEST_TIMEOUT": "11m"}, "http.requestTimeout"},
+		{map[string]string{"TXENGINE_HTTP_REQUEST_TIMEOUT": "soon"}, "TXENGINE_HTTP_REQUEST_TIMEOUT"},
 		{map[string]string{"TXENGINE_DATABASE_URL": "mysql://x"}, "database.url"},
 	} {
 		_, err := Load("", env(tt.env))

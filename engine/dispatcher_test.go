@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -359,5 +361,97 @@ func TestDispatcherCloseBoundsTheWait(t *testing.T) {
 	}
 	if n, _ := d.Dispatch(context.Background()); n != 0 {
 		t.Fatalf("Dispatch after Close started %d deliveries", n)
+	}
+}
+
+// loopbackNames returns "localhost" and the other names /etc/hosts maps to
+// a loopback IPv4 address (e.g. the machine's own name): host names that
+// resolve to loopback. ("localhost." goes to DNS in Go's resolver; the API
+// refuses it by name.)
+func loopbackNames(t *testing.T) []string {
+	t.Helper()
+	names := []string{"localhost"}
+	raw, err := os.ReadFile("/etc/hosts")
+	if err != nil {
+		return names
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		if ip := net.ParseIP(fields[0]); ip == nil || !ip.IsLoopback() || ip.To4() == nil {
+			continue
+		}
+		for _, n := range fields[1:] {
+			if n != "localhost" && !strings.HasSuffix(n, ".") {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// TestDispatcherRefusesNamesResolvingToLoopback checks that the refusal
+// happens on the address connected to, not on the URL's text: host names
+// that resolve to loopback (from /etc/hosts) are refused like 127.0.0.1.
+func TestDispatcherRefusesNamesResolvingToLoopback(t *testing.T) {
+	rc := newReceiver(t, func(int, *http.Request) int { return http.StatusOK })
+	store := newMemOutbox()
+	var urls []string
+	for _, n := range loopbackNames(t) {
+		urls = append(urls, strings.Replace(rc.URL, "127.0.0.1", n, 1)+"/cb")
+	}
+	_, ids := store.add(engine.StatusCompleted, "s", urls...)
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Backoff: fastBackoff})
+	defer d.Close(time.Second)
+
+	pump(t, d, 5*time.Second, func() bool {
+		for _, id := range ids {
+			if store.row(id).Status == engine.CallbackPending {
+				return false
+			}
+		}
+		return true
+	})
+	for i, id := range ids {
+		if row := store.row(id); row.Status != engine.CallbackAbandoned || !strings.Contains(row.LastError, "refused") {
+			t.Errorf("%s: row = %+v, want abandoned as refused", urls[i], row)
+		}
+	}
+	if n := len(rc.got()); n != 0 {
+		t.Fatalf("receiver on loopback got %d requests", n)
+	}
+	t.Logf("names tried: %v", urls)
+}
+
+// TestDispatcherDoesNotFollowRedirects checks that a redirect is a failed
+// attempt (retried later), never followed: a receiver could otherwise send
+// deliveries, with their signatures, to a private address it names.
+func TestDispatcherDoesNotFollowRedirects(t *testing.T) {
+	target := newReceiver(t, func(int, *http.Request) int { return http.StatusOK })
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, target.URL+"/private", status)
+			}))
+			defer redirector.Close()
+			store := newMemOutbox()
+			_, ids := store.add(engine.StatusCompleted, "s", redirector.URL+"/cb")
+			// Private addresses allowed: both servers are on loopback, and
+			// what is tested is that the redirect is not followed at all.
+			b := engine.Backoff{Initial: time.Millisecond, Max: time.Millisecond, MinTotal: 2 * time.Millisecond}
+			d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Backoff: b})
+			defer d.Close(time.Second)
+			pump(t, d, 5*time.Second, func() bool { return store.row(ids[0]).Status != engine.CallbackPending })
+			row := store.row(ids[0])
+			if row.Status != engine.CallbackAbandoned || row.Delivered != nil || !strings.Contains(row.LastError, fmt.Sprint(status)) {
+				t.Errorf("row = %+v, want failed attempts with HTTP status %d", row, status)
+			}
+		})
+	}
+	if n := len(target.got()); n != 0 {
+		t.Fatalf("the redirect target got %d requests", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 )
@@ -29,8 +30,12 @@ func (s *Server) setDefaultAccount(c *gin.Context) {
 		return
 	}
 	u := currentUser(c)
-	id := strings.ToLower(*req.Account)
-	a, err := s.ownAccountByID(c.Request.Context(), u, id, "account")
+	parsed, err := uuid.Parse(*req.Account)
+	if err != nil || len(*req.Account) != 36 {
+		s.fail(c, engine.Invalid("account", "account must be an account id (UUID)"))
+		return
+	}
+	a, err := s.ownAccountByID(c.Request.Context(), u, parsed.String(), "account")
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -85,6 +85,9 @@ func (s *Server) call(c *gin.Context, tg txTarget, req callRequest) {
 
 // prepareCall resolves the method, encodes the arguments and the sender.
 func (s *Server) prepareCall(c *gin.Context, tg txTarget, method string, req callRequest) (preparedCall, error) {
+	if err := checkMethodName(method); err != nil {
+		return preparedCall{}, err
+	}
 	m, err := engine.FindMethod(tg.abi, method)
 	if err != nil {
 		return preparedCall{}, err
@@ -308,6 +311,12 @@ func decodeStrict(raw json.RawMessage, dst any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return engine.Invalid("", "a call must be a JSON object")
+	}
+	if !json.Valid(raw) {
+		return engine.Invalid("", "malformed call")
+	}
+	if err := checkFieldNames(raw, dst); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

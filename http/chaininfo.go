@@ -48,7 +48,12 @@ func (s *Server) contractEvents(c *gin.Context) {
 		return
 	}
 	var topics [][]common.Hash
-	if name := c.Query("event"); name != "" {
+	name, err := boundedQuery(c, "event")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if name != "" {
 		var ids []common.Hash
 		for _, ev := range tg.abi.Events {
 			if ev.RawName == name || ev.Sig == strings.ReplaceAll(name, " ", "") {

@@ -177,8 +177,13 @@ func (s *Server) createContract(c *gin.Context) {
 // contracts, oldest first.
 func (s *Server) listContracts(c *gin.Context) {
 	u := currentUser(c)
+	q, err := boundedQueries(c, "network", "text")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	list, err := s.store.ListContracts(c.Request.Context(), engine.ContractFilter{
-		Owner: u.ID, Network: c.Query("network"), Text: c.Query("text"),
+		Owner: u.ID, Network: q[0], Text: q[1],
 	})
 	if err != nil {
 		s.fail(c, fmt.Errorf("list contracts of %s: %w", u.ID, err))

@@ -20,8 +20,11 @@ import (
 //   - a body over MaxBodyBytes is payload_too_large;
 //   - an empty body is invalid_json, unless optional, when dst stays as is;
 //   - malformed JSON and anything after the object is invalid_json;
-//   - a body that is not an object, a field of the wrong JSON type and an
-//     unknown field are invalid_argument, naming the field.
+//   - a body that is not an object, a field of the wrong JSON type, an
+//     unknown field and a field given twice are invalid_argument, naming
+//     the field. Field names match exactly: encoding/json alone would take
+//     "Value" for "value" and the last of two "value"s, so that a proxy
+//     that validates the body and the service could read different values.
 func (s *Server) decodeBody(c *gin.Context, dst any, optional bool) error {
 	raw, err := io.ReadAll(c.Request.Body)
 	if err != nil {
@@ -49,6 +52,10 @@ func (s *Server) decodeBody(c *gin.Context, dst any, optional bool) error {
 	}
 	if value[0] != '{' {
 		return engine.Invalid("", "request body must be a JSON object, not %s", jsonKindOf(value))
+	}
+
+	if err := checkFieldNames(value, dst); err != nil {
+		return err
 	}
 
 	// Second pass: the shape of dst.
@@ -126,4 +133,64 @@ func describeType(t reflect.Type) string {
 	default:
 		return "a JSON value of another type"
 	}
+}
+
+// checkFieldNames checks the member names of the JSON object obj (well
+// formed) against the json tags of the struct dst points to: each name must
+// be one of them exactly (case included) and appear once. Nested values are
+// not inspected.
+func checkFieldNames(obj json.RawMessage, dst any) error {
+	known := jsonFieldNames(reflect.TypeOf(dst))
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // {
+		return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: %s", jsonErrorText(err))
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: %s", jsonErrorText(err))
+		}
+		name, _ := tok.(string)
+		if !known[name] {
+			return engine.Invalid(name, "unknown field %q", name)
+		}
+		if seen[name] {
+			return engine.Invalid(name, "field %q is given more than once", name)
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: %s", jsonErrorText(err))
+		}
+	}
+	return nil
+}
+
+// jsonFieldNames returns the JSON names of the exported fields of the
+// struct t (or t points to), as encoding/json names them.
+func jsonFieldNames(t reflect.Type) map[string]bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	names := map[string]bool{}
+	if t.Kind() != reflect.Struct {
+		return names
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = true
+	}
+	return names
 }

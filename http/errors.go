@@ -1,6 +1,9 @@
 package http
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -52,8 +55,13 @@ type errorDetail struct {
 
 // fail writes err as an error response and aborts the handler chain. Errors
 // that are not *engine.Error become 500 internal with a generic message; the
-// real error is logged with the request id, never sent.
+// real error is logged with the request id, never sent. Such an error of a
+// request whose deadline (Config.RequestTimeout) passed is 503 unavailable
+// instead: the request ran out of time.
 func (s *Server) fail(c *gin.Context, err error) {
+	if engine.ErrorCode(err) == engine.CodeInternal && errors.Is(c.Request.Context().Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", timedOut(s.cfg.RequestTimeout), err)
+	}
 	detail := errorDetail{Code: engine.ErrorCode(err), Message: engine.ErrorMessage(err)}
 	if e, ok := asEngineError(err); ok {
 		detail.Field = e.Field

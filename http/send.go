@@ -206,6 +206,9 @@ func (s *Server) send(c *gin.Context, tg txTarget, req sendRequest) {
 // the options and returns the transaction, ready for Engine.Submit.
 // Nothing is stored.
 func (s *Server) buildTx(c *gin.Context, tg txTarget, method string, args []json.RawMessage, value *big.Int, opts txOptions) (*engine.Transaction, error) {
+	if err := checkMethodName(method); err != nil {
+		return nil, err
+	}
 	m, err := engine.FindMethod(tg.abi, method)
 	if err != nil {
 		return nil, err

@@ -81,18 +81,22 @@ type Config struct {
 	// MaxHeadAge makes /readyz report a network whose latest block is
 	// older than this as not ready (a stuck node); 0 disables the check.
 	MaxHeadAge time.Duration
+	// RequestTimeout bounds the handling of one request; a request that
+	// exceeds it gets 503 unavailable.
+	RequestTimeout time.Duration
 }
 
 // DefaultConfig returns the defaults: 1 MiB bodies, API version 1.2.1,
-// 2 s readiness checks, 10 s node calls, at most 10 callbacks, private
-// callback addresses refused.
+// 2 s readiness checks, 10 s node calls, 30 s per request, at most 10
+// callbacks, private callback addresses refused.
 func DefaultConfig() Config {
 	return Config{
-		MaxBodyBytes: 1 << 20,
-		Version:      "1.2.1",
-		ReadyTimeout: 2 * time.Second,
-		ChainTimeout: 10 * time.Second,
-		MaxCallbacks: 10,
+		MaxBodyBytes:   1 << 20,
+		Version:        "1.2.1",
+		ReadyTimeout:   2 * time.Second,
+		ChainTimeout:   10 * time.Second,
+		MaxCallbacks:   10,
+		RequestTimeout: 30 * time.Second,
 	}
 }
 
@@ -112,6 +116,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxCallbacks <= 0 {
 		c.MaxCallbacks = d.MaxCallbacks
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = d.RequestTimeout
 	}
 	return c
 }
@@ -210,7 +217,7 @@ func (s *Server) routes() *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 
-	r.Use(s.observe, s.commonHeaders, s.accessLog, s.recovery, s.limitBody)
+	r.Use(s.observe, s.commonHeaders, s.accessLog, s.recovery, s.limitBody, s.limitTime)
 	r.NoRoute(s.noRoute)
 	r.NoMethod(s.noMethod)
 

@@ -26,10 +26,15 @@ const tokenReadConcurrency = 8
 func (s *Server) listTokens(c *gin.Context) {
 	u := currentUser(c)
 	ctx := c.Request.Context()
-	name, symbol := c.Query("name"), c.Query("symbol")
+	q, err := boundedQueries(c, "network", "name", "symbol")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	name, symbol := q[1], q[2]
 	contracts, err := s.store.ListContracts(ctx, engine.ContractFilter{
 		Owner:   u.ID,
-		Network: c.Query("network"),
+		Network: q[0],
 		Types:   []string{engine.TypeERC20, engine.TypeERC20Security},
 	})
 	if err != nil {

@@ -108,7 +108,11 @@ func txFilterOf(c *gin.Context) (engine.TxFilter, error) {
 		}
 		f.ContractID = id.String()
 	}
-	f.Method = c.Query("method")
+	q, err := boundedQueries(c, "method", "network")
+	if err != nil {
+		return f, err
+	}
+	f.Method = q[0]
 	if v := c.Query("from"); v != "" {
 		addr, err := engine.ParseAddress("from", v)
 		if err != nil {
@@ -116,7 +120,7 @@ func txFilterOf(c *gin.Context) (engine.TxFilter, error) {
 		}
 		f.From = &addr
 	}
-	f.Network = c.Query("network")
+	f.Network = q[1]
 	for _, p := range []struct {
 		name string
 		dst  **time.Time

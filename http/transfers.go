@@ -153,7 +153,10 @@ func isPrivateHost(host string) bool {
 	}
 	ip := net.ParseIP(h)
 	if ip == nil {
-		return false
+		// Digits and dots that are not a dotted quad (127.1, 2130706433,
+		// 0177.0.0.1) are read as IPv4 addresses by some resolvers: refuse
+		// them rather than guess which.
+		return strings.Trim(h, "0123456789.") == ""
 	}
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsUnspecified() || ip.IsMulticast()

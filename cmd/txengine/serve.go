@@ -94,7 +94,8 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 
 	api := apihttp.NewServer(apihttp.Config{
 		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
-		RateLimit: apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour},
+		RateLimit:      apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour},
+		RequestTimeout: cfg.HTTP.RequestTimeout,
 	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
 		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, reg),
@@ -110,7 +111,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	srv := &nethttp.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(api.Handler(), cfg.HTTP.RequestTimeout)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
@@ -140,6 +141,21 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		log.Warn("http shutdown", "err", err)
 	}
 	return nil
+}
+
+// newHTTPServer returns the API listener's server. Its timeouts back up the
+// per-request deadline of the handler (requestTimeout): reading a request
+// (headers and body, at most 1 MiB) may take that long, writing the answer
+// a little longer than the handler may run, and an idle keep-alive
+// connection is closed after two minutes.
+func newHTTPServer(h nethttp.Handler, requestTimeout time.Duration) *nethttp.Server {
+	return &nethttp.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       requestTimeout,
+		WriteTimeout:      requestTimeout + 5*time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
 }
 
 // mainListenerMetrics is the /metrics handler of the API listener: nil

@@ -7,6 +7,7 @@ package provision
 import (
 	"context"
 	"crypto/ecdsa"
+	"errors"
 	"fmt"
 	"math/big"
 	"os"
@@ -39,7 +40,8 @@ type Operator struct {
 // EnsureOperator makes sure the operator user exists with a default account
 // and that tokenPath (mode 0600) holds a valid token of it: the token in the
 // file is kept when it still authenticates the operator, otherwise a new one
-// is issued.
+// is issued. An existing operator's account key must open with sealer
+// (CheckMasterKey) before anything is written.
 func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.KeySealer, tokenPath string) (*Operator, error) {
 	op, err := store.FirstOperator(ctx)
 	var token string
@@ -67,6 +69,13 @@ func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.Key
 	case err != nil:
 		return nil, fmt.Errorf("find operator: %w", err)
 	default:
+		acct, err := store.DefaultAccount(ctx, op.ID)
+		if err != nil {
+			return nil, fmt.Errorf("operator default account: %w", err)
+		}
+		if err := CheckMasterKey(sealer, acct); err != nil {
+			return nil, err
+		}
 		if b, err := os.ReadFile(tokenPath); err == nil {
 			token = strings.TrimSpace(string(b))
 			if u, err := store.UserByTokenHash(ctx, engine.HashToken(token)); err != nil || u.ID != op.ID {
@@ -92,6 +101,27 @@ func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.Key
 		return nil, fmt.Errorf("operator default account: %w", err)
 	}
 	return &Operator{User: op, Token: token, Account: acct}, nil
+}
+
+// ErrWrongMasterKey is returned (wrapped) by CheckMasterKey when the master
+// key does not open the stored account keys.
+var ErrWrongMasterKey = errors.New("wrong master key")
+
+// CheckMasterKey opens the sealed key of acct (the operator's default
+// account, stored when the data was created) with sealer and drops it. It
+// fails with ErrWrongMasterKey when the master key is not the one the
+// store's keys were sealed with: the service would accept requests and then
+// fail to sign every transaction. The message names the settings, never
+// the key.
+func CheckMasterKey(sealer *engine.KeySealer, acct *engine.Account) error {
+	plain, err := sealer.Open(acct.EncryptedKey, acct.Address.Bytes())
+	clear(plain)
+	if err != nil {
+		return fmt.Errorf("%w: the master key does not decrypt the account keys in this store (operator account %s); "+
+			"start with the master key the store was created with (masterKey / TXENGINE_MASTER_KEY, or <data dir>/master.key when unset)",
+			ErrWrongMasterKey, acct.Address.Hex())
+	}
+	return nil
 }
 
 // WriteSecretFile writes data to path with mode 0600, atomically.

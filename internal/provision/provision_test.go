@@ -2,6 +2,8 @@ package provision
 
 import (
 	"context"
+	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,5 +55,48 @@ func TestEnsureOperatorKeepsOrReissuesToken(t *testing.T) {
 	}
 	if u, err := store.UserByTokenHash(ctx, engine.HashToken(fresh.Token)); err != nil || u.ID != first.User.ID {
 		t.Fatalf("new token authenticates %v, %v", u, err)
+	}
+}
+
+// TestEnsureOperatorRefusesAnotherMasterKey checks that a store opened with
+// a master key other than the one it was created with is refused before
+// anything is written, with a message that names the master key settings
+// and not the key.
+func TestEnsureOperatorRefusesAnotherMasterKey(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	right, err := engine.NewKeySealer(make([]byte, engine.MasterKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey := []byte(strings.Repeat("k", engine.MasterKeySize))
+	other, err := engine.NewKeySealer(otherKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "operator.token")
+	if _, err := EnsureOperator(ctx, store, right, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	_, err = EnsureOperator(ctx, store, other, path)
+	if !errors.Is(err, ErrWrongMasterKey) || !strings.Contains(err.Error(), "TXENGINE_MASTER_KEY") {
+		t.Fatalf("err = %v, want ErrWrongMasterKey naming the setting", err)
+	}
+	if strings.Contains(err.Error(), string(otherKey)) || strings.Contains(err.Error(), hex.EncodeToString(otherKey)) {
+		t.Fatalf("error shows the key: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a token file was written with the wrong master key: %v", err)
+	}
+	if _, err := EnsureOperator(ctx, store, right, path); err != nil {
+		t.Fatalf("right key after a refusal: %v", err)
 	}
 }
