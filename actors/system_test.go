@@ -96,14 +96,15 @@ type fixture struct {
 	cfg     actors.Config
 }
 
-// newFixture runs the fixture on the simulated chain, mining every 10 ms.
+// newFixture runs the fixture on the simulated chain, mining every
+// blockInterval.
 func newFixture(t *testing.T, window int, idle time.Duration) *fixture {
 	t.Helper()
 	faucetKey, err := crypto.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := evmtest.Start(t, 10*time.Millisecond, crypto.PubkeyToAddress(faucetKey.PublicKey))
+	sim := evmtest.Start(t, blockInterval, crypto.PubkeyToAddress(faucetKey.PublicKey))
 	client, err := evm.Dial(context.Background(), sim.IPC)
 	if err != nil {
 		t.Fatal(err)
