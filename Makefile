@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short fuzz-short vet bench contracts clean
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults fuzz-short vet bench contracts clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -59,8 +59,14 @@ run-postgres: build
 	TXENGINE_DATABASE_URL=$$db TXENGINE_DATA_DIR=$(DATA)-postgres ./$(BIN) serve
 
 ## test: vet and run every test (unit, store, chain and end-to-end with the real binary)
+## with the race detector
 test: vet
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+## test-faults: the fault tests alone (part of test too): geth and PostgreSQL stopped and
+## restarted mid-burst, the service killed mid-burst, a transfer accepted while the node is down
+test-faults:
+	$(GO) test -race -count=1 -timeout 20m -v -run '^(TestFault|TestKillDuringBurst|TestGethOutage)' ./tests/e2e/
 
 ## test-short: unit tests only
 test-short:

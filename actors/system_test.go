@@ -96,20 +96,21 @@ type fixture struct {
 	cfg     actors.Config
 }
 
-// newFixture runs the fixture on the simulated chain, mining every 10 ms.
+// newFixture runs the fixture on the simulated chain, mining every
+// blockInterval.
 func newFixture(t *testing.T, window int, idle time.Duration) *fixture {
 	t.Helper()
 	faucetKey, err := crypto.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := evmtest.Start(t, 10*time.Millisecond, crypto.PubkeyToAddress(faucetKey.PublicKey))
+	sim := evmtest.Start(t, blockInterval, crypto.PubkeyToAddress(faucetKey.PublicKey))
 	client, err := evm.Dial(context.Background(), sim.IPC)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	f := setupFixture(t, client, faucetKey, window, idle)
+	f := setupFixture(t, client, faucetKey, window, idle, 10*time.Millisecond)
 	f.sim = sim
 	return f
 }
@@ -123,9 +124,8 @@ func newGethFixture(t *testing.T, window int, idle time.Duration) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	f := setupFixture(t, client, node.FaucetKey, window, idle)
-	f.net.PollInterval = 200 * time.Millisecond
-	return f
+	// The poll interval is set before the watcher starts: it reads it.
+	return setupFixture(t, client, node.FaucetKey, window, idle, 200*time.Millisecond)
 }
 
 // backends runs test on the simulated chain and on geth.
@@ -139,7 +139,7 @@ func backends(t *testing.T, test func(t *testing.T, newFixture func(*testing.T, 
 	})
 }
 
-func setupFixture(t *testing.T, client *evm.Client, faucetKey *ecdsa.PrivateKey, window int, idle time.Duration) *fixture {
+func setupFixture(t *testing.T, client *evm.Client, faucetKey *ecdsa.PrivateKey, window int, idle, poll time.Duration) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db.sqlite"))
@@ -154,7 +154,7 @@ func setupFixture(t *testing.T, client *evm.Client, faucetKey *ecdsa.PrivateKey,
 	f := &fixture{t: t, store: &countingStore{Store: st}, sealer: sealer}
 	f.net = &engine.Network{
 		Name: "dev", ChainID: big.NewInt(1337), InFlight: window, GasMarginPercent: 20,
-		PollInterval: 10 * time.Millisecond, Chain: client,
+		PollInterval: poll, Chain: client,
 	}
 	now := engine.SystemClock{}.Now()
 	f.user = &engine.User{ID: uuid.NewString(), Created: now}

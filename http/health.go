@@ -96,7 +96,11 @@ func (s *Server) Ready(ctx context.Context) map[string]string {
 			defer cancel()
 			result := "ok"
 			if err := ch.run(ctx); err != nil {
-				result = s.readyReason(ctx, err)
+				what := "node"
+				if ch.name == "database" {
+					what = "database"
+				}
+				result = s.readyReason(ctx, what, err)
 				s.log.WarnContext(ctx, "readiness check failed", "check", ch.name, "reason", result)
 			}
 			mu.Lock()
@@ -128,8 +132,9 @@ func (s *Server) checkHeadAge(headTime uint64) error {
 	return nil
 }
 
-// readyReason is a short reason for a failed check, without node URLs.
-func (s *Server) readyReason(ctx context.Context, err error) string {
+// readyReason is a short reason for a failed check of what ("node",
+// "database"), without its address.
+func (s *Server) readyReason(ctx context.Context, what string, err error) string {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Sprintf("no answer within %s", s.cfg.ReadyTimeout)
 	}
@@ -137,5 +142,5 @@ func (s *Server) readyReason(ctx context.Context, err error) string {
 	if errors.As(err, &stale) {
 		return stale.Error()
 	}
-	return nodeReason(err)
+	return unreachableReason(what, err)
 }

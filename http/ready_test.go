@@ -2,6 +2,9 @@ package http
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -46,4 +49,21 @@ func TestReadyzWhileDraining(t *testing.T) {
 	}
 	wantStatus(t, env.do("GET", "/healthz", "", ""), http.StatusOK)
 	wantError(t, env.do("GET", "/accounts", env.bobToken, ""), http.StatusServiceUnavailable, "unavailable", "")
+}
+
+// TestReadyzDatabaseUnreachable: a database that refuses connections is
+// reported as the database (not a node) being unreachable, without its
+// address.
+func TestReadyzDatabaseUnreachable(t *testing.T) {
+	env := newTestEnv(t)
+	env.store.pingErr = fmt.Errorf("postgres: ping: %w", &net.OpError{Op: "dial", Net: "tcp",
+		Addr: &net.TCPAddr{IP: net.IPv4(10, 9, 8, 7), Port: 5432}, Err: errors.New("connect: connection refused")})
+	rec := env.do("GET", "/readyz", "", "")
+	wantStatus(t, rec, http.StatusServiceUnavailable)
+	if want := "not ready: database: database unreachable: dial: connect: connection refused"; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("body = %s, want it to say %q", rec.Body.String(), want)
+	}
+	if strings.Contains(rec.Body.String(), "10.9.8.7") {
+		t.Errorf("database address leaked: %s", rec.Body.String())
+	}
 }

@@ -200,12 +200,16 @@ func chainFailure(ct *engine.Contract, err error) error {
 }
 
 // nodeReason is the text of a node error without the URL of the node.
-func nodeReason(err error) string {
+func nodeReason(err error) string { return unreachableReason("node", err) }
+
+// unreachableReason is the text of an error of what ("node", "database")
+// without its address.
+func unreachableReason(what string, err error) string {
 	var oe *net.OpError
 	if errors.As(err, &oe) {
-		// "dial tcp host:port: connect: connection refused" names the node:
+		// "dial tcp host:port: connect: connection refused" names the host:
 		// keep what happened, not where.
-		return "node unreachable: " + oe.Op + ": " + oe.Err.Error()
+		return what + " unreachable: " + oe.Op + ": " + oe.Err.Error()
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -33,9 +33,13 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -114,7 +118,7 @@ func (s *Store) Close() error {
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("postgres: ping: %w", err)
+		return wrap(err, "ping")
 	}
 	return nil
 }
@@ -197,7 +201,7 @@ func applyMigration(ctx context.Context, tx *sqlx.Tx, m schema.Migration) error 
 func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("postgres: begin: %w", err)
+		return wrap(err, "begin")
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
@@ -221,10 +225,17 @@ func lockOwner(ctx context.Context, tx *sqlx.Tx, owner string) error {
 	return nil
 }
 
-// wrap adds context to a database error and maps constraint violations to
-// the engine's sentinels: a unique key that is taken is engine.ErrConflict,
-// a reference to a missing row (foreign key) is engine.ErrNotFound, and
-// sql.ErrNoRows is engine.ErrNotFound.
+// ErrUnavailable is what the store's errors carry (besides the driver's
+// error) when the database cannot be reached or is shutting down or
+// starting: the caller may try again later. Its code is
+// engine.CodeUnavailable (HTTP 503).
+var ErrUnavailable = &engine.Error{Code: engine.CodeUnavailable, Message: "the database is unavailable; try again later"}
+
+// wrap adds context to a database error and maps it to the engine's
+// sentinels: a unique key that is taken is engine.ErrConflict, a reference
+// to a missing row (foreign key) is engine.ErrNotFound, sql.ErrNoRows is
+// engine.ErrNotFound, and a lost or refused connection (see unreachable)
+// is ErrUnavailable.
 func wrap(err error, format string, args ...any) error {
 	if err == nil {
 		return nil
@@ -239,7 +250,34 @@ func wrap(err error, format string, args ...any) error {
 	if pe := pq.As(err, pqerror.ForeignKeyViolation); pe != nil {
 		return fmt.Errorf("postgres: %s: references a missing row (%s): %w", what, detail(pe), engine.ErrNotFound)
 	}
+	if unreachable(err) {
+		return fmt.Errorf("postgres: %s: %w (%w)", what, ErrUnavailable, err)
+	}
 	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// unreachable reports whether err says that the database could not be
+// reached or went away rather than that the statement is wrong: a refused,
+// reset or broken connection (lib/pq reports a connection it had to give up
+// as driver.ErrBadConn, database/sql a transaction whose connection is gone
+// as sql.ErrConnDone), a server that is shutting down, starting up or
+// crashed (SQLSTATE 57P01..57P03), a connection exception (class 08), or
+// too many connections (53300).
+func unreachable(err error) bool {
+	if pe := pq.As(err); pe != nil {
+		switch pe.Code {
+		case pqerror.AdminShutdown, pqerror.CrashShutdown, pqerror.CannotConnectNow, pqerror.TooManyConnections:
+			return true
+		}
+		return pe.Code.Class() == pqerror.ClassConnectionException
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe)
 }
 
 // detail is the message of a constraint violation with its detail (which

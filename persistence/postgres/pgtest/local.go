@@ -56,8 +56,10 @@ func stopLocal() error {
 type cluster struct {
 	// dir holds data/, the socket and postgres.log; removed by stop.
 	dir string
-	// url is the administrative URL (database postgres, superuser postgres).
-	url string
+	// url is the administrative URL (database postgres, superuser postgres)
+	// on port.
+	url  string
+	port int
 	// cmd is the postmaster; exited is closed once it has exited (the
 	// goroutine that waits for it is owned by the cluster and ends with it).
 	cmd    *exec.Cmd
@@ -182,18 +184,49 @@ func reachable(dir string, as *runAs) error {
 
 // startCluster initialises and starts a cluster in a new temporary
 // directory.
-func startCluster() (c *cluster, err error) {
+func startCluster() (*cluster, error) {
+	dir, data, as, postgres, err := initCluster()
+	if err != nil {
+		return nil, err
+	}
+	c, err := startFreePort(dir, data, as, postgres)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return c, nil
+}
+
+// startFreePort starts the server of an initialised cluster on a free port.
+func startFreePort(dir, data string, as *runAs, postgres string) (c *cluster, err error) {
+	// A port found free may be taken before postgres binds it: try again.
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		c, err = startServer(dir, data, as, postgres, port)
+		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+	}
+}
+
+// initCluster runs initdb in a new temporary directory (removed again on
+// error) and returns the directory, the data directory, the user to run
+// the server as and the server binary.
+func initCluster() (dir, data string, as *runAs, postgres string, err error) {
 	initdb, postgres, err := binaries()
 	if err != nil {
-		return nil, err
+		return "", "", nil, "", err
 	}
-	as, err := serverUser()
+	as, err = serverUser()
 	if err != nil {
-		return nil, err
+		return "", "", nil, "", err
 	}
-	dir, err := os.MkdirTemp("", "pgtest-")
+	dir, err = os.MkdirTemp("", "pgtest-")
 	if err != nil {
-		return nil, fmt.Errorf("create the cluster directory: %w", err)
+		return "", "", nil, "", fmt.Errorf("create the cluster directory: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -202,39 +235,29 @@ func startCluster() (c *cluster, err error) {
 	}()
 	if as != nil {
 		if err := reachable(dir, as); err != nil {
-			return nil, err
+			return "", "", nil, "", err
 		}
 		if err := os.Chown(dir, int(as.uid), int(as.gid)); err != nil {
-			return nil, fmt.Errorf("hand %s to user %s: %w", dir, as.name, err)
+			return "", "", nil, "", fmt.Errorf("hand %s to user %s: %w", dir, as.name, err)
 		}
 	}
-	data := filepath.Join(dir, "data")
+	data = filepath.Join(dir, "data")
 	out, err := command(dir, as, initdb, "-D", data, "-U", superuser, "-A", "trust",
 		"-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w\n%s", initdb, err, out)
+		return "", "", nil, "", fmt.Errorf("%s: %w\n%s", initdb, err, out)
 	}
-	// A port found free may be taken before postgres binds it: try again.
-	for attempt := 1; ; attempt++ {
-		c, err = startServer(dir, data, as, postgres)
-		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
-			return c, err
-		}
-	}
+	return dir, data, as, postgres, nil
 }
 
 // errPortTaken says that postgres could not bind its port.
 var errPortTaken = errors.New("port taken")
 
-// startServer starts postgres on a free loopback port and waits until it
-// accepts connections.
-func startServer(dir, data string, as *runAs, postgres string) (*cluster, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+// startServer starts postgres on port of the loopback interface and waits
+// until it accepts connections.
+func startServer(dir, data string, as *runAs, postgres string, port int) (*cluster, error) {
 	logPath := filepath.Join(dir, "postgres.log")
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", logPath, err)
 	}
@@ -250,6 +273,7 @@ func startServer(dir, data string, as *runAs, postgres string) (*cluster, error)
 	}
 	c := &cluster{
 		dir:    dir,
+		port:   port,
 		url:    fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", superuser, port),
 		cmd:    cmd,
 		exited: make(chan struct{}),
@@ -299,6 +323,16 @@ func (c *cluster) waitReady(logPath string) error {
 // stop shuts the cluster down (fast shutdown: sessions are disconnected)
 // and removes its directory.
 func (c *cluster) stop() error {
+	errs := []error{c.shutdown()}
+	if err := os.RemoveAll(c.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("remove %s: %w", c.dir, err))
+	}
+	return errors.Join(errs...)
+}
+
+// shutdown stops the server (fast shutdown: sessions are disconnected) and
+// waits for it, keeping its directory.
+func (c *cluster) shutdown() error {
 	var errs []error
 	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		errs = append(errs, fmt.Errorf("stop postgres: %w", err))
@@ -310,9 +344,6 @@ func (c *cluster) stop() error {
 		if err := c.kill(); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if err := os.RemoveAll(c.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, fmt.Errorf("remove %s: %w", c.dir, err))
 	}
 	return errors.Join(errs...)
 }

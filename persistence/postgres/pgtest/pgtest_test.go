@@ -67,3 +67,27 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterStopsAndStartsWithItsData: a dedicated cluster refuses
+// connections while stopped and comes back on the same URL with its data.
+func TestClusterStopsAndStartsWithItsData(t *testing.T) {
+	c := StartCluster(t)
+	db, err := sql.Open("postgres", c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE kept (x INT); INSERT INTO kept VALUES (7)`); err != nil {
+		t.Fatal(err)
+	}
+	c.Stop()
+	if err := db.PingContext(ctx); err == nil {
+		t.Fatal("ping succeeded while the cluster is stopped")
+	}
+	c.Start()
+	var x int
+	if err := db.QueryRowContext(ctx, `SELECT x FROM kept`).Scan(&x); err != nil || x != 7 {
+		t.Fatalf("after the restart: x = %d, %v; want 7", x, err)
+	}
+}
