@@ -229,25 +229,11 @@ func TestFaultNodeDownMidBurst(t *testing.T) {
 
 	// The burst starts; the node goes away while it is being sent and a
 	// second wave is still arriving.
-	var all []transfer
-	first := burst(t, s, id, 1000, 100, 16)
-	if n := count(first, 202); n != len(first) {
-		t.Fatalf("%d of %d transfers accepted before the outage", n, len(first))
-	}
-	all = append(all, first...)
-	wave := make(chan []transfer)
-	go func() { wave <- burst(t, s, id, 1500, 150, 16) }()
-	eventually(t, 30*time.Second, "the first wave is being sent", func() bool {
-		tx := s.must(200, "GET", "/transactions/"+first[0].id, s.Token, nil).(map[string]any)
-		return tx["status"] != "new"
-	})
-	node.Stop()
-	down := time.Now()
-	second := <-wave
+	first, second, down := burstWithFault(t, s, id, 1500, 150, node.Stop)
+	all := append(first, second...)
 	if n := count(second, 202); n != len(second) {
 		t.Fatalf("%d of %d transfers of the second wave accepted, want all (acceptance does not need the node)", n, len(second))
 	}
-	all = append(all, second...)
 	pending := 0
 	for _, tr := range first {
 		if st := s.must(200, "GET", "/transactions/"+tr.id, s.Token, nil).(map[string]any)["status"]; st != "completed" {
@@ -304,24 +290,10 @@ func TestFaultDatabaseDownMidBurst(t *testing.T) {
 		t.Fatalf("/readyz before the fault: %d %s %v", r.status, r.message, r.checks)
 	}
 
-	var all []transfer
-	first := burst(t, s, id, 1000, 100, 16)
-	if n := count(first, 202); n != len(first) {
-		t.Fatalf("%d of %d transfers accepted before the outage", n, len(first))
-	}
-	all = append(all, first...)
 	// A second wave is still arriving when the database stops: each of its
 	// transfers is either accepted (and must complete) or refused with 503.
-	wave := make(chan []transfer)
-	go func() { wave <- burst(t, s, id, 2000, 200, 16) }()
-	eventually(t, 30*time.Second, "the first wave is being sent", func() bool {
-		tx := s.must(200, "GET", "/transactions/"+first[0].id, s.Token, nil).(map[string]any)
-		return tx["status"] != "new"
-	})
-	cluster.Stop()
-	down := time.Now()
-	second := <-wave
-	all = append(all, second...)
+	first, second, down := burstWithFault(t, s, id, 2000, 200, cluster.Stop)
+	all := append(first, second...)
 	t.Logf("fault 1: PostgreSQL stopped; second wave: %d accepted, %d refused with 503", count(second, 202), count(second, 503))
 
 	// During the outage: 503 unavailable, not 500; /readyz names the database.
@@ -373,4 +345,25 @@ func TestFaultDatabaseDownMidBurst(t *testing.T) {
 	}
 	t.Logf("faults injected: 1 (PostgreSQL stopped %s mid-burst); transfers: %d sent, %d accepted, %d refused with 503, %d lost, %d duplicated; all done %s after PostgreSQL was back",
 		outage, len(all), count(all, 202), count(all, 503), lost, dup, time.Since(back).Round(time.Millisecond))
+}
+
+// burstWithFault sends a first wave of 100 transfers (all must be accepted),
+// starts a second wave of n (amounts from base) and, once the first wave is
+// being sent, injects fault while the second is still arriving. It returns
+// both waves and when the fault struck.
+func burstWithFault(t *testing.T, s *service, id string, base, n int, fault func()) (first, second []transfer, at time.Time) {
+	t.Helper()
+	first = burst(t, s, id, 1000, 100, 16)
+	if got := count(first, 202); got != len(first) {
+		t.Fatalf("%d of %d transfers accepted before the fault", got, len(first))
+	}
+	wave := make(chan []transfer)
+	go func() { wave <- burst(t, s, id, base, n, 16) }()
+	eventually(t, 30*time.Second, "the first wave is being sent", func() bool {
+		tx := s.must(200, "GET", "/transactions/"+first[0].id, s.Token, nil).(map[string]any)
+		return tx["status"] != "new"
+	})
+	fault()
+	at = time.Now()
+	return first, <-wave, at
 }
