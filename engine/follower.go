@@ -104,14 +104,18 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 	}
 	accounts := map[string]bool{}
 	abis := map[string]*abi.ABI{}
+	// prev is the hash of the block at the cursor: read once, then the hash
+	// of each block handled here.
+	prev, known, err := f.store.ProcessedHash(ctx, f.net.Name, cursor)
+	if err != nil {
+		return res, err
+	}
 	for n := cursor + 1; n <= last; n++ {
 		header, err := f.net.Chain.HeaderByNumber(ctx, new(big.Int).SetUint64(n))
 		if err != nil {
 			return res, fmt.Errorf("header %d: %w", n, err)
 		}
-		if prev, ok, err := f.store.ProcessedHash(ctx, f.net.Name, n-1); err != nil {
-			return res, err
-		} else if ok && n-1 == cursor && header.ParentHash != prev {
+		if known && header.ParentHash != prev {
 			// The chain changed under us since the check: look again next time.
 			res.More = true
 			break
@@ -124,10 +128,10 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 		for _, a := range touched {
 			accounts[a] = true
 		}
-		if err := f.store.SetCursor(ctx, f.net.Name, n, header.Hash()); err != nil {
+		prev, known = header.Hash(), true
+		if err := f.store.SetCursor(ctx, f.net.Name, n, prev); err != nil {
 			return res, err
 		}
-		cursor = n
 	}
 	for a := range accounts {
 		res.Accounts = append(res.Accounts, a)

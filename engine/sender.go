@@ -22,7 +22,6 @@ type SenderStore interface {
 	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
 	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
 	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
-	MarkSubmitted(ctx context.Context, tx *Transaction) error
 	MarkSubmittedMany(ctx context.Context, txs []*Transaction) error
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
 	ReleaseNonce(ctx context.Context, id string, txErr *TxError, ended time.Time) error
@@ -168,17 +167,6 @@ func Accept(ctx context.Context, store interface {
 	if err := store.InsertTransactions(ctx, txs); err != nil {
 		return fmt.Errorf("accept %d transactions: %w", len(txs), err)
 	}
-	return nil
-}
-
-// Accept stores txs durably (status new) in one database transaction and
-// counts them.
-func (s *Sender) Accept(ctx context.Context, txs []*Transaction) error {
-	if err := s.store.InsertTransactions(ctx, txs); err != nil {
-		return fmt.Errorf("accept %d transactions: %w", len(txs), err)
-	}
-	s.metrics.TxAccepted(s.account.ID, s.net.Name, len(txs))
-	s.reportLoad(accountLoad{queued: s.load.queued + len(txs), inFlight: s.load.inFlight})
 	return nil
 }
 

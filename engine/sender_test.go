@@ -221,7 +221,7 @@ func queue(t *testing.T, s *Sender, ids ...string) {
 	for _, id := range ids {
 		txs = append(txs, &Transaction{ID: id, AccountID: "acct", Network: "dev", Status: StatusNew, ContractAddress: common.Address{1}, Data: []byte{0xa9, 0x05, 0x9c, 0xbb}})
 	}
-	if err := s.Accept(context.Background(), txs); err != nil {
+	if err := Accept(context.Background(), s.store, txs); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -168,8 +168,8 @@ func (a *Actor) maybePassivate(c actor.Context) {
 	if len(a.buffer) > 0 {
 		return
 	}
-	inflight, err := a.cfg.Store.InFlight(a.ctx, a.accountID, a.net.Name)
-	if err != nil || len(inflight) > 0 {
+	sum, err := a.cfg.Store.InFlightSummary(a.ctx, a.accountID, a.net.Name)
+	if err != nil || sum.Count > 0 {
 		return
 	}
 	ready, err := a.cfg.Store.ReadyTransactions(a.ctx, a.accountID, a.net.Name, 1)

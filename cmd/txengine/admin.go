@@ -84,11 +84,7 @@ func users(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	if err != nil {
 		return err
 	}
-	sealer, err := loadSealer(cfg)
-	if err != nil {
-		return err
-	}
-	store, err := openStore(ctx, cfg)
+	store, sealer, err := openSealed(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -45,11 +45,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 			watchdog.Stop()
 		}
 	}()
-	sealer, err := loadSealer(cfg)
-	if err != nil {
-		return err
-	}
-	store, err := openStore(ctx, cfg)
+	store, sealer, err := openSealed(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -50,3 +50,17 @@ func loadSealer(cfg config.Config) (*engine.KeySealer, error) {
 	defer clear(masterKey)
 	return engine.NewKeySealer(masterKey)
 }
+
+// openSealed loads the key sealer and opens the store: what every command
+// that creates accounts or signs needs.
+func openSealed(ctx context.Context, cfg config.Config) (engine.Store, *engine.KeySealer, error) {
+	sealer, err := loadSealer(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return store, sealer, nil
+}

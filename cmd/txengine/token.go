@@ -51,11 +51,7 @@ func tokenCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		return err
 	}
-	sealer, err := loadSealer(cfg)
-	if err != nil {
-		return err
-	}
-	store, err := openStore(ctx, cfg)
+	store, sealer, err := openSealed(ctx, cfg)
 	if err != nil {
 		return err
 	}
