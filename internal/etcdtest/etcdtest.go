@@ -1,0 +1,250 @@
+// Package etcdtest runs a throwaway etcd server for tests: a single member
+// on free loopback client and peer ports with a data dir of its own,
+// stopped and removed at the end of the test.
+//
+// The binary is $ETCD_BIN, else etcd on PATH, else /usr/bin/etcd (Debian's
+// etcd-server package). When there is none, Start skips the test, or fails
+// it when the environment variable CI is true, so that a CI job cannot pass
+// without running these tests.
+package etcdtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// EnvBin names the environment variable with the path of an etcd binary.
+const EnvBin = "ETCD_BIN"
+
+// Install says how to make an etcd available.
+const Install = "install Debian's etcd-server package (apt-get install etcd-server) or set " + EnvBin
+
+// startTimeout bounds the start-up of the server until it reports healthy.
+const startTimeout = 60 * time.Second
+
+// Server is a running etcd server.
+type Server struct {
+	// Endpoint is the client address, host:port, as etcd clients take it.
+	Endpoint string
+	// ClientURL is the client URL, http://host:port.
+	ClientURL string
+	// DataDir is the member's data directory.
+	DataDir string
+
+	t       testing.TB
+	logPath string
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+}
+
+// Binary returns the etcd to run: $ETCD_BIN, else etcd on PATH, else
+// /usr/bin/etcd.
+func Binary() (string, error) {
+	if p := os.Getenv(EnvBin); p != "" {
+		if !isExecutable(p) {
+			return "", fmt.Errorf("%s=%s is not an executable file", EnvBin, p)
+		}
+		return p, nil
+	}
+	if p, err := exec.LookPath("etcd"); err == nil {
+		return p, nil
+	}
+	if p := "/usr/bin/etcd"; isExecutable(p) {
+		return p, nil
+	}
+	return "", errors.New("no etcd: " + EnvBin + " is not set, and there is no etcd on PATH nor at /usr/bin/etcd")
+}
+
+// Start starts an etcd server on free loopback ports and waits until it
+// reports healthy. It skips the test when there is no etcd binary, unless
+// CI is true, where that fails it. The server stops at the end of the test.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		if inCI() {
+			t.Fatalf("etcdtest: %v", err)
+		}
+		t.Skipf("etcdtest: %v; to run this test, %s", err, Install)
+	}
+	dir := t.TempDir()
+	clientPort, peerPort := freePort(t), freePort(t)
+	s := &Server{
+		Endpoint:  fmt.Sprintf("127.0.0.1:%d", clientPort),
+		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", clientPort),
+		DataDir:   filepath.Join(dir, "data"),
+		t:         t,
+		logPath:   filepath.Join(dir, "etcd.log"),
+	}
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	args := []string{
+		"--name", "etcdtest",
+		"--data-dir", s.DataDir,
+		"--listen-client-urls", s.ClientURL, "--advertise-client-urls", s.ClientURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "etcdtest=" + peerURL, "--initial-cluster-state", "new",
+		"--initial-cluster-token", "etcdtest-" + strconv.Itoa(clientPort),
+		"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn",
+	}
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Errorf("etcdtest: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("etcd log (tail):\n%s", s.LogTail(40))
+		}
+	})
+	if err := s.start(bin, args); err != nil {
+		t.Fatalf("etcdtest: %v\n%s", err, s.LogTail(40))
+	}
+	return s
+}
+
+// Stop shuts the server down (SIGTERM) and waits until it has exited. It is
+// a no-op on a stopped server.
+func (s *Server) Stop() {
+	s.t.Helper()
+	if err := s.stop(); err != nil {
+		s.t.Fatalf("etcdtest: %v", err)
+	}
+}
+
+// LogTail returns the last lines of etcd's output.
+func (s *Server) LogTail(lines int) string {
+	b, _ := os.ReadFile(s.logPath)
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+func (s *Server) start(bin string, args []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("etcd log: %w", err)
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd := exec.Command(bin, args...)
+	cmd.Env = childEnv()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { // owned by the Server: ends when the process exits, which stop waits for
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	s.cmd, s.exited = cmd, exited
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	for {
+		if err := s.health(ctx); err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			s.cmd = nil
+			return fmt.Errorf("etcd exited during start-up: %v", cmd.ProcessState)
+		case <-ctx.Done():
+			return fmt.Errorf("etcd did not report healthy on %s within %s", s.ClientURL, startTimeout)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Server) stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return nil
+	}
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		return errors.New("etcd did not exit within 20s of SIGTERM; killed")
+	}
+}
+
+// health asks GET /health, which answers {"health":"true"} once the member
+// has a leader and serves requests.
+func (s *Server) health(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", s.ClientURL+"/health", nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	var h struct {
+		Health string `json:"health"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&h); err != nil {
+		return fmt.Errorf("/health: %w", err)
+	}
+	if res.StatusCode != http.StatusOK || h.Health != "true" {
+		return fmt.Errorf("/health: %d %q", res.StatusCode, h.Health)
+	}
+	return nil
+}
+
+// childEnv is the environment without ETCD_* variables: etcd reads its
+// flags from them too, and they must not change the throwaway server.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ETCD_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// inCI reports whether the environment variable CI is true.
+func inCI() bool {
+	ci, _ := strconv.ParseBool(os.Getenv("CI"))
+	return ci
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
