@@ -1,0 +1,54 @@
+// Package cluster runs several real txengine nodes on loopback against one
+// PostgreSQL database and one geth --dev node (cluster mode, docs/cluster.md)
+// and drives them over HTTP: bursts spread over every node's listener, a
+// node killed with SIGKILL mid-burst, a rolling restart under load, and the
+// etcd membership provider. Every test checks that each accepted
+// transaction completed exactly once: one row per request, per account the
+// nonces 0..n-1 and the chain's nonce n, each recorded hash on the chain
+// from the right address with the right nonce, and one broadcast hash per
+// (account, nonce) in tx_attempts.
+//
+// make test-cluster runs them (not make test: they take minutes).
+package cluster
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/txengine/txengine/persistence/postgres/pgtest"
+)
+
+// binary is the txengine binary built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() { // every test here runs the binary: none runs with -short
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "txengine-cluster-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "txengine")
+	build := exec.Command("go", "build", "-o", binary, "../../cmd/txengine")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build txengine:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if err := pgtest.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
