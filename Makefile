@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults fuzz-short vet bench contracts clean
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-cluster fuzz-short vet bench contracts clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -59,14 +59,22 @@ run-postgres: build
 	TXENGINE_DATABASE_URL=$$db TXENGINE_DATA_DIR=$(DATA)-postgres ./$(BIN) serve
 
 ## test: vet and run every test (unit, store, chain and end-to-end with the real binary)
-## with the race detector
+## with the race detector, except the cluster tests (./tests/cluster: make test-cluster)
 test: vet
-	$(GO) test -race -count=1 -timeout 30m ./...
+	@pkgs=$$($(GO) list ./... | grep -v '/tests/cluster') || exit 1; \
+	echo "$(GO) test -race -count=1 -timeout 30m ./... (but ./tests/cluster)"; \
+	$(GO) test -race -count=1 -timeout 30m $$pkgs
 
 ## test-faults: the fault tests alone (part of test too): geth and PostgreSQL stopped and
 ## restarted mid-burst, the service killed mid-burst, a transfer accepted while the node is down
 test-faults:
 	$(GO) test -race -count=1 -timeout 20m -v -run '^(TestFault|TestKillDuringBurst|TestGethOutage)' ./tests/e2e/
+
+## test-cluster: three txengine nodes on loopback sharing PostgreSQL and geth --dev (and
+## etcd, for the etcd membership provider): a burst over all three with one node killed -9,
+## a rolling restart under load; every accepted transaction completes exactly once
+test-cluster:
+	$(GO) test -race -count=1 -timeout 40m -v ./tests/cluster/...
 
 ## test-short: unit tests only
 test-short:
