@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-cluster fuzz-short vet bench contracts clean
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-cluster fuzz-short vet bench contracts proto clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -104,6 +104,13 @@ bench:
 ## contracts: recompile the Solidity sources (needs npm); the artifacts are committed
 contracts:
 	./contracts/build.sh
+
+## proto: regenerate the cluster messages (actors/clusterpb) from their .proto;
+## needs protoc (Debian: protobuf-compiler); protoc-gen-go is built into .cache/bin.
+## The generated code is committed.
+proto:
+	GOBIN=$(CURDIR)/.cache/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+	PATH="$(CURDIR)/.cache/bin:$$PATH" protoc --go_out=. --go_opt=module=github.com/txengine/txengine actors/clusterpb/messages.proto
 
 clean:
 	rm -rf bin

@@ -41,6 +41,8 @@ type Config struct {
 	Callbacks Callbacks `yaml:"callbacks"`
 	// HTTP tunes the API listener (config/ops.go).
 	HTTP HTTP `yaml:"http"`
+	// Cluster configures cluster mode (config/cluster.go).
+	Cluster Cluster `yaml:"cluster"`
 }
 
 // Database selects the store.
@@ -132,6 +134,7 @@ func Default() Config {
 		Log:    Log{Format: "text", Level: "info"},
 
 		Callbacks: defaultCallbacks(),
+		Cluster:   defaultCluster(),
 	}
 	c.opsDefaults()
 	return c
@@ -199,6 +202,9 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 		c.Engine.InFlight = n
 	}
 	if err := c.applyCallbacksEnv(getenv); err != nil {
+		return err
+	}
+	if err := c.applyClusterEnv(getenv); err != nil {
 		return err
 	}
 	return c.applyNetworkEnv(getenv)
@@ -312,6 +318,9 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("log.level: must be debug, info, warn or error, got %q", c.Log.Level)
+	}
+	if err := c.validateCluster(); err != nil {
+		return err
 	}
 	return c.validateOps()
 }

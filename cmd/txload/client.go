@@ -8,26 +8,37 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
 // client calls the txengine API with one operator token over keep-alive
-// connections.
+// connections. With several base URLs (the nodes of a cluster) it spreads
+// its requests over them in turn.
 type client struct {
-	base  string
+	bases []string
+	next  atomic.Uint64
 	token string
 	hc    *http.Client
 }
 
 // newClient returns a client whose transport keeps at least conns idle
-// connections to the service, so that every concurrent worker reuses its
-// own connection.
-func newClient(base, token string, conns int, timeout time.Duration) *client {
+// connections to each node of the service, so that every concurrent worker
+// reuses its own connections.
+func newClient(bases []string, token string, conns int, timeout time.Duration) *client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = conns + 16
+	tr.MaxIdleConns = (conns + 16) * len(bases)
 	tr.MaxIdleConnsPerHost = conns + 16
 	tr.MaxConnsPerHost = 0
-	return &client{base: base, token: token, hc: &http.Client{Transport: tr, Timeout: timeout}}
+	return &client{bases: bases, token: token, hc: &http.Client{Transport: tr, Timeout: timeout}}
+}
+
+// base returns the base URL of the next request.
+func (c *client) base() string {
+	if len(c.bases) == 1 {
+		return c.bases[0]
+	}
+	return c.bases[(c.next.Add(1)-1)%uint64(len(c.bases))]
 }
 
 // apiError is an error answer of the API, or a transport failure
@@ -71,7 +82,7 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 		}
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.base()+path, rd)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
@@ -114,7 +125,7 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 // page fetches one page of a list and returns the "next" cursor ("" at the
 // end).
 func (c *client) page(ctx context.Context, path string, out any) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base()+path, nil)
 	if err != nil {
 		return "", fmt.Errorf("GET %s: %w", path, err)
 	}

@@ -40,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("txload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.URL, "url", "http://127.0.0.1:8080", "base URL of the txengine API")
+	fs.StringVar(&o.URL, "url", "http://127.0.0.1:8080", "base URL of the txengine API; several, comma-separated, spread the requests over the nodes of a cluster")
 	fs.StringVar(&o.Token, "token", os.Getenv("TXENGINE_TOKEN"), "operator token (default $TXENGINE_TOKEN)")
 	fs.StringVar(&o.TokenID, "token-id", "", "token contract id (default: the first of GET /tokens)")
 	fs.IntVar(&o.N, "n", 1000, "transfers to send")
@@ -57,8 +57,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	o.URL = strings.TrimRight(o.URL, "/")
+	var bases []string
+	for _, u := range strings.Split(o.URL, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			bases = append(bases, u)
+		}
+	}
 	switch {
+	case len(bases) == 0:
+		fmt.Fprintln(stderr, "txload: --url must name at least one base URL")
+		return 2
 	case o.Token == "":
 		fmt.Fprintln(stderr, "txload: --token (or $TXENGINE_TOKEN) is required")
 		return 2
@@ -76,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(mode, stderr)
-	r := &runner{opt: o, c: newClient(o.URL, o.Token, o.Conc, o.ReqTimeout), prog: prog}
+	r := &runner{opt: o, c: newClient(bases, o.Token, o.Conc, o.ReqTimeout), prog: prog}
 	rep, err := r.run(ctx)
 	prog.stop()
 	if err != nil && rep == nil {
