@@ -324,10 +324,23 @@ func (s *stack) checkAttempts(ctx context.Context, rowOf map[*job]txRow, addrID 
 			hashes[k] = map[string]bool{}
 		}
 		hashes[k][lower(hash)] = true
-		perNode[node.String]++
+		perNode[s.nodeName(node.String)]++
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if s.provider != single {
+		var moved, zero int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM account_leases WHERE epoch > 1`).Scan(&moved); err != nil {
+			t.Errorf("account_leases: %v", err)
+		}
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM tx_attempts WHERE epoch = 0 OR node = ''`).Scan(&zero); err != nil {
+			t.Errorf("tx_attempts epochs: %v", err)
+		}
+		if zero > 0 {
+			t.Errorf("%d tx_attempts rows without a node or an epoch in cluster mode", zero)
+		}
+		t.Logf("accounts whose grain was activated more than once (lease epoch > 1): %d", moved)
 	}
 	for _, r := range rowOf {
 		if r.Nonce == nil {
@@ -382,5 +395,41 @@ func jsonUnmarshal(raw []byte, v any) error {
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("decode %s: %w", strings.TrimSpace(string(raw[:min(len(raw), 200)])), err)
 	}
+	return nil
+}
+
+// nodeName is the harness's name of the node whose cluster name (host:port
+// of its remoting) is name; name itself when it is no node of the stack
+// ("" in single-node mode).
+func (s *stack) nodeName(name string) string {
+	for _, n := range s.nodes {
+		if name == fmt.Sprintf("127.0.0.1:%d", n.clusterPort) {
+			return n.name
+		}
+	}
+	return name
+}
+
+// leaseHolder returns the node that holds the lease of the network (it
+// runs the watcher), or nil when none does.
+func (s *stack) leaseHolder() *node {
+	s.t.Helper()
+	db, err := sql.Open("postgres", s.dbURL)
+	if err != nil {
+		s.t.Fatalf("open the database: %v", err)
+	}
+	defer db.Close()
+	var holder string
+	err = db.QueryRow(`SELECT node FROM network_leases WHERE network = $1 AND expires > now()`, network).Scan(&holder)
+	if err != nil {
+		s.t.Logf("no holder of the lease of %s: %v", network, err)
+		return nil
+	}
+	for _, n := range s.nodes {
+		if s.nodeName(holder) == n.name {
+			return n
+		}
+	}
+	s.t.Logf("the lease of %s is held by %s, no node of the test", network, holder)
 	return nil
 }
