@@ -7,6 +7,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -125,11 +126,15 @@ func newStack(t *testing.T, provider string, n int) *stack {
 	began := time.Now()
 	s.nodes[0].start()
 	s.token = s.nodes[0].token()
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for _, nd := range s.nodes[1:] {
-		wg.Go(nd.start)
+	for i, nd := range s.nodes[1:] {
+		wg.Go(func() { errs[i+1] = nd.launch() })
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	for _, nd := range s.nodes {
 		nd.waitReady(90 * time.Second)
 	}
@@ -261,10 +266,17 @@ func (n *node) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", n.listen
 // start runs the node and waits for its banner (it serves from then on).
 func (n *node) start() {
 	n.t.Helper()
+	if err := n.launch(); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// launch is start without the test: it may run on any goroutine.
+func (n *node) launch() error {
 	n.mu.Lock()
 	if n.cmd != nil {
 		n.mu.Unlock()
-		n.t.Fatalf("%s: already running", n.name)
+		return fmt.Errorf("%s: already running", n.name)
 	}
 	fmt.Fprintf(&n.logs, "=== %s start %s\n", n.name, time.Now().Format(time.RFC3339Nano))
 	n.mu.Unlock()
@@ -272,11 +284,11 @@ func (n *node) start() {
 	cmd.Env = append(os.Environ(), "TXENGINE_LOG_LEVEL=info")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		n.t.Fatal(err)
+		return err
 	}
 	cmd.Stderr = writerFunc(n.write)
 	if err := cmd.Start(); err != nil {
-		n.t.Fatal(err)
+		return fmt.Errorf("%s: %w", n.name, err)
 	}
 	exited := make(chan error, 1)
 	banner := make(chan string, 1)
@@ -299,12 +311,13 @@ func (n *node) start() {
 		n.mu.Lock()
 		n.banner = tok
 		n.mu.Unlock()
+		return nil
 	case err := <-exited:
 		n.forget()
-		n.t.Fatalf("%s exited before serving: %v\n%s", n.name, err, n.logTail(60))
+		return fmt.Errorf("%s exited before serving: %v\n%s", n.name, err, n.logTail(60))
 	case <-time.After(120 * time.Second):
 		n.kill()
-		n.t.Fatalf("%s did not print its banner in 120s\n%s", n.name, n.logTail(60))
+		return fmt.Errorf("%s did not print its banner in 120s\n%s", n.name, n.logTail(60))
 	}
 }
 
