@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"net/url"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -223,6 +226,9 @@ func (s *stack) checkExactlyOnce(accts []account, jobs []*job, rows []txRow, min
 	// right nonce, mined in the recorded block.
 	s.checkChain(ctx, rowOf)
 
+	// What geth accepted: one hash per (account, nonce), the recorded one.
+	s.checkGethLog(rowOf)
+
 	// The nodes' records: one broadcast hash per (account, nonce).
 	nodes := s.checkAttempts(ctx, rowOf, addrID)
 	if minNodes > 1 && len(nodes) < minNodes {
@@ -267,6 +273,48 @@ func (s *stack) checkChain(ctx context.Context, rowOf map[*job]txRow) {
 	}
 	close(work)
 	wg.Wait()
+}
+
+// submittedRE matches the line geth logs for every transaction it accepts
+// into its pool (eth_sendRawTransaction included).
+var submittedRE = regexp.MustCompile(`Submitted transaction\s+hash=(0x[0-9a-fA-F]{64})\s+from=(0x[0-9a-fA-F]{40})\s+nonce=(\d+)`)
+
+// checkGethLog reads geth's log: every transaction geth accepted from the
+// rows' accounts must be the row's hash for its nonce, so no (account,
+// nonce) ever reached the node with a second hash.
+func (s *stack) checkGethLog(rowOf map[*job]txRow) {
+	t := s.t
+	type key struct {
+		from  string
+		nonce uint64
+	}
+	want := map[key]string{}
+	for _, r := range rowOf {
+		if r.Nonce != nil {
+			want[key{lower(r.From), *r.Nonce}] = lower(r.TransactionHash)
+		}
+	}
+	seen := map[key]map[string]bool{}
+	for _, m := range submittedRE.FindAllStringSubmatch(s.geth.LogTail(math.MaxInt32), -1) {
+		nonce, _ := strconv.ParseUint(m[3], 10, 64)
+		k := key{lower(m[2]), nonce}
+		if _, ours := want[k]; !ours {
+			continue
+		}
+		if seen[k] == nil {
+			seen[k] = map[string]bool{}
+		}
+		seen[k][lower(m[1])] = true
+	}
+	if len(want) > 0 && len(seen) == 0 {
+		t.Errorf("geth's log shows none of the %d transactions as submitted (its log format changed?)", len(want))
+		return
+	}
+	for k, hash := range want {
+		if got := seen[k]; len(got) != 1 || !got[hash] {
+			t.Errorf("geth accepted %v from %s with nonce %d, want only %s", keys(got), k.from, k.nonce, hash)
+		}
+	}
 }
 
 // checkAttempts runs the query of docs/cluster.md ("for every (account,

@@ -6,7 +6,8 @@
 // transaction completed exactly once: one row per request, per account the
 // nonces 0..n-1 and the chain's nonce n, each recorded hash on the chain
 // from the right address with the right nonce, and one broadcast hash per
-// (account, nonce) in tx_attempts.
+// (account, nonce) both in tx_attempts and among the transactions geth
+// logged as submitted.
 //
 // make test-cluster runs them (not make test: they take minutes).
 package cluster
