@@ -47,3 +47,21 @@ func ExplainListTransactions(ctx context.Context, s *Store, f engine.TxFilter) (
 	}
 	return strings.Join(lines, "\n"), nil
 }
+
+// Hook points of the fencing tests.
+const (
+	HookFenced       = hookFenced
+	HookAccountLease = hookAccountLease
+)
+
+// SetHook makes s call fn at the hook points of cluster.go. Set it before
+// the store is used concurrently.
+func SetHook(s *Store, fn func(point string)) { s.hook = fn }
+
+// LockWaiters returns how many sessions of s's database wait for a lock.
+func LockWaiters(ctx context.Context, s *Store) (int, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock'`)
+	return n, err
+}

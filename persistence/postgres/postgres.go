@@ -82,6 +82,8 @@ var _ engine.Store = (*Store)(nil)
 // concurrent use. Create it with Open and release it with Close.
 type Store struct {
 	db *sqlx.DB
+	// hook, when set by a test, runs at the points of cluster.go.
+	hook func(point string)
 }
 
 // Open connects to the PostgreSQL database at url (a postgres:// URL or a
