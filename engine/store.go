@@ -283,7 +283,7 @@ type LeaseStore interface {
 	// not held): it goes up when the holder changes and when a lease that
 	// had expired (or was released) is taken again, and stays the same
 	// when the holder renews in time. PostgreSQL measures expiry with the
-	// database's clock, SQLite with this process's.
+	// database's clock, SQLite with this process's. ttl must be positive.
 	AcquireNetworkLease(ctx context.Context, network, node string, ttl time.Duration) (held bool, epoch int64, err error)
 	// ReleaseNetworkLease expires the network's lease now if node holds
 	// it, so that another node may take it at once; otherwise it does

@@ -101,6 +101,9 @@ func fenceError(f engine.Fence, epoch int64, err error) error {
 // takes, renews or leaves the lease; expiry is measured with the
 // database's clock.
 func (s *Store) AcquireNetworkLease(ctx context.Context, network, node string, ttl time.Duration) (bool, int64, error) {
+	if ttl <= 0 {
+		return false, 0, fmt.Errorf("postgres: acquire the lease of network %s for %s: ttl %s is not positive", network, node, ttl)
+	}
 	var epoch int64
 	err := s.db.GetContext(ctx, &epoch, `INSERT INTO network_leases (network, node, epoch, expires)
 		VALUES ($1, $2, 1, now() + $3 * interval '1 microsecond')
@@ -154,7 +157,7 @@ func (s *Store) Attempts(ctx context.Context, accountID, network string) ([]engi
 		Epoch     int64        `db:"epoch"`
 		Created   sql.NullTime `db:"created"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, `SELECT a.tx_id, t.account_id, a.network, a.nonce, a.hash, a.node, a.epoch, a.created
+	if err := s.db.SelectContext(ctx, &rows, `SELECT a.tx_id, a.account_id, a.network, a.nonce, a.hash, a.node, a.epoch, a.created
 		FROM tx_attempts a JOIN transactions t ON t.id = a.tx_id
 		WHERE t.account_id = $1 AND t.network = $2 AND a.network = $2 AND a.nonce IS NOT NULL
 		ORDER BY a.nonce, a.created NULLS FIRST, a.hash`, accountID, network); err != nil {

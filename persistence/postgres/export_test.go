@@ -65,3 +65,14 @@ func LockWaiters(ctx context.Context, s *Store) (int, error) {
 		WHERE datname = current_database() AND wait_event_type = 'Lock'`)
 	return n, err
 }
+
+// OpenAt opens the store at url with the migrations up to version only.
+func OpenAt(ctx context.Context, url string, version int) (*Store, error) {
+	return open(ctx, url, version)
+}
+
+// ExecForTest runs a statement.
+func ExecForTest(ctx context.Context, s *Store, query string, args ...any) error {
+	_, err := s.db.ExecContext(ctx, query, args...)
+	return err
+}

@@ -77,6 +77,9 @@ func fenceError(f engine.Fence, epoch int64, err error) error {
 // takes, renews or leaves the lease; expiry is measured with this
 // process's clock.
 func (s *Store) AcquireNetworkLease(ctx context.Context, network, node string, ttl time.Duration) (bool, int64, error) {
+	if ttl <= 0 {
+		return false, 0, fmt.Errorf("sqlite: acquire the lease of network %s for %s: ttl %s is not positive", network, node, ttl)
+	}
 	now := time.Now()
 	var epoch int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -134,7 +137,7 @@ func (s *Store) Attempts(ctx context.Context, accountID, network string) ([]engi
 		Epoch     int64         `db:"epoch"`
 		Created   sql.NullInt64 `db:"created"`
 	}
-	if err := s.r.SelectContext(ctx, &rows, `SELECT a.tx_id, t.account_id, a.network, a.nonce, a.hash, a.node, a.epoch, a.created
+	if err := s.r.SelectContext(ctx, &rows, `SELECT a.tx_id, a.account_id, a.network, a.nonce, a.hash, a.node, a.epoch, a.created
 		FROM tx_attempts a JOIN transactions t ON t.id = a.tx_id
 		WHERE t.account_id = ? AND t.network = ? AND a.network = ? AND a.nonce IS NOT NULL
 		ORDER BY a.nonce, a.created NULLS FIRST, a.hash`, accountID, network, network); err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/txengine/txengine/engine"
 )
 
@@ -217,6 +219,9 @@ func testNetworkLease(t *testing.T, s engine.Store) {
 		if held != wantHeld || epoch != wantEpoch {
 			t.Fatalf("AcquireNetworkLease(dev, %s) = %v, %d; want %v, %d", node, held, epoch, wantHeld, wantEpoch)
 		}
+	}
+	if _, _, err := s.AcquireNetworkLease(ctx, "dev", "a", 0); err == nil {
+		t.Fatal("AcquireNetworkLease with ttl 0 succeeded")
 	}
 	acquire("a", true, 1)
 	acquire("a", true, 1) // renewal
@@ -443,4 +448,35 @@ func testRateCounters(t *testing.T, s engine.Store) {
 	if inSec, _, _, err := s.CountRequest(ctx, "u4", recent, recent.Truncate(time.Hour), 2, 3); err != nil || inSec != 2 {
 		t.Fatalf("second window after pruning 30 s later: %d, %v; want 2", inSec, err)
 	}
+}
+
+// Backfill0008 checks what migration 0008 does to the broadcast versions
+// recorded before it: they get their transaction's account and nonce, no
+// node, epoch 0 and no signing time. old is a store migrated up to version
+// 7 only; exec runs a statement on its database (placeholders ?); migrate
+// closes old and returns the store on the same database with every
+// migration applied.
+func Backfill0008(t *testing.T, old engine.Store, exec func(query string, args ...any) error, migrate func() engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, old)
+	tx := f.tx("dev", 1)
+	insert(t, old, tx)
+	first, second := randomHash(t), randomHash(t)
+	must(t, exec(`UPDATE transactions SET status = 'submitted', nonce = 4, hash = ? WHERE id = ?`, second.Hex(), tx.ID))
+	for _, h := range []common.Hash{first, second} {
+		must(t, exec(`INSERT INTO tx_attempts (network, hash, tx_id) VALUES (?, ?, ?)`, "dev", h.Hex(), tx.ID))
+	}
+	s := migrate()
+	got, err := s.Attempts(ctx, f.account.ID, "dev")
+	must(t, err)
+	want := []engine.Attempt{{TxID: tx.ID, Nonce: 4, Hash: first}, {TxID: tx.ID, Nonce: 4, Hash: second}}
+	if first.Hex() > second.Hex() {
+		want[0], want[1] = want[1], want[0]
+	}
+	wantAttempts(t, got, want, f.account.ID, "dev")
+	// The transaction goes on under a lease.
+	fence, err := s.AcquireAccountLease(ctx, f.account.ID, "node-a")
+	must(t, err)
+	got0 := get(t, s, tx.ID)
+	must(t, s.MarkReplaced(ctx, fence, replacement(t, got0, 50)))
 }
