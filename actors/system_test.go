@@ -57,20 +57,6 @@ func (c *countingStore) InsertTransactions(ctx context.Context, txs []*engine.Tr
 	return err
 }
 
-func (c *countingStore) MarkSubmitted(ctx context.Context, tx *engine.Transaction) error {
-	err := c.Store.MarkSubmitted(ctx, tx)
-	if err == nil {
-		n := c.inflight.Add(1)
-		for {
-			m := c.maxInflight.Load()
-			if n <= m || c.maxInflight.CompareAndSwap(m, n) {
-				break
-			}
-		}
-	}
-	return err
-}
-
 func (c *countingStore) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 	err := c.Store.MarkMined(ctx, outcomes)
 	if err == nil {

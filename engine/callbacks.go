@@ -65,6 +65,13 @@ type CallbackStore interface {
 	// at or before now, the most overdue first (NextAttempt, then Created,
 	// then insertion order).
 	DueCallbacks(ctx context.Context, now time.Time, limit int) ([]Callback, error)
+	// ClaimDueCallbacks claims for node, until now+claimFor, up to limit
+	// pending rows whose NextAttempt is at or before now and that no other
+	// node holds a claim on (unclaimed, claimed by node itself, or whose
+	// claim ended at or before now), and returns them in DueCallbacks
+	// order. Concurrent claimers get disjoint rows. The Mark methods clear
+	// the claim.
+	ClaimDueCallbacks(ctx context.Context, node string, now time.Time, claimFor time.Duration, limit int) ([]Callback, error)
 	// MarkCallbackDelivered records the successful attempt: the row becomes
 	// delivered at at, with attempts (the count including this one).
 	MarkCallbackDelivered(ctx context.Context, id string, attempts int, at time.Time) error

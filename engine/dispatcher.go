@@ -42,6 +42,11 @@ type DispatcherConfig struct {
 	UserAgent string
 	// Backoff is the retry schedule.
 	Backoff Backoff
+	// Node names this dispatcher in the claims of outbox rows
+	// (ClaimDueCallbacks), so that the dispatchers of several nodes share
+	// one outbox without delivering a row twice at once. Empty is fine in
+	// single-node mode.
+	Node string
 }
 
 // DefaultDispatcherConfig returns 64 concurrent deliveries, 10 s per
@@ -62,10 +67,19 @@ const maxResponseDrain = 64 << 10
 // storeWriteTimeout bounds the write that records an attempt's outcome.
 const storeWriteTimeout = 5 * time.Second
 
+// claimFor is how long a dispatcher claims the rows it delivers: longer
+// than a delivery (the reads, one attempt of cfg.Timeout and the write of
+// its outcome), so no other node takes a row while it is being delivered;
+// a node that dies leaves its claims to expire after that.
+func (c DispatcherConfig) claimFor() time.Duration {
+	return 2*c.Timeout + 2*storeWriteTimeout
+}
+
 // Dispatcher delivers due outbox rows, each in its own goroutine, at most
 // Concurrency at a time, so a slow or hanging receiver delays no other. It
 // owns those goroutines: Close stops them. Dispatch is meant to be called
-// by one poller at a time.
+// by one poller at a time. Dispatchers of several nodes share one outbox:
+// each delivers only the rows it claimed (DispatcherConfig.Node).
 type Dispatcher struct {
 	cfg    DispatcherConfig
 	client *http.Client
@@ -157,9 +171,9 @@ func IsPrivateIP(ip net.IP) bool {
 		ip.IsInterfaceLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast()
 }
 
-// Dispatch starts a delivery for each due row not already in flight, as far
-// as free slots allow, and returns how many it started. It does not wait
-// for them.
+// Dispatch claims due rows and starts a delivery for each one not already
+// in flight, as far as free slots allow, and returns how many it started.
+// It does not wait for them.
 func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
 	d.mu.Lock()
 	busy, closed := len(d.inflight), d.closed
@@ -168,11 +182,11 @@ func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
 	if closed || free <= 0 {
 		return 0, nil
 	}
-	// Rows in flight are still pending and due: ask for enough to find
-	// free new ones behind them.
-	rows, err := d.cfg.Store.DueCallbacks(ctx, d.cfg.Clock.Now(), busy+free)
+	// Rows in flight are still pending, due and claimed by this node (their
+	// claim is renewed): ask for enough to find free new ones behind them.
+	rows, err := d.cfg.Store.ClaimDueCallbacks(ctx, d.cfg.Node, d.cfg.Clock.Now(), d.cfg.claimFor(), busy+free)
 	if err != nil {
-		return 0, fmt.Errorf("due callbacks: %w", err)
+		return 0, fmt.Errorf("claim due callbacks: %w", err)
 	}
 	started := 0
 	for _, cb := range rows {

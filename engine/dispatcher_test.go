@@ -24,10 +24,19 @@ type memOutbox struct {
 	order []string
 	txs   map[string]*engine.Transaction
 	users map[string]*engine.User
+	// claims holds the claim of each claimed row.
+	claims map[string]memClaim
+}
+
+// memClaim is the claim on one outbox row.
+type memClaim struct {
+	node  string
+	until time.Time
 }
 
 func newMemOutbox() *memOutbox {
-	return &memOutbox{rows: map[string]*engine.Callback{}, txs: map[string]*engine.Transaction{}, users: map[string]*engine.User{}}
+	return &memOutbox{rows: map[string]*engine.Callback{}, txs: map[string]*engine.Transaction{}, users: map[string]*engine.User{},
+		claims: map[string]memClaim{}}
 }
 
 // add stores a terminal transaction of a user with secret and one pending
@@ -71,6 +80,24 @@ func (m *memOutbox) DueCallbacks(_ context.Context, now time.Time, limit int) ([
 	return out[:min(limit, len(out))], nil
 }
 
+func (m *memOutbox) ClaimDueCallbacks(ctx context.Context, node string, now time.Time, claimFor time.Duration, limit int) ([]engine.Callback, error) {
+	due, _ := m.DueCallbacks(ctx, now, len(m.order))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []engine.Callback
+	for _, r := range due {
+		if len(out) == limit {
+			break
+		}
+		if c, ok := m.claims[r.ID]; ok && c.node != node && c.until.After(now) {
+			continue
+		}
+		m.claims[r.ID] = memClaim{node: node, until: now.Add(claimFor)}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 func (m *memOutbox) update(id string, f func(r *engine.Callback)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -82,6 +109,7 @@ func (m *memOutbox) update(id string, f func(r *engine.Callback)) error {
 		return engine.ErrConflict
 	}
 	f(r)
+	delete(m.claims, id)
 	return nil
 }
 
@@ -453,5 +481,69 @@ func TestDispatcherDoesNotFollowRedirects(t *testing.T) {
 	}
 	if n := len(target.got()); n != 0 {
 		t.Fatalf("the redirect target got %d requests", n)
+	}
+}
+
+// TestDispatchersOfTwoNodesShareTheOutbox: the dispatchers of two nodes
+// poll one outbox while deliveries are slow; each row is delivered once,
+// by the node that claimed it.
+func TestDispatchersOfTwoNodesShareTheOutbox(t *testing.T) {
+	rc := newReceiver(t, func(int, *http.Request) int {
+		time.Sleep(30 * time.Millisecond)
+		return http.StatusOK
+	})
+	store := newMemOutbox()
+	var ids []string
+	for range 20 {
+		_, id := store.add(engine.StatusCompleted, "s", rc.URL)
+		ids = append(ids, id...)
+	}
+	delivered := func() bool {
+		for _, id := range ids {
+			if store.row(id).Status != engine.CallbackDelivered {
+				return false
+			}
+		}
+		return true
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, node := range []string{"node-a", "node-b"} {
+		d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Concurrency: 4, Node: node,
+			UserAgent: node, Backoff: fastBackoff})
+		defer d.Close(time.Second)
+		wg.Go(func() {
+			for !delivered() && time.Now().Before(deadline) {
+				if _, err := d.Dispatch(context.Background()); err != nil {
+					errs <- err
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if !delivered() {
+		t.Fatal("not every row was delivered in time")
+	}
+	seen, byNode := map[string]int{}, map[string]int{}
+	for _, r := range rc.got() {
+		seen[r.header.Get(engine.HeaderCallbackID)]++
+		byNode[r.header.Get("User-Agent")]++
+	}
+	// Each claim takes at most 4 rows (Concurrency) and a delivery takes
+	// 30 ms: both nodes get work.
+	if byNode["node-a"] == 0 || byNode["node-b"] == 0 {
+		t.Errorf("deliveries by node = %v, want both", byNode)
+	}
+	for _, id := range ids {
+		if seen[id] != 1 {
+			t.Errorf("row %s delivered %d times, want once", id, seen[id])
+		}
 	}
 }

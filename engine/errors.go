@@ -56,6 +56,13 @@ var ErrNotFound = &Error{Code: CodeNotFound, Message: "not found"}
 // ErrConflict is returned by stores when a unique constraint is violated.
 var ErrConflict = &Error{Code: CodeConflict, Message: "conflict"}
 
+// ErrFenced is returned (wrapped) by the writes of an account's activation
+// whose Fence is no longer current: another activation of the account (on
+// this node or another) took the account's lease, and nothing was written.
+// An activation that gets it must stop. It carries no API code: callers see
+// it as internal.
+var ErrFenced = errors.New("fenced: another activation holds the account's lease")
+
 // ErrorCode returns the code of err: the Code of the first *Error in its
 // chain, or CodeInternal for any other non-nil error.
 func ErrorCode(err error) Code {

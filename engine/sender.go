@@ -22,11 +22,12 @@ type SenderStore interface {
 	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
 	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
 	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
-	MarkSubmittedMany(ctx context.Context, txs []*Transaction) error
+	MarkSubmittedMany(ctx context.Context, f Fence, txs []*Transaction) error
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
-	ReleaseNonce(ctx context.Context, id string, txErr *TxError, ended time.Time) error
-	MarkReplaced(ctx context.Context, tx *Transaction) error
+	ReleaseNonce(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
+	MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error
 	ContractByID(ctx context.Context, id string) (*Contract, error)
+	CheckFence(ctx context.Context, f Fence) error
 }
 
 // Sender is the logic of one account on one network: it accepts
@@ -35,6 +36,12 @@ type SenderStore interface {
 // and keeps at most Network.InFlight transactions unconfirmed. It is not safe
 // for concurrent use: the account actor owns it and calls it from one
 // goroutine at a time.
+//
+// In cluster mode the sender carries the Fence of its activation
+// (WithFence): it checks the fence before it signs, and every write that
+// assigns a nonce or stores signed bytes is fenced, so a stale activation
+// signs, stores and broadcasts nothing new; its Pump then returns an error
+// wrapping ErrFenced and the activation must stop.
 type Sender struct {
 	account *Account
 	net     *Network
@@ -42,6 +49,8 @@ type Sender struct {
 	signer  Signer
 	clock   Clock
 	log     *slog.Logger
+	// fence is the activation's lease (zero: single-node mode).
+	fence Fence
 
 	// next is the nonce the next submitted transaction gets; valid when
 	// synced is true.
@@ -80,6 +89,26 @@ const queueCountEvery = time.Second
 func (s *Sender) WithConditions(c *Conditions) *Sender {
 	s.conds = c
 	return s
+}
+
+// WithFence makes the sender's writes fenced by f, the Fence of the
+// account's activation (AcquireAccountLease). The zero Fence, the default,
+// is single-node mode: nothing is checked.
+func (s *Sender) WithFence(f Fence) *Sender {
+	s.fence = f
+	return s
+}
+
+// checkFence returns an error wrapping ErrFenced when the sender's fence is
+// no longer current; nil in single-node mode.
+func (s *Sender) checkFence(ctx context.Context) error {
+	if s.fence.IsZero() {
+		return nil
+	}
+	if err := s.store.CheckFence(ctx, s.fence); err != nil {
+		return fmt.Errorf("check the lease of account %s (epoch %d): %w", s.account.ID, s.fence.Epoch, err)
+	}
+	return nil
 }
 
 // TakeFailed returns and forgets the ids of the transactions the sender
@@ -204,7 +233,9 @@ func (s *Sender) Resync() { s.synced = false }
 
 // Pump submits ready transactions while the in-flight window has room. It
 // returns how many it submitted or failed; an error means the node or the
-// store is unavailable and the caller should retry later.
+// store is unavailable and the caller should retry later, unless it wraps
+// ErrFenced: another activation took the account's lease, and this one must
+// stop (nothing was signed, stored or broadcast after that).
 func (s *Sender) Pump(ctx context.Context) (int, error) {
 	if !s.synced {
 		if err := s.Sync(ctx); err != nil {
@@ -305,6 +336,9 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 // followed by accepted transactions keeps its nonce and is broadcast again
 // or replaced later, so no gap is ever left.
 func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQuote, load *accountLoad) (int, error) {
+	if err := s.checkFence(ctx); err != nil {
+		return 0, err
+	}
 	msgs := make([]ethereum.CallMsg, len(txs))
 	for i, tx := range txs {
 		to := tx.ContractAddress
@@ -342,7 +376,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		return 0, nodeErr
 	}
 	// Persist before broadcast: after a crash the signed bytes are sent again as they are.
-	if err := s.store.MarkSubmittedMany(ctx, chosen); err != nil {
+	if err := s.store.MarkSubmittedMany(ctx, s.fence, chosen); err != nil {
 		for _, tx := range chosen {
 			tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted, tx.GasLimit = nil, nil, nil, nil, 0
 		}
@@ -392,15 +426,15 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 				s.synced = false
 				load.queued++
 				s.log.Warn("nonce too low; requeued and resyncing", "tx", tx.ID, "nonce", *tx.Nonce)
-				if err := s.store.ReleaseNonce(ctx, tx.ID, nil, now); err != nil {
-					return len(chosen), err
+				if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, nil, now); err != nil {
+					return len(chosen), fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
 				}
 				continue
 			}
 			txErr := rejection(kind)
 			s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
-			if err := s.store.ReleaseNonce(ctx, tx.ID, txErr, now); err != nil {
-				return len(chosen), err
+			if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, txErr, now); err != nil {
+				return len(chosen), fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
 			}
 			s.failed = append(s.failed, tx.ID)
 			s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
@@ -607,6 +641,9 @@ func (s *Sender) replace(ctx context.Context, tx *Transaction, fees feeQuote) er
 		}
 		unsigned = types.NewTx(&types.LegacyTx{Nonce: old.Nonce(), GasPrice: price, Gas: old.Gas(), To: to, Value: old.Value(), Data: old.Data()})
 	}
+	if err := s.checkFence(ctx); err != nil {
+		return fmt.Errorf("replace %s: %w", tx.ID, err)
+	}
 	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
 	if err != nil {
 		return fmt.Errorf("replace %s: sign: %w", tx.ID, err)
@@ -618,7 +655,7 @@ func (s *Sender) replace(ctx context.Context, tx *Transaction, fees feeQuote) er
 	hash, now := signed.Hash(), s.clock.Now()
 	next := *tx
 	next.Hash, next.RawTx, next.Replaced = &hash, raw, &now
-	if err := s.store.MarkReplaced(ctx, &next); err != nil {
+	if err := s.store.MarkReplaced(ctx, s.fence, &next); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return nil // mined meanwhile
 		}
@@ -635,7 +672,7 @@ func (s *Sender) touch(ctx context.Context, tx *Transaction) error {
 	now := s.clock.Now()
 	next := *tx
 	next.Replaced = &now
-	if err := s.store.MarkReplaced(ctx, &next); err != nil && !errors.Is(err, ErrConflict) {
+	if err := s.store.MarkReplaced(ctx, s.fence, &next); err != nil && !errors.Is(err, ErrConflict) {
 		return fmt.Errorf("replace %s: %w", tx.ID, err)
 	}
 	return nil

@@ -67,9 +67,26 @@ type memStore struct {
 	txs       map[string]*Transaction
 	order     []string
 	failWrite error
+	// leases holds the current lease epoch of each account.
+	leases map[string]int64
 }
 
-func newMemStore() *memStore { return &memStore{txs: map[string]*Transaction{}} }
+func newMemStore() *memStore {
+	return &memStore{txs: map[string]*Transaction{}, leases: map[string]int64{}}
+}
+
+// acquire takes the account's lease for a new activation.
+func (m *memStore) acquire(accountID string) Fence {
+	m.leases[accountID]++
+	return Fence{AccountID: accountID, Node: "node", Epoch: m.leases[accountID]}
+}
+
+func (m *memStore) CheckFence(_ context.Context, f Fence) error {
+	if f.IsZero() || m.leases[f.AccountID] == f.Epoch {
+		return nil
+	}
+	return ErrFenced
+}
 
 func (m *memStore) InsertTransactions(_ context.Context, txs []*Transaction) error {
 	for _, tx := range txs {
@@ -127,10 +144,7 @@ func (m *memStore) MaxNonce(context.Context, string, string) (uint64, bool, erro
 	return max, found, nil
 }
 
-func (m *memStore) MarkSubmitted(_ context.Context, tx *Transaction) error {
-	if m.failWrite != nil {
-		return m.failWrite
-	}
+func (m *memStore) markSubmitted(tx *Transaction) error {
 	cur := m.txs[tx.ID]
 	if cur.Status != StatusNew {
 		return ErrConflict
@@ -141,9 +155,12 @@ func (m *memStore) MarkSubmitted(_ context.Context, tx *Transaction) error {
 	return nil
 }
 
-func (m *memStore) MarkSubmittedMany(ctx context.Context, txs []*Transaction) error {
+func (m *memStore) MarkSubmittedMany(ctx context.Context, f Fence, txs []*Transaction) error {
 	if m.failWrite != nil {
 		return m.failWrite
+	}
+	if err := m.CheckFence(ctx, f); err != nil {
+		return err
 	}
 	for _, tx := range txs {
 		if m.txs[tx.ID].Status != StatusNew {
@@ -151,7 +168,7 @@ func (m *memStore) MarkSubmittedMany(ctx context.Context, txs []*Transaction) er
 		}
 	}
 	for _, tx := range txs {
-		if err := m.MarkSubmitted(ctx, tx); err != nil {
+		if err := m.markSubmitted(tx); err != nil {
 			return err
 		}
 	}
@@ -167,7 +184,10 @@ func (m *memStore) MarkFailed(_ context.Context, id string, e *TxError, ended ti
 	return nil
 }
 
-func (m *memStore) ReleaseNonce(_ context.Context, id string, e *TxError, ended time.Time) error {
+func (m *memStore) ReleaseNonce(ctx context.Context, f Fence, id string, e *TxError, ended time.Time) error {
+	if err := m.CheckFence(ctx, f); err != nil {
+		return err
+	}
 	tx := m.txs[id]
 	tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted = nil, nil, nil, nil
 	if e == nil {
@@ -178,7 +198,10 @@ func (m *memStore) ReleaseNonce(_ context.Context, id string, e *TxError, ended 
 	return nil
 }
 
-func (m *memStore) MarkReplaced(_ context.Context, tx *Transaction) error {
+func (m *memStore) MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error {
+	if err := m.CheckFence(ctx, f); err != nil {
+		return err
+	}
 	cur := m.txs[tx.ID]
 	if cur.Status != StatusSubmitted || *cur.Nonce != *tx.Nonce {
 		return ErrConflict
@@ -620,4 +643,141 @@ func TestSenderBatchEstimationRevertTakesNoNonce(t *testing.T) {
 	if *store.txs["a"].Nonce != 0 || *store.txs["c"].Nonce != 1 {
 		t.Fatalf("nonces a=%d c=%d, want 0 and 1", *store.txs["a"].Nonce, *store.txs["c"].Nonce)
 	}
+}
+
+// countingSigner counts signatures and runs before (when set) before each.
+type countingSigner struct {
+	Signer
+	n      int
+	before func()
+}
+
+func (c *countingSigner) SignTx(ctx context.Context, acct *Account, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
+	c.n++
+	if c.before != nil {
+		c.before()
+	}
+	return c.Signer.SignTx(ctx, acct, tx, chainID)
+}
+
+// storedHashes returns every hash the store holds for the account.
+func storedHashes(store *memStore) map[common.Hash]bool {
+	out := map[common.Hash]bool{}
+	for _, tx := range store.txs {
+		if tx.Hash != nil {
+			out[*tx.Hash] = true
+		}
+	}
+	return out
+}
+
+// TestSenderStaleFenceSignsStoresBroadcastsNothing: two activations of one
+// account, with fences 1 and 2. The stale one signs, stores and broadcasts
+// nothing new, neither a first version nor a replacement, and its Pump
+// returns ErrFenced; the current one works as usual.
+func TestSenderStaleFenceSignsStoresBroadcastsNothing(t *testing.T) {
+	chain := &fakeChain{}
+	store := newMemStore()
+	clock := &stepClock{t: time.Unix(1_700_000_000, 0).UTC()}
+	first := newTestSender(t, chain, store, 4)
+	first.clock = clock
+	staleSigner := &countingSigner{Signer: first.signer}
+	first.signer = staleSigner
+	first.WithFence(store.acquire("acct"))
+	second := NewSender(first.account, first.net, store, first.signer.(*countingSigner).Signer, clock, first.log)
+	currentSigner := &countingSigner{Signer: second.signer}
+	second.signer = currentSigner
+	second.WithFence(store.acquire("acct"))
+
+	queue(t, first, "a", "b")
+	if _, err := first.Pump(context.Background()); !errors.Is(err, ErrFenced) {
+		t.Fatalf("stale Pump = %v, want ErrFenced", err)
+	}
+	if staleSigner.n != 0 || len(chain.sent) != 0 {
+		t.Fatalf("stale activation signed %d and broadcast %d transactions", staleSigner.n, len(chain.sent))
+	}
+	if got := nonces(store, "a", "b"); got[0] != nil || got[1] != nil || store.txs["a"].Status != StatusNew {
+		t.Fatalf("stale activation changed the queue: nonces %v, a %s", got, store.txs["a"].Status)
+	}
+
+	if n, err := second.Pump(context.Background()); err != nil || n != 2 {
+		t.Fatalf("current Pump = %d, %v; want 2 submitted", n, err)
+	}
+	if got := nonces(store, "a", "b"); got[0] != uint64(0) || got[1] != uint64(1) || currentSigner.n != 2 {
+		t.Fatalf("current activation: nonces %v, %d signatures", got, currentSigner.n)
+	}
+
+	// Both transactions get stuck: the stale activation may broadcast the
+	// stored bytes again, but replaces nothing.
+	stored := storedHashes(store)
+	clock.t = clock.t.Add(DefaultReplaceAfter + time.Second)
+	sentBefore := len(chain.sent)
+	if _, err := first.Pump(context.Background()); !errors.Is(err, ErrFenced) {
+		t.Fatalf("stale Pump of stuck transactions = %v, want ErrFenced", err)
+	}
+	if staleSigner.n != 0 {
+		t.Fatalf("stale activation signed %d replacements", staleSigner.n)
+	}
+	for _, tx := range chain.sent[sentBefore:] {
+		if !stored[tx.Hash()] {
+			t.Fatalf("stale activation broadcast %s, which is not stored", tx.Hash())
+		}
+	}
+	if got := storedHashes(store); len(got) != len(stored) {
+		t.Fatalf("stale activation changed the stored versions: %v, was %v", got, stored)
+	}
+	// The current activation replaces them.
+	if _, err := second.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if currentSigner.n != 4 || stored[*store.txs["a"].Hash] || stored[*store.txs["b"].Hash] {
+		t.Fatalf("current activation did not replace: %d signatures", currentSigner.n)
+	}
+}
+
+// TestSenderFenceTakenDuringBatch: the lease is taken after the sender
+// checked its fence. The fenced writes refuse what follows: signed bytes
+// that could not be stored are not broadcast, and a rejected transaction's
+// nonce is not released by the stale activation.
+func TestSenderFenceTakenDuringBatch(t *testing.T) {
+	t.Run("between signing and storing", func(t *testing.T) {
+		chain := &fakeChain{}
+		store := newMemStore()
+		s := newTestSender(t, chain, store, 4)
+		s.WithFence(store.acquire("acct"))
+		signer := &countingSigner{Signer: s.signer}
+		signer.before = func() {
+			if signer.n == 1 {
+				store.acquire("acct") // another activation starts
+			}
+		}
+		s.signer = signer
+		queue(t, s, "a", "b")
+		if _, err := s.Pump(context.Background()); !errors.Is(err, ErrFenced) {
+			t.Fatalf("Pump = %v, want ErrFenced", err)
+		}
+		if len(chain.sent) != 0 {
+			t.Fatalf("broadcast %d transactions whose signed bytes were not stored", len(chain.sent))
+		}
+		if got := nonces(store, "a", "b"); got[0] != nil || got[1] != nil {
+			t.Fatalf("nonces taken: %v", got)
+		}
+	})
+	t.Run("between storing and releasing", func(t *testing.T) {
+		store := newMemStore()
+		chain := &fakeChain{send: func(*types.Transaction) error {
+			store.acquire("acct") // another activation starts meanwhile
+			return errors.New("insufficient funds for gas * price + value")
+		}}
+		s := newTestSender(t, chain, store, 4)
+		s.WithFence(store.acquire("acct"))
+		queue(t, s, "a")
+		if _, err := s.Pump(context.Background()); !errors.Is(err, ErrFenced) {
+			t.Fatalf("Pump = %v, want ErrFenced", err)
+		}
+		// The nonce stays taken: the current activation settles it.
+		if a := store.txs["a"]; a.Status != StatusSubmitted || a.Nonce == nil {
+			t.Fatalf("a = %s nonce %v; want submitted, nonce kept", a.Status, a.Nonce)
+		}
+	})
 }

@@ -166,20 +166,22 @@ type TxStore interface {
 	// MaxNonce returns the highest nonce ever assigned to the account on the
 	// network, and false when none was.
 	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
-	// MarkSubmitted records nonce, gas limit, hash, signed bytes and the
-	// submitted time of tx and moves it from new to submitted. It fails with
-	// ErrConflict if tx is no longer new.
-	MarkSubmitted(ctx context.Context, tx *Transaction) error
-	// MarkSubmittedMany is MarkSubmitted of every tx in one database
-	// transaction, all or none: ErrConflict (and nothing stored) if one is
-	// no longer new.
-	MarkSubmittedMany(ctx context.Context, txs []*Transaction) error
+	// MarkSubmittedMany records, for every tx, nonce, gas limit, hash,
+	// signed bytes and the submitted time and moves it from new to
+	// submitted, in one database transaction, all or none: ErrConflict (and
+	// nothing stored) if one is no longer new. Each version is recorded as
+	// an attempt (account, nonce, hash, f.Node, f.Epoch, submitted time).
+	// With a non-zero fence f (the fence of the transactions' account), the
+	// account's lease row is locked in the same database transaction and
+	// ErrFenced is returned, nothing stored, unless f.Epoch is current.
+	MarkSubmittedMany(ctx context.Context, f Fence, txs []*Transaction) error
 	// MarkReplaced records a replacement of a submitted transaction: the
 	// same nonce signed again with higher fees. Hash, RawTx and Replaced
 	// of tx are stored; the earlier hashes stay known to SubmittedByHash,
 	// since the chain may still mine an earlier version. ErrConflict if tx
-	// is no longer submitted with this nonce.
-	MarkReplaced(ctx context.Context, tx *Transaction) error
+	// is no longer submitted with this nonce. The version is recorded as an
+	// attempt (at Replaced) and the fence is checked as in MarkSubmittedMany.
+	MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error
 	// MarkFailed moves a transaction that is not terminal to failed.
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
 	// ListTransactions returns up to f.Limit transactions matching f in its
@@ -195,13 +197,15 @@ type TxStore interface {
 	SubmittedByHash(ctx context.Context, network string, hashes []common.Hash) ([]*Transaction, error)
 	// MarkMined applies the outcomes in one database transaction.
 	MarkMined(ctx context.Context, outcomes []Mined) error
-	// ReleaseNonce undoes MarkSubmitted for a submitted transaction that the
-	// node certainly rejected: nonce, gas limit, hash, signed bytes and
-	// submitted time are cleared, so MaxNonce no longer counts the nonce.
+	// ReleaseNonce undoes MarkSubmittedMany for a submitted transaction that
+	// the node certainly rejected: nonce, gas limit, hash, signed bytes and
+	// submitted time are cleared, so MaxNonce no longer counts the nonce,
+	// and its recorded attempts are forgotten (no version was accepted).
 	// With txErr nil the transaction goes back to new (it is submitted again
 	// in its place in the queue); otherwise it becomes failed with txErr and
-	// ended. It fails with ErrConflict if the transaction is not submitted.
-	ReleaseNonce(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	// ended. It fails with ErrConflict if the transaction is not submitted,
+	// and with ErrFenced (nothing changed) as MarkSubmittedMany does.
+	ReleaseNonce(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
 	// Unmine moves every transaction of the network that was mined in block
 	// fromBlock or later (completed, or failed with a block number) back to
 	// submitted, clearing block number, block hash, gas used, events, error
@@ -247,6 +251,87 @@ type NetworkStore interface {
 // network: the deepest reorg the watcher can detect.
 const ProcessedRetention = 256
 
+// Fence identifies one activation of an account grain: the lease epoch it
+// holds (AcquireAccountLease). The zero Fence (Epoch 0) is single-node
+// mode: nothing is checked.
+type Fence struct {
+	AccountID, Node string
+	Epoch           int64
+}
+
+// IsZero reports whether f is the zero Fence of single-node mode.
+func (f Fence) IsZero() bool { return f.Epoch == 0 }
+
+// LeaseStore keeps the leases of cluster mode (docs/cluster.md): one
+// fencing lease per account, whose epoch orders the activations of the
+// account's grain, and one lease with expiry per network, held by the node
+// that runs the network's watcher.
+type LeaseStore interface {
+	// AcquireAccountLease takes the account's lease for a new activation
+	// on node: the epoch goes up by one (1 on the first activation), in
+	// one atomic statement, and the activation's Fence is returned. A
+	// fenced write of an earlier activation that is in progress finishes
+	// first (it holds the lease row); every later one gets ErrFenced.
+	AcquireAccountLease(ctx context.Context, accountID, node string) (Fence, error)
+	// CheckFence returns ErrFenced (wrapped) when f's epoch is not the
+	// current epoch of its account's lease, or the account has none; nil
+	// for the zero Fence.
+	CheckFence(ctx context.Context, f Fence) error
+	// AcquireNetworkLease takes the network's lease for node for ttl when
+	// it is free or expired, or renews it when node holds it. held reports
+	// whether node holds it now, epoch is the lease's epoch then (0 when
+	// not held): it goes up when the holder changes and when a lease that
+	// had expired (or was released) is taken again, and stays the same
+	// when the holder renews in time. PostgreSQL measures expiry with the
+	// database's clock, SQLite with this process's. ttl must be positive.
+	AcquireNetworkLease(ctx context.Context, network, node string, ttl time.Duration) (held bool, epoch int64, err error)
+	// ReleaseNetworkLease expires the network's lease now if node holds
+	// it, so that another node may take it at once; otherwise it does
+	// nothing.
+	ReleaseNetworkLease(ctx context.Context, network, node string) error
+}
+
+// Attempt is one broadcast version of a transaction, as recorded by
+// MarkSubmittedMany and MarkReplaced.
+type Attempt struct {
+	TxID      string
+	AccountID string
+	Network   string
+	Nonce     uint64
+	Hash      common.Hash
+	// Node and Epoch are those of the Fence of the write (empty and 0 in
+	// single-node mode).
+	Node  string
+	Epoch int64
+	// Created is when the version was signed (zero for versions recorded
+	// before attempts carried it).
+	Created time.Time
+}
+
+// AttemptStore reads the recorded broadcast versions.
+type AttemptStore interface {
+	// Attempts returns every recorded version of the account's
+	// transactions on the network, by nonce, then time. Versions of a
+	// released nonce are forgotten (ReleaseNonce).
+	Attempts(ctx context.Context, accountID, network string) ([]Attempt, error)
+}
+
+// RateCounterStore counts requests per user in fixed windows shared by
+// every node: the cluster-wide rate limits.
+type RateCounterStore interface {
+	// CountRequest counts one request of userID in the second window
+	// starting at second and the hour window starting at hour, only if
+	// both are under their limits (fewer than perSecond and perHour
+	// requests counted): a refused request does not count. It returns the
+	// counts of both windows after the call and whether the request was
+	// counted.
+	CountRequest(ctx context.Context, userID string, second, hour time.Time, perSecond, perHour int) (inSecond, inHour int, allowed bool, err error)
+	// PruneRateCounters removes the windows no request counts in any more
+	// at now: second windows older than a minute, hour windows older than
+	// two hours (margins for clocks of nodes that differ).
+	PruneRateCounters(ctx context.Context, now time.Time) error
+}
+
 // Store is everything a persistence backend implements.
 type Store interface {
 	UserStore
@@ -258,6 +343,9 @@ type Store interface {
 	UserAdminStore
 	TransferIndexStore
 	CallbackStore
+	LeaseStore
+	AttemptStore
+	RateCounterStore
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database.

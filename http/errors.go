@@ -53,12 +53,17 @@ type errorDetail struct {
 	Field   string      `json:"field,omitempty"`
 }
 
-// fail writes err as an error response and aborts the handler chain. Errors
+// fail writes err as an error response and aborts the handler chain; a
+// conflict of a request with an Idempotency-Key may instead replay the
+// response of the request that won (replayAfterConflict). Errors
 // that are not *engine.Error become 500 internal with a generic message; the
 // real error is logged with the request id, never sent. Such an error of a
 // request whose deadline (Config.RequestTimeout) passed is 503 unavailable
 // instead: the request ran out of time.
 func (s *Server) fail(c *gin.Context, err error) {
+	if s.replayAfterConflict(c, err) {
+		return
+	}
 	if engine.ErrorCode(err) == engine.CodeInternal && errors.Is(c.Request.Context().Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("%w: %w", timedOut(s.cfg.RequestTimeout), err)
 	}

@@ -21,8 +21,11 @@ import (
 // different request is 409 conflict. Otherwise the handler runs, and records
 // its response with idempotency(), which puts the record on what it creates,
 // so the store writes both in one database transaction. Requests with the
-// same (user, key) are serialised in this process; across processes the
-// store's unique (user, key) makes the later one fail with 409.
+// same (user, key) are serialised in this process; across processes (the
+// nodes of a cluster) the store's unique (user, key) makes the later write
+// fail with a conflict, and the later request then answers as if it had
+// come after the first: its response again if it is the same request, 409
+// otherwise (replayAfterConflict).
 
 // idempotencyHeader is the request header carrying the key.
 const idempotencyHeader = "Idempotency-Key"
@@ -38,6 +41,8 @@ type idemRequest struct {
 	key      string
 	hash     string
 	recorded bool
+	// reread is set once the record was read again after a conflict.
+	reread bool
 }
 
 // idempotent is the middleware of creating routes.
@@ -103,6 +108,28 @@ func (s *Server) replay(c *gin.Context, u *engine.User, req *idemRequest) bool {
 	c.Data(rec.Status, "application/json; charset=utf-8", body)
 	c.Abort()
 	return true
+}
+
+// replayAfterConflict answers a request with an Idempotency-Key whose
+// creating write failed with err, when err is a conflict because another
+// process stored a record of the same (user, key) after replay looked: the
+// record is read again and replayed (the first response, or 409 for
+// another request). It reports whether it answered; without such a record
+// the conflict was another one, and the caller reports err.
+func (s *Server) replayAfterConflict(c *gin.Context, err error) bool {
+	if !errors.Is(err, engine.ErrConflict) {
+		return false
+	}
+	v, ok := c.Get(keyIdempotency)
+	if !ok {
+		return false
+	}
+	req := v.(*idemRequest)
+	if req.reread {
+		return false
+	}
+	req.reread = true
+	return s.replay(c, currentUser(c), req)
 }
 
 // idempotency records the response (status and {"data": view}) of a

@@ -1,6 +1,8 @@
 package http
 
 import (
+	"context"
+	"log/slog"
 	"strconv"
 	"sync"
 	"time"
@@ -18,6 +20,12 @@ type RateLimitConfig struct {
 	// Limits returns the effective limits of a non-operator user; nil uses
 	// DefaultLimits (the user's override, else PerSecond and PerHour).
 	Limits func(u *engine.User) (perSecond, perHour int)
+	// Counter, when set, counts the requests in the store, in windows that
+	// every node sharing the database counts in: the limits hold for the
+	// cluster, not per node. Nil counts in this process's memory. When the
+	// store fails, the request is allowed (and logged): it meets the store
+	// again anyway.
+	Counter engine.RateCounterStore
 }
 
 func (c RateLimitConfig) withDefaults() RateLimitConfig {
@@ -57,15 +65,19 @@ const (
 
 // limiter counts requests per user in fixed windows aligned to the clock:
 // the current second and the current hour. A refused request does not
-// count. Memory is bounded by the users active in the current hour: entries
-// of earlier hours are swept out, at most once a minute.
+// count. Counts are in memory unless cfg.Counter is set. Memory is bounded
+// by the users active in the current hour: entries of earlier hours are
+// swept out, at most once a minute; so are the store's old windows.
 type limiter struct {
 	cfg   RateLimitConfig
 	clock engine.Clock
+	log   *slog.Logger
 
 	mu        sync.Mutex
 	users     map[string]*usage
 	lastSweep time.Time
+	// lastPrune is when the store's old windows were last pruned.
+	lastPrune time.Time
 }
 
 // usage is one user's counts in the windows starting at second and hour.
@@ -86,14 +98,24 @@ type decision struct {
 }
 
 func newLimiter(cfg RateLimitConfig, clock engine.Clock) *limiter {
-	return &limiter{cfg: cfg.withDefaults(), clock: clock, users: map[string]*usage{}}
+	return &limiter{cfg: cfg.withDefaults(), clock: clock, log: slog.New(slog.DiscardHandler), users: map[string]*usage{}}
 }
 
 // allow counts a request of u if its limits allow it.
-func (l *limiter) allow(u *engine.User) decision {
+func (l *limiter) allow(ctx context.Context, u *engine.User) decision {
 	now := l.clock.Now()
 	sec, hour := now.Truncate(time.Second), now.Truncate(time.Hour)
 	perSecond, perHour := l.cfg.Limits(u)
+	secReset, hourReset := sec.Add(time.Second).Sub(now), hour.Add(time.Hour).Sub(now)
+	if l.cfg.Counter != nil {
+		l.prune(ctx, now)
+		inSecond, inHour, allowed, err := l.cfg.Counter.CountRequest(ctx, u.ID, sec, hour, perSecond, perHour)
+		if err != nil {
+			l.log.WarnContext(ctx, "rate limit: counting in the store failed; request allowed", "user", u.ID, "err", err)
+			return decision{allowed: true, window: windowSecond, limit: perSecond, remaining: max(perSecond-1, 0), reset: secReset}
+		}
+		return decide(allowed, inSecond, inHour, perSecond, perHour, secReset, hourReset)
+	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -109,20 +131,44 @@ func (l *limiter) allow(u *engine.User) decision {
 	if !us.hour.Equal(hour) {
 		us.hour, us.inHour = hour, 0
 	}
-	secReset, hourReset := sec.Add(time.Second).Sub(now), hour.Add(time.Hour).Sub(now)
-	switch {
-	case us.inHour >= perHour:
-		return decision{window: windowHour, limit: perHour, remaining: 0, reset: hourReset}
-	case us.inSecond >= perSecond:
+	allowed := us.inSecond < perSecond && us.inHour < perHour
+	if allowed {
+		us.inSecond++
+		us.inHour++
+	}
+	return decide(allowed, us.inSecond, us.inHour, perSecond, perHour, secReset, hourReset)
+}
+
+// decide describes the outcome of a request given the counts of its
+// windows after it (counted or not).
+func decide(allowed bool, inSecond, inHour, perSecond, perHour int, secReset, hourReset time.Duration) decision {
+	if !allowed {
+		if inHour >= perHour {
+			return decision{window: windowHour, limit: perHour, remaining: 0, reset: hourReset}
+		}
 		return decision{window: windowSecond, limit: perSecond, remaining: 0, reset: secReset}
 	}
-	us.inSecond++
-	us.inHour++
-	secLeft, hourLeft := perSecond-us.inSecond, perHour-us.inHour
+	secLeft, hourLeft := max(perSecond-inSecond, 0), max(perHour-inHour, 0)
 	if secLeft < hourLeft {
 		return decision{allowed: true, window: windowSecond, limit: perSecond, remaining: secLeft, reset: secReset}
 	}
 	return decision{allowed: true, window: windowHour, limit: perHour, remaining: hourLeft, reset: hourReset}
+}
+
+// prune removes the store's old windows, at most once a minute.
+func (l *limiter) prune(ctx context.Context, now time.Time) {
+	l.mu.Lock()
+	due := now.Sub(l.lastPrune) >= time.Minute
+	if due {
+		l.lastPrune = now
+	}
+	l.mu.Unlock()
+	if !due {
+		return
+	}
+	if err := l.cfg.Counter.PruneRateCounters(ctx, now); err != nil {
+		l.log.WarnContext(ctx, "rate limit: pruning old windows failed", "err", err)
+	}
 }
 
 // exempt describes the window an operator sees: the default per-second
@@ -173,7 +219,7 @@ func (s *Server) rateLimit(c *gin.Context) {
 	}
 	d := s.limiter.exempt()
 	if !u.Operator {
-		d = s.limiter.allow(u)
+		d = s.limiter.allow(c.Request.Context(), u)
 	}
 	h := c.Writer.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(d.limit))

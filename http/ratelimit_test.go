@@ -175,13 +175,13 @@ func TestRateLimiterForgetsIdleUsers(t *testing.T) {
 	clk := &stepClock{t: testNow.Truncate(time.Hour)}
 	l := newLimiter(RateLimitConfig{}, clk)
 	for i := 0; i < 500; i++ {
-		l.allow(&engine.User{ID: strconv.Itoa(i)})
+		l.allow(t.Context(), &engine.User{ID: strconv.Itoa(i)})
 	}
 	if n := l.tracked(); n != 500 {
 		t.Fatalf("tracked %d users, want 500", n)
 	}
 	clk.advance(time.Hour + time.Minute)
-	if d := l.allow(&engine.User{ID: "new"}); !d.allowed {
+	if d := l.allow(t.Context(), &engine.User{ID: "new"}); !d.allowed {
 		t.Fatal("refused")
 	}
 	if n := l.tracked(); n != 1 {

@@ -188,6 +188,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	s.log = slog.New(requestIDHandler{s.log.Handler()})
 	s.limiter = newLimiter(s.cfg.RateLimit, s.clock)
+	s.limiter.log = s.log
 	s.metrics, s.metricsHandler = deps.Metrics, deps.MetricsHandler
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}

@@ -63,26 +63,53 @@ func (s *Store) DueCallbacks(ctx context.Context, now time.Time, limit int) ([]e
 	return decoded(sqlrow.Callbacks(rows))
 }
 
+// ClaimDueCallbacks implements engine.CallbackStore: one UPDATE claims the
+// rows its subquery locks (FOR UPDATE SKIP LOCKED: a row another claimer is
+// claiming is skipped, not waited for), and the claimed rows are returned
+// in due order.
+func (s *Store) ClaimDueCallbacks(ctx context.Context, node string, now time.Time, claimFor time.Duration, limit int) ([]engine.Callback, error) {
+	out := []engine.Callback{}
+	if limit <= 0 {
+		return out, nil
+	}
+	var rows []callbackRow
+	if err := s.db.SelectContext(ctx, &rows, `WITH claimed AS (
+			UPDATE callback_outbox SET claimed_by = $1, claimed_until = $2
+			WHERE id IN (
+				SELECT id FROM callback_outbox
+				WHERE status = $3 AND next_attempt <= $4
+					AND (claimed_by IS NULL OR claimed_by = $1 OR claimed_until <= $4)
+				ORDER BY next_attempt, created, seq
+				LIMIT $5
+				FOR UPDATE SKIP LOCKED)
+			RETURNING seq, `+sqlrow.CallbackColumns+`)
+		SELECT `+sqlrow.CallbackColumns+` FROM claimed ORDER BY next_attempt, created, seq`,
+		node, ts(now.Add(claimFor)), string(engine.CallbackPending), ts(now), limit); err != nil {
+		return nil, wrap(err, "claim due callbacks for %q", node)
+	}
+	return decoded(sqlrow.Callbacks(rows))
+}
+
 // MarkCallbackDelivered implements engine.CallbackStore.
 func (s *Store) MarkCallbackDelivered(ctx context.Context, id string, attempts int, at time.Time) error {
 	return s.updateCallback(ctx, id, "mark callback %s delivered",
-		`status = $1, attempts = $2, delivered = $3`, string(engine.CallbackDelivered), attempts, ts(at))
+		`status = $1, attempts = $2, delivered = $3, claimed_by = NULL, claimed_until = NULL`, string(engine.CallbackDelivered), attempts, ts(at))
 }
 
 // MarkCallbackRetry implements engine.CallbackStore.
 func (s *Store) MarkCallbackRetry(ctx context.Context, id string, attempts int, next time.Time, lastErr string) error {
 	return s.updateCallback(ctx, id, "mark callback %s for retry",
-		`attempts = $1, next_attempt = $2, last_error = $3`, attempts, ts(next), lastErr)
+		`attempts = $1, next_attempt = $2, last_error = $3, claimed_by = NULL, claimed_until = NULL`, attempts, ts(next), lastErr)
 }
 
 // MarkCallbackAbandoned implements engine.CallbackStore.
 func (s *Store) MarkCallbackAbandoned(ctx context.Context, id string, attempts int, lastErr string) error {
 	return s.updateCallback(ctx, id, "abandon callback %s",
-		`status = $1, attempts = $2, last_error = $3`, string(engine.CallbackAbandoned), attempts, lastErr)
+		`status = $1, attempts = $2, last_error = $3, claimed_by = NULL, claimed_until = NULL`, string(engine.CallbackAbandoned), attempts, lastErr)
 }
 
 // updateCallback sets the columns of set (with args, placeholders $1..$3)
-// on pending row id:
+// on pending row id, whose claim set clears:
 // engine.ErrNotFound without such a row, engine.ErrConflict when it is no
 // longer pending.
 func (s *Store) updateCallback(ctx context.Context, id, what, set string, args ...any) error {

@@ -47,3 +47,32 @@ func ExplainListTransactions(ctx context.Context, s *Store, f engine.TxFilter) (
 	}
 	return strings.Join(lines, "\n"), nil
 }
+
+// Hook points of the fencing tests.
+const (
+	HookFenced       = hookFenced
+	HookAccountLease = hookAccountLease
+)
+
+// SetHook makes s call fn at the hook points of cluster.go. Set it before
+// the store is used concurrently.
+func SetHook(s *Store, fn func(point string)) { s.hook = fn }
+
+// LockWaiters returns how many sessions of s's database wait for a lock.
+func LockWaiters(ctx context.Context, s *Store) (int, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock'`)
+	return n, err
+}
+
+// OpenAt opens the store at url with the migrations up to version only.
+func OpenAt(ctx context.Context, url string, version int) (*Store, error) {
+	return open(ctx, url, version)
+}
+
+// ExecForTest runs a statement.
+func ExecForTest(ctx context.Context, s *Store, query string, args ...any) error {
+	_, err := s.db.ExecContext(ctx, query, args...)
+	return err
+}

@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"syscall"
 	"time"
@@ -82,11 +83,18 @@ var _ engine.Store = (*Store)(nil)
 // concurrent use. Create it with Open and release it with Close.
 type Store struct {
 	db *sqlx.DB
+	// hook, when set by a test, runs at the points of cluster.go.
+	hook func(point string)
 }
 
 // Open connects to the PostgreSQL database at url (a postgres:// URL or a
 // lib/pq key=value connection string) and applies the pending migrations.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return open(ctx, url, math.MaxInt)
+}
+
+// open is Open applying the migrations up to version upTo only.
+func open(ctx context.Context, url string, upTo int) (*Store, error) {
 	db, err := sqlx.Open(driverName, url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -100,7 +108,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
 	s := &Store{db: db}
-	if err := s.Migrate(ctx); err != nil {
+	if err := s.migrate(ctx, upTo); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -137,7 +145,10 @@ func migrations() ([]schema.Migration, error) {
 // schema_migrations, under the migration advisory lock. Open calls it;
 // calling it again is a no-op. Concurrent callers (other processes) wait for
 // each other.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, math.MaxInt) }
+
+// migrate is Migrate of the migrations up to version upTo.
+func (s *Store) migrate(ctx context.Context, upTo int) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
@@ -158,6 +169,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return err
 	}
 	for _, m := range ms {
+		if m.Version > upTo {
+			break
+		}
 		if err := s.migrationTx(ctx, func(tx *sqlx.Tx) error { return applyMigration(ctx, tx, m) }); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/postgres"
@@ -263,3 +264,29 @@ func TestListTransactionsUsesKeysetIndex(t *testing.T) {
 // TestConditions covers the methods of waiting transactions (no storetest
 // case yet): dependencies stored with the batch, MarkWaiting, MarkReady,
 // Dependents, Statuses and Waiting.
+
+// TestMigration0008Backfill: versions recorded before migration 0008 get
+// their account and nonce.
+func TestMigration0008Backfill(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.New(t)
+	old, err := postgres.OpenAt(ctx, url, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = old.Close()
+		}
+	})
+	storetest.Backfill0008(t, old, func(q string, args ...any) error {
+		return postgres.ExecForTest(ctx, old, sqlx.Rebind(sqlx.DOLLAR, q), args...)
+	}, func() engine.Store {
+		closed = true
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return mustOpen(t, url)
+	})
+}

@@ -180,20 +180,21 @@ func (s *Store) MaxNonce(ctx context.Context, accountID, network string) (uint64
 	return u, true, nil
 }
 
-// MarkSubmitted records tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx and
-// tx.Submitted (all required but the gas limit) and moves the row from new
-// to submitted. It fails with engine.ErrConflict if the row is no longer new
-// and engine.ErrNotFound if there is none. tx.Status is not modified.
-func (s *Store) MarkSubmitted(ctx context.Context, tx *engine.Transaction) error {
-	return s.inTx(ctx, func(dbtx *sqlx.Tx) error { return s.markSubmitted(ctx, dbtx, tx) })
-}
-
-// MarkSubmittedMany implements engine.TxStore: MarkSubmitted of every tx
-// in one database transaction, all or none.
-func (s *Store) MarkSubmittedMany(ctx context.Context, txs []*engine.Transaction) error {
+// MarkSubmittedMany implements engine.TxStore: for every tx, it records
+// tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx and tx.Submitted (all required
+// but the gas limit), moves the row from new to submitted and records the
+// version in tx_attempts, in one database transaction, all or none. It
+// fails with engine.ErrConflict if a row is no longer new, engine.ErrNotFound
+// if there is none, and engine.ErrFenced if f is not current (the lease row
+// is locked FOR SHARE first, so an acquisition waits for the commit).
+// tx.Status is not modified.
+func (s *Store) MarkSubmittedMany(ctx context.Context, f engine.Fence, txs []*engine.Transaction) error {
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := s.lockFence(ctx, dbtx, f); err != nil {
+			return err
+		}
 		for _, tx := range txs {
-			if err := s.markSubmitted(ctx, dbtx, tx); err != nil {
+			if err := s.markSubmitted(ctx, dbtx, f, tx); err != nil {
 				return err
 			}
 		}
@@ -201,8 +202,8 @@ func (s *Store) MarkSubmittedMany(ctx context.Context, txs []*engine.Transaction
 	})
 }
 
-// markSubmitted is MarkSubmitted inside dbtx.
-func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Transaction) error {
+// markSubmitted marks one transaction submitted inside dbtx.
+func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, f engine.Fence, tx *engine.Transaction) error {
 	if tx.Nonce == nil || tx.Hash == nil || tx.Submitted == nil {
 		return fmt.Errorf("postgres: mark %s submitted: nonce, hash and submitted time are required", tx.ID)
 	}
@@ -225,20 +226,12 @@ func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Tra
 	if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s submitted", "not new"); err != nil {
 		return err
 	}
-	return insertAttempt(ctx, dbtx, tx)
+	return insertAttempt(ctx, dbtx, f, tx, *tx.Submitted)
 }
 
-// insertAttempt records the hash of a broadcast version of tx.
-func insertAttempt(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Transaction) error {
-	if _, err := dbtx.ExecContext(ctx, `INSERT INTO tx_attempts (network, hash, tx_id) VALUES ($1, $2, $3)
-		ON CONFLICT DO NOTHING`, tx.Network, tx.Hash.Hex(), tx.ID); err != nil {
-		return wrap(err, "record hash of %s", tx.ID)
-	}
-	return nil
-}
-
-// MarkReplaced implements engine.TxStore.
-func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error {
+// MarkReplaced implements engine.TxStore; the fence is checked as in
+// MarkSubmittedMany.
+func (s *Store) MarkReplaced(ctx context.Context, f engine.Fence, tx *engine.Transaction) error {
 	if tx.Nonce == nil || tx.Hash == nil || tx.Replaced == nil {
 		return fmt.Errorf("postgres: mark %s replaced: nonce, hash and replaced time are required", tx.ID)
 	}
@@ -247,6 +240,9 @@ func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error 
 		return fmt.Errorf("postgres: mark %s replaced: %w", tx.ID, err)
 	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := s.lockFence(ctx, dbtx, f); err != nil {
+			return err
+		}
 		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = $1, raw_tx = $2, replaced = $3
 			WHERE id = $4 AND status = $5 AND nonce = $6`,
 			sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx), nullTS(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
@@ -256,7 +252,7 @@ func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error 
 		if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s replaced", "not submitted with this nonce"); err != nil {
 			return err
 		}
-		return insertAttempt(ctx, dbtx, tx)
+		return insertAttempt(ctx, dbtx, f, tx, *tx.Replaced)
 	})
 }
 
@@ -385,8 +381,9 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 	})
 }
 
-// ReleaseNonce implements engine.TxStore.
-func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) error {
+// ReleaseNonce implements engine.TxStore; the fence is checked as in
+// MarkSubmittedMany.
+func (s *Store) ReleaseNonce(ctx context.Context, f engine.Fence, id string, txErr *engine.TxError, ended time.Time) error {
 	status, errJSON, endedAt := string(engine.StatusNew), sql.NullString{}, sql.NullTime{}
 	if txErr != nil {
 		j, err := sqlrow.NullJSON("error", txErr, false)
@@ -396,6 +393,9 @@ func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxErr
 		status, errJSON, endedAt = string(engine.StatusFailed), j, sql.NullTime{Time: ts(ended), Valid: true}
 	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := s.lockFence(ctx, dbtx, f); err != nil {
+			return err
+		}
 		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = $1, error = $2, ended = $3,
 			nonce = NULL, gas_limit = NULL, hash = NULL, raw_tx = NULL, submitted = NULL
 			WHERE id = $4 AND status = $5`,

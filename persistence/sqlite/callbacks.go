@@ -63,25 +63,62 @@ func (s *Store) DueCallbacks(ctx context.Context, now time.Time, limit int) ([]e
 	return decoded(sqlrow.Callbacks(rows))
 }
 
+// ClaimDueCallbacks implements engine.CallbackStore: the rows are chosen and
+// claimed in one write transaction (writers are serialised, so concurrent
+// claimers get disjoint rows).
+func (s *Store) ClaimDueCallbacks(ctx context.Context, node string, now time.Time, claimFor time.Duration, limit int) ([]engine.Callback, error) {
+	out := []engine.Callback{}
+	if limit <= 0 {
+		return out, nil
+	}
+	err := s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		var rows []callbackRow
+		if err := dbtx.SelectContext(ctx, &rows, `SELECT `+sqlrow.CallbackColumns+` FROM callback_outbox
+			WHERE status = ? AND next_attempt <= ? AND (claimed_by IS NULL OR claimed_by = ? OR claimed_until <= ?)
+			ORDER BY next_attempt, created, rowid LIMIT ?`,
+			string(engine.CallbackPending), millis(now), node, millis(now), limit); err != nil {
+			return wrap(err, "due callbacks for %q", node)
+		}
+		stmt, err := dbtx.PreparexContext(ctx, `UPDATE callback_outbox SET claimed_by = ?, claimed_until = ? WHERE id = ?`)
+		if err != nil {
+			return wrap(err, "claim callbacks: prepare")
+		}
+		defer stmt.Close()
+		for _, r := range rows {
+			if _, err := stmt.ExecContext(ctx, node, millis(now.Add(claimFor)), r.ID); err != nil {
+				return wrap(err, "claim callback %s for %q", r.ID, node)
+			}
+		}
+		cbs, err := decoded(sqlrow.Callbacks(rows))
+		out = cbs
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MarkCallbackDelivered implements engine.CallbackStore.
 func (s *Store) MarkCallbackDelivered(ctx context.Context, id string, attempts int, at time.Time) error {
 	return s.updateCallback(ctx, id, "mark callback %s delivered",
-		`status = ?, attempts = ?, delivered = ?`, string(engine.CallbackDelivered), attempts, millis(at))
+		`status = ?, attempts = ?, delivered = ?, claimed_by = NULL, claimed_until = NULL`, string(engine.CallbackDelivered), attempts, millis(at))
 }
 
 // MarkCallbackRetry implements engine.CallbackStore.
 func (s *Store) MarkCallbackRetry(ctx context.Context, id string, attempts int, next time.Time, lastErr string) error {
 	return s.updateCallback(ctx, id, "mark callback %s for retry",
-		`attempts = ?, next_attempt = ?, last_error = ?`, attempts, millis(next), lastErr)
+		`attempts = ?, next_attempt = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL`, attempts, millis(next), lastErr)
 }
 
 // MarkCallbackAbandoned implements engine.CallbackStore.
 func (s *Store) MarkCallbackAbandoned(ctx context.Context, id string, attempts int, lastErr string) error {
 	return s.updateCallback(ctx, id, "abandon callback %s",
-		`status = ?, attempts = ?, last_error = ?`, string(engine.CallbackAbandoned), attempts, lastErr)
+		`status = ?, attempts = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL`, string(engine.CallbackAbandoned), attempts, lastErr)
 }
 
-// updateCallback sets the columns of set (with args) on pending row id:
+// updateCallback sets the columns of set (with args) on pending row id,
+// whose claim set clears:
 // engine.ErrNotFound without such a row, engine.ErrConflict when it is no
 // longer pending.
 func (s *Store) updateCallback(ctx context.Context, id, what, set string, args ...any) error {

@@ -18,3 +18,14 @@ func PragmaForTest(ctx context.Context, s *Store, pool, pragma string) (string, 
 	}
 	return v, nil
 }
+
+// OpenAt opens the store at path with the migrations up to version only.
+func OpenAt(ctx context.Context, path string, version int) (*Store, error) {
+	return open(ctx, path, version)
+}
+
+// ExecForTest runs a statement on the write pool.
+func ExecForTest(ctx context.Context, s *Store, query string, args ...any) error {
+	_, err := s.w.ExecContext(ctx, query, args...)
+	return err
+}

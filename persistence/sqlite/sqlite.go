@@ -31,6 +31,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"runtime"
 	"strconv"
@@ -69,6 +70,11 @@ type Store struct {
 // Open opens (creating it if needed) the SQLite database file at path and
 // applies the pending migrations. The directory of path must exist.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, math.MaxInt)
+}
+
+// open is Open applying the migrations up to version upTo only.
+func open(ctx context.Context, path string, upTo int) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: open %q: path must be a plain file path", path)
 	}
@@ -98,7 +104,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetConnMaxIdleTime(5 * time.Minute)
 
 	s := &Store{w: w, r: r}
-	if err := s.Migrate(ctx); err != nil {
+	if err := s.migrate(ctx, upTo); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -161,7 +167,10 @@ func migrations() ([]schema.Migration, error) {
 // Migrate applies the embedded migrations that the database has not seen
 // yet, each in its own database transaction together with its row in
 // schema_migrations. Open calls it; calling it again is a no-op.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, math.MaxInt) }
+
+// migrate is Migrate of the migrations up to version upTo.
+func (s *Store) migrate(ctx context.Context, upTo int) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
@@ -174,6 +183,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("sqlite: create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
+		if m.Version > upTo {
+			break
+		}
 		if err := s.applyMigration(ctx, m); err != nil {
 			return err
 		}

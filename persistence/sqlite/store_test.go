@@ -141,3 +141,29 @@ func TestOpenOddPath(t *testing.T) {
 		t.Fatalf("database not at %s: %v", path, err)
 	}
 }
+
+// TestMigration0008Backfill: versions recorded before migration 0008 get
+// their account and nonce.
+func TestMigration0008Backfill(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "txengine.db")
+	old, err := sqlite.OpenAt(ctx, path, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = old.Close()
+		}
+	})
+	storetest.Backfill0008(t, old, func(q string, args ...any) error {
+		return sqlite.ExecForTest(ctx, old, q, args...)
+	}, func() engine.Store {
+		closed = true
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return mustOpen(t, path)
+	})
+}

@@ -139,20 +139,21 @@ func (s *Store) MaxNonce(ctx context.Context, accountID, network string) (uint64
 	return u, true, nil
 }
 
-// MarkSubmitted records tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx and
-// tx.Submitted (all required but the gas limit) and moves the row from new
-// to submitted. It fails with engine.ErrConflict if the row is no longer new
-// and engine.ErrNotFound if there is none. tx.Status is not modified.
-func (s *Store) MarkSubmitted(ctx context.Context, tx *engine.Transaction) error {
-	return s.inTx(ctx, func(dbtx *sqlx.Tx) error { return s.markSubmitted(ctx, dbtx, tx) })
-}
-
-// MarkSubmittedMany implements engine.TxStore: MarkSubmitted of every tx
-// in one database transaction, all or none.
-func (s *Store) MarkSubmittedMany(ctx context.Context, txs []*engine.Transaction) error {
+// MarkSubmittedMany implements engine.TxStore: for every tx, it records
+// tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx and tx.Submitted (all required
+// but the gas limit), moves the row from new to submitted and records the
+// version in tx_attempts, in one database transaction, all or none. It
+// fails with engine.ErrConflict if a row is no longer new, engine.ErrNotFound
+// if there is none, and engine.ErrFenced if f is not current (checked in the
+// same write transaction: writers are serialised). tx.Status is not
+// modified.
+func (s *Store) MarkSubmittedMany(ctx context.Context, f engine.Fence, txs []*engine.Transaction) error {
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := checkFence(ctx, dbtx, f); err != nil {
+			return err
+		}
 		for _, tx := range txs {
-			if err := s.markSubmitted(ctx, dbtx, tx); err != nil {
+			if err := s.markSubmitted(ctx, dbtx, f, tx); err != nil {
 				return err
 			}
 		}
@@ -160,8 +161,8 @@ func (s *Store) MarkSubmittedMany(ctx context.Context, txs []*engine.Transaction
 	})
 }
 
-// markSubmitted is MarkSubmitted inside dbtx.
-func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Transaction) error {
+// markSubmitted marks one transaction submitted inside dbtx.
+func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, f engine.Fence, tx *engine.Transaction) error {
 	if tx.Nonce == nil || tx.Hash == nil || tx.Submitted == nil {
 		return fmt.Errorf("sqlite: mark %s submitted: nonce, hash and submitted time are required", tx.ID)
 	}
@@ -184,20 +185,12 @@ func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Tra
 	if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s submitted", "not new"); err != nil {
 		return err
 	}
-	return insertAttempt(ctx, dbtx, tx)
+	return insertAttempt(ctx, dbtx, f, tx, *tx.Submitted)
 }
 
-// insertAttempt records the hash of a broadcast version of tx.
-func insertAttempt(ctx context.Context, dbtx *sqlx.Tx, tx *engine.Transaction) error {
-	if _, err := dbtx.ExecContext(ctx, `INSERT INTO tx_attempts (network, hash, tx_id) VALUES (?, ?, ?)
-		ON CONFLICT DO NOTHING`, tx.Network, tx.Hash.Hex(), tx.ID); err != nil {
-		return wrap(err, "record hash of %s", tx.ID)
-	}
-	return nil
-}
-
-// MarkReplaced implements engine.TxStore.
-func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error {
+// MarkReplaced implements engine.TxStore; the fence is checked as in
+// MarkSubmittedMany.
+func (s *Store) MarkReplaced(ctx context.Context, f engine.Fence, tx *engine.Transaction) error {
 	if tx.Nonce == nil || tx.Hash == nil || tx.Replaced == nil {
 		return fmt.Errorf("sqlite: mark %s replaced: nonce, hash and replaced time are required", tx.ID)
 	}
@@ -206,6 +199,9 @@ func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error 
 		return fmt.Errorf("sqlite: mark %s replaced: %w", tx.ID, err)
 	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := checkFence(ctx, dbtx, f); err != nil {
+			return err
+		}
 		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = ?, raw_tx = ?, replaced = ?
 			WHERE id = ? AND status = ? AND nonce = ?`,
 			sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx), nullMillis(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
@@ -215,7 +211,7 @@ func (s *Store) MarkReplaced(ctx context.Context, tx *engine.Transaction) error 
 		if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s replaced", "not submitted with this nonce"); err != nil {
 			return err
 		}
-		return insertAttempt(ctx, dbtx, tx)
+		return insertAttempt(ctx, dbtx, f, tx, *tx.Replaced)
 	})
 }
 
@@ -351,8 +347,9 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 	})
 }
 
-// ReleaseNonce implements engine.TxStore.
-func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) error {
+// ReleaseNonce implements engine.TxStore; the fence is checked as in
+// MarkSubmittedMany.
+func (s *Store) ReleaseNonce(ctx context.Context, f engine.Fence, id string, txErr *engine.TxError, ended time.Time) error {
 	status, errJSON, endedAt := string(engine.StatusNew), sql.NullString{}, sql.NullInt64{}
 	if txErr != nil {
 		j, err := sqlrow.NullJSON("error", txErr, false)
@@ -362,6 +359,9 @@ func (s *Store) ReleaseNonce(ctx context.Context, id string, txErr *engine.TxErr
 		status, errJSON, endedAt = string(engine.StatusFailed), j, sql.NullInt64{Int64: millis(ended), Valid: true}
 	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := checkFence(ctx, dbtx, f); err != nil {
+			return err
+		}
 		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = ?, error = ?, ended = ?,
 			nonce = NULL, gas_limit = NULL, hash = NULL, raw_tx = NULL, submitted = NULL
 			WHERE id = ? AND status = ?`,

@@ -90,8 +90,8 @@ func testCallbacksOnTerminal(t *testing.T, s engine.Store) {
 		{ID: minedFailed.ID, Status: engine.StatusFailed, BlockNumber: 7, BlockHash: randomHash(t), GasUsed: 1, Error: reverted, Ended: at(211)},
 	}))
 	// Released for reuse (back to new): not terminal, no rows.
-	must(t, s.ReleaseNonce(ctx, released.ID, nil, at(220)))
-	must(t, s.ReleaseNonce(ctx, rejected.ID, &engine.TxError{Code: engine.TxInsufficientFunds, Message: "no gas"}, at(221)))
+	must(t, s.ReleaseNonce(ctx, engine.Fence{}, released.ID, nil, at(220)))
+	must(t, s.ReleaseNonce(ctx, engine.Fence{}, rejected.ID, &engine.TxError{Code: engine.TxInsufficientFunds, Message: "no gas"}, at(221)))
 	_, err := s.CancelTransaction(ctx, cancelled.ID, &engine.TxError{Code: engine.TxCancelled, Message: "cancelled"}, at(230))
 	must(t, err)
 	_, err = s.CancelTransaction(ctx, cancelled.ID, &engine.TxError{Code: engine.TxCancelled, Message: "cancelled"}, at(231))

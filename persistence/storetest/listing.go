@@ -157,7 +157,7 @@ func testCancelTransaction(t *testing.T, s engine.Store) {
 		t.Fatalf("ready after cancel: %v", txIDs(ready))
 	}
 	fresh.Nonce, fresh.Hash, fresh.Submitted = ptr(uint64(1)), ptr(randomHash(t)), ptr(time.Now())
-	wantCode(t, s.MarkSubmitted(ctx, fresh), engine.CodeConflict, "MarkSubmitted after cancel")
+	wantCode(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{fresh}), engine.CodeConflict, "MarkSubmittedMany after cancel")
 	_, err = s.CancelTransaction(ctx, newID(), cancelled, at(60))
 	wantCode(t, err, engine.CodeNotFound, "cancel an unknown transaction")
 }

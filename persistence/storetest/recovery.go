@@ -15,7 +15,7 @@ func testReleaseNonce(t *testing.T, s engine.Store) {
 	submit(t, s, requeued, 4)
 	submit(t, s, failed, 5)
 
-	must(t, s.ReleaseNonce(ctx, failed.ID, &engine.TxError{Code: engine.TxInsufficientFunds, Message: "no gas"}, at(50)))
+	must(t, s.ReleaseNonce(ctx, engine.Fence{}, failed.ID, &engine.TxError{Code: engine.TxInsufficientFunds, Message: "no gas"}, at(50)))
 	got := get(t, s, failed.ID)
 	if got.Status != engine.StatusFailed || got.Error == nil || got.Error.Code != engine.TxInsufficientFunds || got.Ended == nil || !got.Ended.Equal(at(50)) {
 		t.Fatalf("released with error: %+v", got)
@@ -27,7 +27,7 @@ func testReleaseNonce(t *testing.T, s engine.Store) {
 		t.Fatalf("MaxNonce after release = %d %v %v, want 4", max, ok, err)
 	}
 
-	must(t, s.ReleaseNonce(ctx, requeued.ID, nil, at(51)))
+	must(t, s.ReleaseNonce(ctx, engine.Fence{}, requeued.ID, nil, at(51)))
 	got = get(t, s, requeued.ID)
 	if got.Status != engine.StatusNew || got.Nonce != nil || got.Ended != nil || got.Error != nil {
 		t.Fatalf("requeued: %+v", got)
@@ -42,8 +42,8 @@ func testReleaseNonce(t *testing.T, s engine.Store) {
 		t.Fatalf("MaxNonce with every nonce released: ok=%v err=%v", ok, err)
 	}
 	// Only a submitted transaction can be released.
-	wantCode(t, s.ReleaseNonce(ctx, fresh.ID, nil, at(52)), engine.CodeConflict, "ReleaseNonce of a new transaction")
-	wantCode(t, s.ReleaseNonce(ctx, failed.ID, nil, at(52)), engine.CodeConflict, "ReleaseNonce of a failed transaction")
+	wantCode(t, s.ReleaseNonce(ctx, engine.Fence{}, fresh.ID, nil, at(52)), engine.CodeConflict, "ReleaseNonce of a new transaction")
+	wantCode(t, s.ReleaseNonce(ctx, engine.Fence{}, failed.ID, nil, at(52)), engine.CodeConflict, "ReleaseNonce of a failed transaction")
 }
 
 func testUnmine(t *testing.T, s engine.Store) {

@@ -22,7 +22,7 @@ func testReplacement(t *testing.T, s engine.Store) {
 	repl := *tx
 	second := randomHash(t)
 	repl.Hash, repl.RawTx, repl.Replaced = &second, []byte("signed-again"), ptr(at(200))
-	must(t, s.MarkReplaced(ctx, &repl))
+	must(t, s.MarkReplaced(ctx, engine.Fence{}, &repl))
 	got := get(t, s, tx.ID)
 	if *got.Hash != second || string(got.RawTx) != "signed-again" || got.Replaced == nil || !got.Replaced.Equal(at(200)) || *got.Nonce != 3 {
 		t.Fatalf("after MarkReplaced: hash %s raw %q replaced %v nonce %d", got.Hash, got.RawTx, got.Replaced, *got.Nonce)
@@ -39,14 +39,14 @@ func testReplacement(t *testing.T, s engine.Store) {
 	}
 	wrong := repl
 	wrong.Nonce = ptr(uint64(4))
-	wantCode(t, s.MarkReplaced(ctx, &wrong), engine.CodeConflict, "MarkReplaced with another nonce")
+	wantCode(t, s.MarkReplaced(ctx, engine.Fence{}, &wrong), engine.CodeConflict, "MarkReplaced with another nonce")
 
 	// The first version is the one mined: the transaction keeps that hash.
 	must(t, s.MarkMined(ctx, []engine.Mined{{ID: tx.ID, Hash: first, Status: engine.StatusCompleted, BlockNumber: 9, GasUsed: 1, Events: []engine.Event{}, Ended: at(300)}}))
 	if got := get(t, s, tx.ID); got.Status != engine.StatusCompleted || *got.Hash != first {
 		t.Fatalf("mined: %s hash %s, want completed with %s", got.Status, got.Hash, first)
 	}
-	wantCode(t, s.MarkReplaced(ctx, &repl), engine.CodeConflict, "MarkReplaced of a completed transaction")
+	wantCode(t, s.MarkReplaced(ctx, engine.Fence{}, &repl), engine.CodeConflict, "MarkReplaced of a completed transaction")
 	if found, err := s.SubmittedByHash(ctx, "dev", []common.Hash{first, second}); err != nil || len(found) != 0 {
 		t.Fatalf("completed transaction still found as submitted: %v %v", txIDs(found), err)
 	}
@@ -64,7 +64,7 @@ func testMarkSubmittedMany(t *testing.T, s engine.Store) {
 	}
 	sign(a, 0)
 	sign(b, 1)
-	must(t, s.MarkSubmittedMany(ctx, []*engine.Transaction{a, b}))
+	must(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{a, b}))
 	for _, tx := range []*engine.Transaction{a, b} {
 		got := get(t, s, tx.ID)
 		if got.Status != engine.StatusSubmitted || *got.Nonce != *tx.Nonce || *got.Hash != *tx.Hash {
@@ -78,7 +78,7 @@ func testMarkSubmittedMany(t *testing.T, s engine.Store) {
 	sign(c, 2)
 	b2 := *b
 	b2.Nonce = ptr(uint64(3))
-	wantCode(t, s.MarkSubmittedMany(ctx, []*engine.Transaction{c, &b2}), engine.CodeConflict, "MarkSubmittedMany with a submitted transaction")
+	wantCode(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{c, &b2}), engine.CodeConflict, "MarkSubmittedMany with a submitted transaction")
 	if got := get(t, s, c.ID); got.Status != engine.StatusNew || got.Nonce != nil {
 		t.Fatalf("c after a failed batch: %s nonce %v", got.Status, got.Nonce)
 	}
@@ -101,7 +101,7 @@ func testInFlightSummary(t *testing.T, s engine.Store) {
 	repl := *a
 	h := randomHash(t)
 	repl.Hash, repl.Replaced = &h, ptr(at(500))
-	must(t, s.MarkReplaced(ctx, &repl))
+	must(t, s.MarkReplaced(ctx, engine.Fence{}, &repl))
 	sum, err := s.InFlightSummary(ctx, f.account.ID, "dev")
 	must(t, err)
 	if sum.Count != 2 || !sum.OldestSubmitted.Equal(at(100)) || !sum.OldestSent.Equal(at(101)) {

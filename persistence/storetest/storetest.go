@@ -71,6 +71,13 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"CallbacksOnTerminal", testCallbacksOnTerminal},
 		{"DueCallbacks", testDueCallbacks},
 		{"CallbackTransitions", testCallbackTransitions},
+		{"AccountLease", testAccountLease},
+		{"FencedWrites", testFencedWrites},
+		{"Attempts", testAttempts},
+		{"NetworkLease", testNetworkLease},
+		{"ClaimDueCallbacks", testClaimDueCallbacks},
+		{"ConcurrentClaims", testConcurrentClaims},
+		{"RateCounters", testRateCounters},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

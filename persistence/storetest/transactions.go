@@ -140,7 +140,7 @@ func submit(t *testing.T, s engine.Store, tx *engine.Transaction, nonce uint64) 
 	tx.Hash = ptr(randomHash(t))
 	tx.RawTx = []byte(fmt.Sprintf("signed-%d", nonce))
 	tx.Submitted = ptr(at(100 + int(nonce)))
-	must(t, s.MarkSubmitted(ctxOf(t), tx))
+	must(t, s.MarkSubmittedMany(ctxOf(t), engine.Fence{}, []*engine.Transaction{tx}))
 	tx.Status = engine.StatusSubmitted
 	return tx
 }
@@ -322,24 +322,24 @@ func testMarkSubmitted(t *testing.T, s engine.Store) {
 	again := *tx
 	again.Nonce = ptr(uint64(8))
 	again.Hash = ptr(randomHash(t))
-	wantCode(t, s.MarkSubmitted(ctx, &again), engine.CodeConflict, "MarkSubmitted of a submitted transaction")
+	wantCode(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{&again}), engine.CodeConflict, "MarkSubmittedMany of a submitted transaction")
 	wantTx(t, get(t, s, tx.ID), tx) // unchanged
 
 	failed := f.tx("dev", 2)
 	insert(t, s, failed)
 	must(t, s.MarkFailed(ctx, failed.ID, &engine.TxError{Code: engine.TxCancelled, Message: "x"}, at(3)))
 	failed.Nonce, failed.Hash, failed.Submitted = ptr(uint64(9)), ptr(randomHash(t)), ptr(at(4))
-	wantCode(t, s.MarkSubmitted(ctx, failed), engine.CodeConflict, "MarkSubmitted of a failed transaction")
+	wantCode(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{failed}), engine.CodeConflict, "MarkSubmittedMany of a failed transaction")
 
 	waiting := f.tx("dev", 3)
 	waiting.Status = engine.StatusWaiting
 	insert(t, s, waiting)
 	waiting.Nonce, waiting.Hash, waiting.Submitted = ptr(uint64(10)), ptr(randomHash(t)), ptr(at(4))
-	wantCode(t, s.MarkSubmitted(ctx, waiting), engine.CodeConflict, "MarkSubmitted of a waiting transaction")
+	wantCode(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{waiting}), engine.CodeConflict, "MarkSubmittedMany of a waiting transaction")
 
 	unknown := f.tx("dev", 4)
 	unknown.Nonce, unknown.Hash, unknown.Submitted = ptr(uint64(11)), ptr(randomHash(t)), ptr(at(4))
-	wantCode(t, s.MarkSubmitted(ctx, unknown), engine.CodeNotFound, "MarkSubmitted of an unknown transaction")
+	wantCode(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{unknown}), engine.CodeNotFound, "MarkSubmittedMany of an unknown transaction")
 }
 
 func testInFlightByNonce(t *testing.T, s engine.Store) {

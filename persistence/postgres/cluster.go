@@ -1,0 +1,245 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
+)
+
+// Cluster mode (migrations/0008_cluster.sql, docs/cluster.md): the fencing
+// lease of each account, the watcher lease of each network, the recorded
+// broadcast versions and the shared rate counters.
+
+// Test hook points (see export_test.go).
+const (
+	// hookFenced: a fenced write holds the lease row (FOR SHARE) and
+	// found its epoch current; its writes follow.
+	hookFenced = "fenced"
+	// hookAccountLease: AcquireAccountLease incremented the epoch and has
+	// not committed yet.
+	hookAccountLease = "account lease"
+)
+
+// at runs the test hook at point, if one is set.
+func (s *Store) at(point string) {
+	if s.hook != nil {
+		s.hook(point)
+	}
+}
+
+// AcquireAccountLease implements engine.LeaseStore: one upsert increments
+// the epoch. It waits for the fenced writes in progress under the previous
+// epoch (they hold the row FOR SHARE), so the activation it starts reads
+// what they stored.
+func (s *Store) AcquireAccountLease(ctx context.Context, accountID, node string) (engine.Fence, error) {
+	var epoch int64
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &epoch, `INSERT INTO account_leases (account_id, epoch, node, acquired)
+			VALUES ($1, 1, $2, now())
+			ON CONFLICT (account_id) DO UPDATE
+			SET epoch = account_leases.epoch + 1, node = EXCLUDED.node, acquired = EXCLUDED.acquired
+			RETURNING epoch`, accountID, node); err != nil {
+			return wrap(err, "acquire the lease of account %s for %s", accountID, node)
+		}
+		s.at(hookAccountLease)
+		return nil
+	})
+	if err != nil {
+		return engine.Fence{}, err
+	}
+	return engine.Fence{AccountID: accountID, Node: node, Epoch: epoch}, nil
+}
+
+// CheckFence implements engine.LeaseStore.
+func (s *Store) CheckFence(ctx context.Context, f engine.Fence) error {
+	if f.IsZero() {
+		return nil
+	}
+	var epoch int64
+	err := s.db.GetContext(ctx, &epoch, `SELECT epoch FROM account_leases WHERE account_id = $1`, f.AccountID)
+	return fenceError(f, epoch, err)
+}
+
+// lockFence locks the lease row of f's account in dbtx (FOR SHARE: fenced
+// writes of one activation do not wait for each other, an acquisition waits
+// for them) and returns engine.ErrFenced unless f is current. It does
+// nothing for the zero Fence.
+func (s *Store) lockFence(ctx context.Context, dbtx *sqlx.Tx, f engine.Fence) error {
+	if f.IsZero() {
+		return nil
+	}
+	var epoch int64
+	err := dbtx.GetContext(ctx, &epoch, `SELECT epoch FROM account_leases WHERE account_id = $1 FOR SHARE`, f.AccountID)
+	if err := fenceError(f, epoch, err); err != nil {
+		return err
+	}
+	s.at(hookFenced)
+	return nil
+}
+
+// fenceError compares f with the current epoch read (with err).
+func fenceError(f engine.Fence, epoch int64, err error) error {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("postgres: account %s has no lease (fence epoch %d): %w", f.AccountID, f.Epoch, engine.ErrFenced)
+	case err != nil:
+		return wrap(err, "read the lease of account %s", f.AccountID)
+	case epoch != f.Epoch:
+		return fmt.Errorf("postgres: the lease of account %s is at epoch %d, the fence at %d: %w", f.AccountID, epoch, f.Epoch, engine.ErrFenced)
+	}
+	return nil
+}
+
+// AcquireNetworkLease implements engine.LeaseStore with one upsert that
+// takes, renews or leaves the lease; expiry is measured with the
+// database's clock.
+func (s *Store) AcquireNetworkLease(ctx context.Context, network, node string, ttl time.Duration) (bool, int64, error) {
+	if ttl <= 0 {
+		return false, 0, fmt.Errorf("postgres: acquire the lease of network %s for %s: ttl %s is not positive", network, node, ttl)
+	}
+	var epoch int64
+	err := s.db.GetContext(ctx, &epoch, `INSERT INTO network_leases (network, node, epoch, expires)
+		VALUES ($1, $2, 1, now() + $3 * interval '1 microsecond')
+		ON CONFLICT (network) DO UPDATE SET
+			epoch = CASE WHEN network_leases.node = EXCLUDED.node AND network_leases.expires > now()
+				THEN network_leases.epoch ELSE network_leases.epoch + 1 END,
+			node = EXCLUDED.node,
+			expires = EXCLUDED.expires
+		WHERE network_leases.node = EXCLUDED.node OR network_leases.expires <= now()
+		RETURNING epoch`, network, node, ttl.Microseconds())
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, 0, nil // another node holds it
+	}
+	if err != nil {
+		return false, 0, wrap(err, "acquire the lease of network %s for %s", network, node)
+	}
+	return true, epoch, nil
+}
+
+// ReleaseNetworkLease implements engine.LeaseStore.
+func (s *Store) ReleaseNetworkLease(ctx context.Context, network, node string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE network_leases SET expires = now()
+		WHERE network = $1 AND node = $2 AND expires > now()`, network, node); err != nil {
+		return wrap(err, "release the lease of network %s by %s", network, node)
+	}
+	return nil
+}
+
+// insertAttempt records the version of tx just stored in dbtx (hash, and
+// account and nonce as the row holds them) with f's node and epoch, signed
+// at at.
+func insertAttempt(ctx context.Context, dbtx *sqlx.Tx, f engine.Fence, tx *engine.Transaction, at time.Time) error {
+	if _, err := dbtx.ExecContext(ctx, `INSERT INTO tx_attempts (network, hash, tx_id, account_id, nonce, node, epoch, created)
+		SELECT network, $1, id, account_id, nonce, $2, $3, $4 FROM transactions WHERE id = $5
+		ON CONFLICT DO NOTHING`, tx.Hash.Hex(), f.Node, f.Epoch, ts(at), tx.ID); err != nil {
+		return wrap(err, "record hash of %s", tx.ID)
+	}
+	return nil
+}
+
+// Attempts implements engine.AttemptStore. Versions recorded before
+// migration 0008 whose transaction holds no nonce are left out.
+func (s *Store) Attempts(ctx context.Context, accountID, network string) ([]engine.Attempt, error) {
+	var rows []struct {
+		TxID      string       `db:"tx_id"`
+		AccountID string       `db:"account_id"`
+		Network   string       `db:"network"`
+		Nonce     int64        `db:"nonce"`
+		Hash      string       `db:"hash"`
+		Node      string       `db:"node"`
+		Epoch     int64        `db:"epoch"`
+		Created   sql.NullTime `db:"created"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT a.tx_id, a.account_id, a.network, a.nonce, a.hash, a.node, a.epoch, a.created
+		FROM tx_attempts a JOIN transactions t ON t.id = a.tx_id
+		WHERE t.account_id = $1 AND t.network = $2 AND a.network = $2 AND a.nonce IS NOT NULL
+		ORDER BY a.nonce, a.created NULLS FIRST, a.hash`, accountID, network); err != nil {
+		return nil, wrap(err, "attempts of %s on %s", accountID, network)
+	}
+	out := make([]engine.Attempt, len(rows))
+	for i, r := range rows {
+		nonce, err := sqlrow.Uint64Of("nonce", r.Nonce)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: attempt %s of %s: %w", r.Hash, r.TxID, err)
+		}
+		hash, err := sqlrow.FromNullHash("hash", sql.NullString{String: r.Hash, Valid: true})
+		if err != nil {
+			return nil, fmt.Errorf("postgres: attempt of %s: %w", r.TxID, err)
+		}
+		out[i] = engine.Attempt{TxID: r.TxID, AccountID: r.AccountID, Network: r.Network, Nonce: nonce, Hash: *hash,
+			Node: r.Node, Epoch: r.Epoch}
+		if r.Created.Valid {
+			out[i].Created = fromTS(r.Created.Time)
+		}
+	}
+	return out, nil
+}
+
+// Rate counter spans.
+const (
+	spanSecond = "second"
+	spanHour   = "hour"
+)
+
+// errRefused rolls back a counted request that a window refuses.
+var errRefused = errors.New("refused")
+
+// CountRequest implements engine.RateCounterStore: one upsert counts the
+// request in both windows, locking both rows (the second's first, in every
+// transaction, so they cannot deadlock); when a window went over its limit
+// the transaction rolls back, so a refused request does not count.
+func (s *Store) CountRequest(ctx context.Context, userID string, second, hour time.Time, perSecond, perHour int) (int, int, bool, error) {
+	var inSecond, inHour int
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		// A count lost in a crash is harmless: no flush to wait for.
+		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit TO OFF`); err != nil {
+			return wrap(err, "count a request of %s", userID)
+		}
+		var rows []struct {
+			Span  string `db:"span"`
+			Count int    `db:"count"`
+		}
+		if err := tx.SelectContext(ctx, &rows, `INSERT INTO rate_counters (user_id, span, start, count)
+			VALUES ($1, $2, $3, 1), ($1, $4, $5, 1)
+			ON CONFLICT (user_id, span, start) DO UPDATE SET count = rate_counters.count + 1
+			RETURNING span, count`, userID, spanSecond, ts(second), spanHour, ts(hour)); err != nil {
+			return wrap(err, "count a request of %s", userID)
+		}
+		for _, r := range rows {
+			if r.Span == spanSecond {
+				inSecond = r.Count
+			} else {
+				inHour = r.Count
+			}
+		}
+		if inSecond > perSecond || inHour > perHour {
+			inSecond, inHour = inSecond-1, inHour-1
+			return errRefused
+		}
+		return nil
+	})
+	if errors.Is(err, errRefused) {
+		return inSecond, inHour, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return inSecond, inHour, true, nil
+}
+
+// PruneRateCounters implements engine.RateCounterStore.
+func (s *Store) PruneRateCounters(ctx context.Context, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM rate_counters
+		WHERE start < $1 AND (span = $2 OR start < $3)`,
+		ts(now.Add(-time.Minute)), spanSecond, ts(now.Add(-2*time.Hour))); err != nil {
+		return wrap(err, "prune rate counters")
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
+)
+
+// The leases, recorded broadcast versions and rate counters of cluster mode
+// (migrations/0008_cluster.sql, docs/cluster.md). Cluster mode runs on
+// PostgreSQL; the SQLite store implements the same semantics so that one
+// engine serves both, with its one writer at a time in place of row locks
+// and this process's clock in place of the database's.
+
+// AcquireAccountLease implements engine.LeaseStore.
+func (s *Store) AcquireAccountLease(ctx context.Context, accountID, node string) (engine.Fence, error) {
+	var epoch int64
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &epoch, `INSERT INTO account_leases (account_id, epoch, node, acquired)
+			VALUES (?, 1, ?, ?)
+			ON CONFLICT (account_id) DO UPDATE
+			SET epoch = account_leases.epoch + 1, node = excluded.node, acquired = excluded.acquired
+			RETURNING epoch`, accountID, node, millis(time.Now())); err != nil {
+			return wrap(err, "acquire the lease of account %s for %s", accountID, node)
+		}
+		return nil
+	})
+	if err != nil {
+		return engine.Fence{}, err
+	}
+	return engine.Fence{AccountID: accountID, Node: node, Epoch: epoch}, nil
+}
+
+// CheckFence implements engine.LeaseStore.
+func (s *Store) CheckFence(ctx context.Context, f engine.Fence) error {
+	if f.IsZero() {
+		return nil
+	}
+	var epoch int64
+	err := s.r.GetContext(ctx, &epoch, `SELECT epoch FROM account_leases WHERE account_id = ?`, f.AccountID)
+	return fenceError(f, epoch, err)
+}
+
+// checkFence returns engine.ErrFenced unless f is current, read inside the
+// write transaction dbtx (no other writer runs meanwhile). It does nothing
+// for the zero Fence.
+func checkFence(ctx context.Context, dbtx *sqlx.Tx, f engine.Fence) error {
+	if f.IsZero() {
+		return nil
+	}
+	var epoch int64
+	err := dbtx.GetContext(ctx, &epoch, `SELECT epoch FROM account_leases WHERE account_id = ?`, f.AccountID)
+	return fenceError(f, epoch, err)
+}
+
+// fenceError compares f with the current epoch read (with err).
+func fenceError(f engine.Fence, epoch int64, err error) error {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("sqlite: account %s has no lease (fence epoch %d): %w", f.AccountID, f.Epoch, engine.ErrFenced)
+	case err != nil:
+		return wrap(err, "read the lease of account %s", f.AccountID)
+	case epoch != f.Epoch:
+		return fmt.Errorf("sqlite: the lease of account %s is at epoch %d, the fence at %d: %w", f.AccountID, epoch, f.Epoch, engine.ErrFenced)
+	}
+	return nil
+}
+
+// AcquireNetworkLease implements engine.LeaseStore with one upsert that
+// takes, renews or leaves the lease; expiry is measured with this
+// process's clock.
+func (s *Store) AcquireNetworkLease(ctx context.Context, network, node string, ttl time.Duration) (bool, int64, error) {
+	if ttl <= 0 {
+		return false, 0, fmt.Errorf("sqlite: acquire the lease of network %s for %s: ttl %s is not positive", network, node, ttl)
+	}
+	now := time.Now()
+	var epoch int64
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		return tx.GetContext(ctx, &epoch, `INSERT INTO network_leases (network, node, epoch, expires)
+			VALUES (?, ?, 1, ?)
+			ON CONFLICT (network) DO UPDATE SET
+				epoch = CASE WHEN network_leases.node = excluded.node AND network_leases.expires > ?
+					THEN network_leases.epoch ELSE network_leases.epoch + 1 END,
+				node = excluded.node,
+				expires = excluded.expires
+			WHERE network_leases.node = excluded.node OR network_leases.expires <= ?
+			RETURNING epoch`, network, node, millis(now.Add(ttl)), millis(now), millis(now))
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, 0, nil // another node holds it
+	}
+	if err != nil {
+		return false, 0, wrap(err, "acquire the lease of network %s for %s", network, node)
+	}
+	return true, epoch, nil
+}
+
+// ReleaseNetworkLease implements engine.LeaseStore.
+func (s *Store) ReleaseNetworkLease(ctx context.Context, network, node string) error {
+	now := millis(time.Now())
+	if _, err := s.w.ExecContext(ctx, `UPDATE network_leases SET expires = ?
+		WHERE network = ? AND node = ? AND expires > ?`, now, network, node, now); err != nil {
+		return wrap(err, "release the lease of network %s by %s", network, node)
+	}
+	return nil
+}
+
+// insertAttempt records the version of tx just stored in dbtx (hash, and
+// account and nonce as the row holds them) with f's node and epoch, signed
+// at at.
+func insertAttempt(ctx context.Context, dbtx *sqlx.Tx, f engine.Fence, tx *engine.Transaction, at time.Time) error {
+	if _, err := dbtx.ExecContext(ctx, `INSERT INTO tx_attempts (network, hash, tx_id, account_id, nonce, node, epoch, created)
+		SELECT network, ?, id, account_id, nonce, ?, ?, ? FROM transactions WHERE id = ?
+		ON CONFLICT DO NOTHING`, tx.Hash.Hex(), f.Node, f.Epoch, millis(at), tx.ID); err != nil {
+		return wrap(err, "record hash of %s", tx.ID)
+	}
+	return nil
+}
+
+// Attempts implements engine.AttemptStore. Versions recorded before
+// migration 0008 whose transaction holds no nonce are left out.
+func (s *Store) Attempts(ctx context.Context, accountID, network string) ([]engine.Attempt, error) {
+	var rows []struct {
+		TxID      string        `db:"tx_id"`
+		AccountID string        `db:"account_id"`
+		Network   string        `db:"network"`
+		Nonce     int64         `db:"nonce"`
+		Hash      string        `db:"hash"`
+		Node      string        `db:"node"`
+		Epoch     int64         `db:"epoch"`
+		Created   sql.NullInt64 `db:"created"`
+	}
+	if err := s.r.SelectContext(ctx, &rows, `SELECT a.tx_id, a.account_id, a.network, a.nonce, a.hash, a.node, a.epoch, a.created
+		FROM tx_attempts a JOIN transactions t ON t.id = a.tx_id
+		WHERE t.account_id = ? AND t.network = ? AND a.network = ? AND a.nonce IS NOT NULL
+		ORDER BY a.nonce, a.created NULLS FIRST, a.hash`, accountID, network, network); err != nil {
+		return nil, wrap(err, "attempts of %s on %s", accountID, network)
+	}
+	out := make([]engine.Attempt, len(rows))
+	for i, r := range rows {
+		nonce, err := sqlrow.Uint64Of("nonce", r.Nonce)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: attempt %s of %s: %w", r.Hash, r.TxID, err)
+		}
+		hash, err := sqlrow.FromNullHash("hash", sql.NullString{String: r.Hash, Valid: true})
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: attempt of %s: %w", r.TxID, err)
+		}
+		out[i] = engine.Attempt{TxID: r.TxID, AccountID: r.AccountID, Network: r.Network, Nonce: nonce, Hash: *hash,
+			Node: r.Node, Epoch: r.Epoch}
+		if r.Created.Valid {
+			out[i].Created = fromMillis(r.Created.Int64)
+		}
+	}
+	return out, nil
+}
+
+// Rate counter spans.
+const (
+	spanSecond = "second"
+	spanHour   = "hour"
+)
+
+// errRefused rolls back a counted request that a window refuses.
+var errRefused = errors.New("refused")
+
+// CountRequest implements engine.RateCounterStore: one upsert counts the
+// request in both windows; when a window went over its limit the
+// transaction rolls back, so a refused request does not count.
+func (s *Store) CountRequest(ctx context.Context, userID string, second, hour time.Time, perSecond, perHour int) (int, int, bool, error) {
+	var inSecond, inHour int
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var rows []struct {
+			Span  string `db:"span"`
+			Count int    `db:"count"`
+		}
+		if err := tx.SelectContext(ctx, &rows, `INSERT INTO rate_counters (user_id, span, start, count)
+			VALUES (?, ?, ?, 1), (?, ?, ?, 1)
+			ON CONFLICT (user_id, span, start) DO UPDATE SET count = rate_counters.count + 1
+			RETURNING span, count`, userID, spanSecond, millis(second), userID, spanHour, millis(hour)); err != nil {
+			return wrap(err, "count a request of %s", userID)
+		}
+		for _, r := range rows {
+			if r.Span == spanSecond {
+				inSecond = r.Count
+			} else {
+				inHour = r.Count
+			}
+		}
+		if inSecond > perSecond || inHour > perHour {
+			inSecond, inHour = inSecond-1, inHour-1
+			return errRefused
+		}
+		return nil
+	})
+	if errors.Is(err, errRefused) {
+		return inSecond, inHour, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return inSecond, inHour, true, nil
+}
+
+// PruneRateCounters implements engine.RateCounterStore.
+func (s *Store) PruneRateCounters(ctx context.Context, now time.Time) error {
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM rate_counters
+		WHERE start < ? AND (span = ? OR start < ?)`,
+		millis(now.Add(-time.Minute)), spanSecond, millis(now.Add(-2*time.Hour))); err != nil {
+		return wrap(err, "prune rate counters")
+	}
+	return nil
+}

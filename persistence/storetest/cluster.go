@@ -1,0 +1,482 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// wantFenced fails the test unless err wraps engine.ErrFenced.
+func wantFenced(t *testing.T, err error, what string) {
+	t.Helper()
+	if !errors.Is(err, engine.ErrFenced) {
+		t.Fatalf("%s: got %v, want engine.ErrFenced", what, err)
+	}
+}
+
+// testAccountLease: every acquisition increments the account's epoch (1
+// first), accounts are independent, and only the latest fence is current.
+func testAccountLease(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	f1, err := s.AcquireAccountLease(ctx, f.account.ID, "node-a")
+	must(t, err)
+	if f1 != (engine.Fence{AccountID: f.account.ID, Node: "node-a", Epoch: 1}) {
+		t.Fatalf("first fence = %+v, want epoch 1 of node-a", f1)
+	}
+	must(t, s.CheckFence(ctx, f1))
+	f2, err := s.AcquireAccountLease(ctx, f.account.ID, "node-b")
+	must(t, err)
+	if f2 != (engine.Fence{AccountID: f.account.ID, Node: "node-b", Epoch: 2}) {
+		t.Fatalf("second fence = %+v, want epoch 2 of node-b", f2)
+	}
+	wantFenced(t, s.CheckFence(ctx, f1), "CheckFence of the first fence")
+	must(t, s.CheckFence(ctx, f2))
+	// The same node activating again gets a new epoch too.
+	f3, err := s.AcquireAccountLease(ctx, f.account.ID, "node-b")
+	must(t, err)
+	if f3.Epoch != 3 {
+		t.Fatalf("third fence = %+v, want epoch 3", f3)
+	}
+	wantFenced(t, s.CheckFence(ctx, f2), "CheckFence of the second fence")
+
+	other, err := s.AcquireAccountLease(ctx, "another-account", "node-a")
+	must(t, err)
+	if other.Epoch != 1 {
+		t.Fatalf("another account's first fence = %+v, want epoch 1", other)
+	}
+	must(t, s.CheckFence(ctx, f3))
+	must(t, s.CheckFence(ctx, engine.Fence{}))
+	wantFenced(t, s.CheckFence(ctx, engine.Fence{AccountID: "never-leased", Node: "node-a", Epoch: 1}),
+		"CheckFence of an account without a lease")
+}
+
+// signed gives tx a signed version with nonce at at(sec).
+func signed(t *testing.T, tx *engine.Transaction, nonce uint64, sec int) *engine.Transaction {
+	t.Helper()
+	tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx, tx.Submitted = ptr(nonce), 21000, ptr(randomHash(t)), []byte(fmt.Sprintf("raw-%d", nonce)), ptr(at(sec))
+	return tx
+}
+
+// replacement returns a new version of the submitted tx signed at at(sec).
+func replacement(t *testing.T, tx *engine.Transaction, sec int) *engine.Transaction {
+	t.Helper()
+	r := *tx
+	r.Hash, r.RawTx, r.Replaced = ptr(randomHash(t)), []byte(fmt.Sprintf("raw-again-%d", sec)), ptr(at(sec))
+	return &r
+}
+
+// testFencedWrites: with a stale fence, MarkSubmittedMany, MarkReplaced and
+// ReleaseNonce fail with ErrFenced and change nothing; with the current
+// fence they work; the zero Fence is never checked.
+func testFencedWrites(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	a, b := f.tx("dev", 1), f.tx("dev", 2)
+	insert(t, s, a, b)
+
+	// An account without a lease: every fenced write is refused.
+	never := engine.Fence{AccountID: f.account.ID, Node: "node-a", Epoch: 1}
+	wantFenced(t, s.MarkSubmittedMany(ctx, never, []*engine.Transaction{signed(t, a, 0, 10)}), "MarkSubmittedMany without a lease")
+	if got := get(t, s, a.ID); got.Status != engine.StatusNew || got.Nonce != nil {
+		t.Fatalf("a after a refused write: %s nonce %v", got.Status, got.Nonce)
+	}
+
+	stale, err := s.AcquireAccountLease(ctx, f.account.ID, "node-a")
+	must(t, err)
+	must(t, s.MarkSubmittedMany(ctx, stale, []*engine.Transaction{signed(t, a, 0, 10)}))
+	current, err := s.AcquireAccountLease(ctx, f.account.ID, "node-b")
+	must(t, err)
+	a.Status = engine.StatusSubmitted
+	stored := get(t, s, a.ID)
+
+	// MarkSubmittedMany: b stays new, its nonce is not taken.
+	wantFenced(t, s.MarkSubmittedMany(ctx, stale, []*engine.Transaction{signed(t, b, 1, 11)}), "MarkSubmittedMany with a stale fence")
+	if got := get(t, s, b.ID); got.Status != engine.StatusNew || got.Nonce != nil || got.Hash != nil || got.RawTx != nil {
+		t.Fatalf("b after a stale MarkSubmittedMany: %s nonce %v hash %v", got.Status, got.Nonce, got.Hash)
+	}
+	if n, ok, err := s.MaxNonce(ctx, f.account.ID, "dev"); err != nil || !ok || n != 0 {
+		t.Fatalf("MaxNonce after a stale MarkSubmittedMany = %d, %v, %v; want 0", n, ok, err)
+	}
+	// MarkReplaced: a keeps its version.
+	wantFenced(t, s.MarkReplaced(ctx, stale, replacement(t, a, 20)), "MarkReplaced with a stale fence")
+	wantTx(t, get(t, s, a.ID), stored)
+	if got := get(t, s, a.ID); got.Replaced != nil {
+		t.Fatalf("a after a stale MarkReplaced: replaced %v", got.Replaced)
+	}
+	// ReleaseNonce: a stays submitted with its nonce.
+	wantFenced(t, s.ReleaseNonce(ctx, stale, a.ID, nil, at(30)), "ReleaseNonce with a stale fence")
+	wantTx(t, get(t, s, a.ID), stored)
+	// Nothing of the stale writes was recorded as broadcast.
+	attempts, err := s.Attempts(ctx, f.account.ID, "dev")
+	must(t, err)
+	if len(attempts) != 1 || attempts[0].Hash != *a.Hash {
+		t.Fatalf("attempts after stale writes = %+v, want a's first version only", attempts)
+	}
+
+	// The current fence writes.
+	must(t, s.MarkSubmittedMany(ctx, current, []*engine.Transaction{signed(t, b, 1, 11)}))
+	repl := replacement(t, a, 20)
+	must(t, s.MarkReplaced(ctx, current, repl))
+	if got := get(t, s, a.ID); *got.Hash != *repl.Hash {
+		t.Fatalf("a after MarkReplaced: hash %s, want %s", got.Hash, repl.Hash)
+	}
+	must(t, s.ReleaseNonce(ctx, current, b.ID, nil, at(31)))
+	if got := get(t, s, b.ID); got.Status != engine.StatusNew || got.Nonce != nil {
+		t.Fatalf("b after ReleaseNonce: %s nonce %v", got.Status, got.Nonce)
+	}
+	// The zero Fence (single-node mode) is not checked, lease or not.
+	must(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{signed(t, b, 1, 12)}))
+}
+
+// testAttempts: every stored version is recorded with its account, nonce,
+// hash, the node and epoch of the write and when it was signed; a released
+// nonce forgets its versions.
+func testAttempts(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	a, b, c, other := f.tx("dev", 1), f.tx("dev", 2), f.tx("dev", 3), f.tx("main", 4)
+	insert(t, s, a, b, c, other)
+	if got, err := s.Attempts(ctx, f.account.ID, "dev"); err != nil || len(got) != 0 {
+		t.Fatalf("attempts before any = %+v, %v", got, err)
+	}
+	// Single-node mode: no node, epoch 0.
+	must(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{signed(t, a, 0, 10), signed(t, b, 1, 10)}))
+	fence, err := s.AcquireAccountLease(ctx, f.account.ID, "10.0.0.7:7701")
+	must(t, err)
+	repl := replacement(t, a, 20)
+	must(t, s.MarkReplaced(ctx, fence, repl))
+	must(t, s.MarkSubmittedMany(ctx, fence, []*engine.Transaction{signed(t, c, 2, 21)}))
+	must(t, s.MarkSubmittedMany(ctx, fence, []*engine.Transaction{signed(t, other, 0, 22)}))
+
+	got, err := s.Attempts(ctx, f.account.ID, "dev")
+	must(t, err)
+	want := []engine.Attempt{
+		{TxID: a.ID, Nonce: 0, Hash: *a.Hash, Created: at(10)},
+		{TxID: a.ID, Nonce: 0, Hash: *repl.Hash, Node: fence.Node, Epoch: fence.Epoch, Created: at(20)},
+		{TxID: b.ID, Nonce: 1, Hash: *b.Hash, Created: at(10)},
+		{TxID: c.ID, Nonce: 2, Hash: *c.Hash, Node: fence.Node, Epoch: fence.Epoch, Created: at(21)},
+	}
+	wantAttempts(t, got, want, f.account.ID, "dev")
+
+	// A replacement that only touches the time keeps one version.
+	touch := *repl
+	touch.Replaced = ptr(at(25))
+	must(t, s.MarkReplaced(ctx, fence, &touch))
+	got, err = s.Attempts(ctx, f.account.ID, "dev")
+	must(t, err)
+	wantAttempts(t, got, want, f.account.ID, "dev")
+
+	// Releasing a's nonce forgets both its versions.
+	must(t, s.ReleaseNonce(ctx, fence, a.ID, nil, at(30)))
+	got, err = s.Attempts(ctx, f.account.ID, "dev")
+	must(t, err)
+	wantAttempts(t, got, want[2:], f.account.ID, "dev")
+	got, err = s.Attempts(ctx, f.account.ID, "main")
+	must(t, err)
+	wantAttempts(t, got, []engine.Attempt{{TxID: other.ID, Hash: *other.Hash, Node: fence.Node, Epoch: fence.Epoch, Created: at(22)}},
+		f.account.ID, "main")
+}
+
+// wantAttempts compares attempts, filling in account and network of want.
+func wantAttempts(t *testing.T, got, want []engine.Attempt, accountID, network string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("attempts = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		w := want[i]
+		w.AccountID, w.Network = accountID, network
+		g := got[i]
+		wantTime(t, fmt.Sprintf("attempt %d Created", i), g.Created, w.Created)
+		g.Created, w.Created = time.Time{}, time.Time{}
+		if g != w {
+			t.Errorf("attempt %d = %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+// networkLeaseTTL is the ttl of the network lease tests: short, as they
+// wait for expiry.
+const networkLeaseTTL = 400 * time.Millisecond
+
+// testNetworkLease: the holder renews, another node cannot take the lease
+// before it expires and takes it after; the epoch goes up with each new
+// tenure; a release lets another node take it at once.
+func testNetworkLease(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	acquire := func(node string, wantHeld bool, wantEpoch int64) {
+		t.Helper()
+		held, epoch, err := s.AcquireNetworkLease(ctx, "dev", node, networkLeaseTTL)
+		must(t, err)
+		if held != wantHeld || epoch != wantEpoch {
+			t.Fatalf("AcquireNetworkLease(dev, %s) = %v, %d; want %v, %d", node, held, epoch, wantHeld, wantEpoch)
+		}
+	}
+	if _, _, err := s.AcquireNetworkLease(ctx, "dev", "a", 0); err == nil {
+		t.Fatal("AcquireNetworkLease with ttl 0 succeeded")
+	}
+	acquire("a", true, 1)
+	acquire("a", true, 1) // renewal
+	acquire("b", false, 0)
+	// Another network is another lease.
+	if held, epoch, err := s.AcquireNetworkLease(ctx, "main", "b", time.Minute); err != nil || !held || epoch != 1 {
+		t.Fatalf("lease of another network = %v, %d, %v", held, epoch, err)
+	}
+	// a keeps renewing past the first ttl: b still cannot take it.
+	time.Sleep(networkLeaseTTL / 2)
+	acquire("a", true, 1)
+	time.Sleep(networkLeaseTTL/2 + 20*time.Millisecond)
+	acquire("b", false, 0)
+	// a stops renewing: after the ttl, b takes it.
+	time.Sleep(networkLeaseTTL + 50*time.Millisecond)
+	acquire("b", true, 2)
+	acquire("a", false, 0)
+	// Only the holder releases; b's release frees it for a at once.
+	must(t, s.ReleaseNetworkLease(ctx, "dev", "a"))
+	acquire("a", false, 0)
+	must(t, s.ReleaseNetworkLease(ctx, "dev", "b"))
+	acquire("a", true, 3)
+	// A tenure that expired without a taker is a new tenure, too.
+	time.Sleep(networkLeaseTTL + 50*time.Millisecond)
+	acquire("a", true, 4)
+}
+
+// testClaimDueCallbacks: claimers get disjoint rows in due order; a node
+// may claim its own rows again; an expired claim, or one the Mark methods
+// cleared, is claimable by another node.
+func testClaimDueCallbacks(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	var txs []*engine.Transaction
+	for i := range 6 {
+		tx := f.tx("dev", i)
+		tx.Callbacks = []string{"https://example.com/cb"}
+		insert(t, s, tx)
+		must(t, s.MarkFailed(ctx, tx.ID, &engine.TxError{Code: engine.TxReverted, Message: "x"}, at(300+i)))
+		txs = append(txs, tx)
+	}
+	txOf := func(rows []engine.Callback) []string {
+		out := []string{}
+		for _, r := range rows {
+			out = append(out, r.TxID)
+		}
+		return out
+	}
+	claim := func(node string, now time.Time, limit int) []engine.Callback {
+		t.Helper()
+		rows, err := s.ClaimDueCallbacks(ctx, node, now, 10*time.Second, limit)
+		must(t, err)
+		return rows
+	}
+	now := at(400)
+	if rows := claim("a", at(299), 10); len(rows) != 0 {
+		t.Fatalf("claimed %v before any row is due", txOf(rows))
+	}
+	ra := claim("a", now, 2)
+	if got, want := txOf(ra), txIDs(txs[:2]); !slices.Equal(got, want) {
+		t.Fatalf("a claimed %v, want %v", got, want)
+	}
+	rb := claim("b", now, 3)
+	if got, want := txOf(rb), txIDs(txs[2:5]); !slices.Equal(got, want) {
+		t.Fatalf("b claimed %v, want %v (disjoint from a's)", got, want)
+	}
+	// a claims again: its own rows and the one left, none of b's.
+	if got, want := txOf(claim("a", now.Add(time.Second), 10)), append(txIDs(txs[:2]), txs[5].ID); !slices.Equal(got, want) {
+		t.Fatalf("a claimed again %v, want %v", got, want)
+	}
+	if rows := claim("c", now.Add(time.Second), 10); len(rows) != 0 {
+		t.Fatalf("c claimed %v while every row is claimed", txOf(rows))
+	}
+	// The Mark methods clear the claim: a retry due at once is d's to take.
+	must(t, s.MarkCallbackRetry(ctx, ra[0].ID, 1, now.Add(2*time.Second), "HTTP status 500"))
+	must(t, s.MarkCallbackDelivered(ctx, ra[1].ID, 1, now.Add(2*time.Second)))
+	must(t, s.MarkCallbackAbandoned(ctx, rb[0].ID, 1, "refused"))
+	if got, want := txOf(claim("d", now.Add(2*time.Second), 10)), txIDs(txs[:1]); !slices.Equal(got, want) {
+		t.Fatalf("d claimed %v after the Mark methods, want %v", got, want)
+	}
+	// b's claims (until now+10 s) expire: c takes them; a's last claim
+	// (until now+11 s) holds a second more, d's (now+12 s) two.
+	if got, want := txOf(claim("c", now.Add(10*time.Second), 10)), txIDs(txs[3:5]); !slices.Equal(got, want) {
+		t.Fatalf("c claimed %v at b's expiry, want %v", got, want)
+	}
+	if got, want := txOf(claim("b", now.Add(11*time.Second), 10)), txIDs(txs[5:]); !slices.Equal(got, want) {
+		t.Fatalf("b claimed %v at a's expiry, want %v", got, want)
+	}
+	if rows := claim("c", now.Add(11*time.Second), 0); len(rows) != 0 {
+		t.Fatalf("limit 0 claimed %v", txOf(rows))
+	}
+}
+
+// testConcurrentClaims: claimers racing over the same due rows get
+// disjoint sets that together are all the rows.
+func testConcurrentClaims(t *testing.T, s engine.Store) {
+	const rows, claimers = 40, 4
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	for i := range rows / 2 {
+		tx := f.tx("dev", i)
+		tx.Callbacks = []string{"https://example.com/a", "https://example.com/b"}
+		insert(t, s, tx)
+		must(t, s.MarkFailed(ctx, tx.ID, &engine.TxError{Code: engine.TxReverted, Message: "x"}, at(300)))
+	}
+	var (
+		mu     sync.Mutex
+		owner  = map[string]string{}
+		errs   = make(chan error, claimers)
+		wg     sync.WaitGroup
+		start  = make(chan struct{})
+		dupErr error
+	)
+	for c := range claimers {
+		node := fmt.Sprintf("node-%d", c)
+		wg.Go(func() {
+			<-start
+			owned := 0
+			for {
+				// Its own rows come again (as for a dispatcher, whose
+				// deliveries in flight renew their claims): ask for more.
+				got, err := s.ClaimDueCallbacks(ctx, node, at(400), time.Minute, owned+3)
+				if err != nil {
+					errs <- fmt.Errorf("%s: %w", node, err)
+					return
+				}
+				fresh := 0
+				mu.Lock()
+				for _, r := range got {
+					switch prev, ok := owner[r.ID]; {
+					case !ok:
+						owner[r.ID] = node
+						fresh++
+					case prev != node && dupErr == nil:
+						dupErr = fmt.Errorf("row %s claimed by %s and %s", r.ID, prev, node)
+					}
+				}
+				mu.Unlock()
+				owned += fresh
+				if fresh == 0 {
+					return // only its own rows are left to it
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if dupErr != nil {
+		t.Fatal(dupErr)
+	}
+	if len(owner) != rows {
+		t.Fatalf("%d rows claimed, want %d", len(owner), rows)
+	}
+}
+
+// testRateCounters: a request counts in both windows only when both are
+// under their limits; users and windows are independent; pruning forgets
+// only windows nobody counts in any more.
+func testRateCounters(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	hour := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	sec := hour.Add(25*time.Minute + 31*time.Second)
+	count := func(user string, second time.Time, wantSec, wantHour int, wantAllowed bool) {
+		t.Helper()
+		inSec, inHour, allowed, err := s.CountRequest(ctx, user, second, hour, 2, 3)
+		must(t, err)
+		if inSec != wantSec || inHour != wantHour || allowed != wantAllowed {
+			t.Fatalf("CountRequest(%s, %s) = %d, %d, %v; want %d, %d, %v",
+				user, second.Format(time.TimeOnly), inSec, inHour, allowed, wantSec, wantHour, wantAllowed)
+		}
+	}
+	count("u1", sec, 1, 1, true)
+	count("u1", sec, 2, 2, true)
+	count("u1", sec, 2, 2, false) // the second is full; not counted
+	count("u1", sec, 2, 2, false)
+	count("u2", sec, 1, 1, true) // another user
+	count("u1", sec.Add(time.Second), 1, 3, true)
+	count("u1", sec.Add(2*time.Second), 0, 3, false) // the hour is full
+	count("u1", sec.Add(3*time.Second), 0, 3, false)
+
+	// Concurrent requests of one user: exactly the limit passes.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	allowed := 0
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Go(func() {
+			_, _, ok, err := s.CountRequest(ctx, "u3", sec, hour, 5, 100)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if ok {
+				mu.Lock()
+				allowed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if allowed != 5 {
+		t.Fatalf("%d of 20 concurrent requests allowed, want 5", allowed)
+	}
+
+	// Pruning at sec + 90 min: u1's seconds and last hour are forgotten
+	// only where no request counts any more (the hour window stays).
+	must(t, s.PruneRateCounters(ctx, sec.Add(90*time.Minute)))
+	count("u1", sec, 0, 3, false) // the hour was not forgotten: still full
+	must(t, s.PruneRateCounters(ctx, hour.Add(3*time.Hour)))
+	count("u1", sec, 1, 1, true) // both forgotten
+	// A recent second survives pruning.
+	recent := hour.Add(3 * time.Hour)
+	_, _, _, err := s.CountRequest(ctx, "u4", recent, recent.Truncate(time.Hour), 2, 3)
+	must(t, err)
+	must(t, s.PruneRateCounters(ctx, recent.Add(30*time.Second)))
+	if inSec, _, _, err := s.CountRequest(ctx, "u4", recent, recent.Truncate(time.Hour), 2, 3); err != nil || inSec != 2 {
+		t.Fatalf("second window after pruning 30 s later: %d, %v; want 2", inSec, err)
+	}
+}
+
+// Backfill0008 checks what migration 0008 does to the broadcast versions
+// recorded before it: they get their transaction's account and nonce, no
+// node, epoch 0 and no signing time. old is a store migrated up to version
+// 7 only; exec runs a statement on its database (placeholders ?); migrate
+// closes old and returns the store on the same database with every
+// migration applied.
+func Backfill0008(t *testing.T, old engine.Store, exec func(query string, args ...any) error, migrate func() engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, old)
+	tx := f.tx("dev", 1)
+	insert(t, old, tx)
+	first, second := randomHash(t), randomHash(t)
+	must(t, exec(`UPDATE transactions SET status = 'submitted', nonce = 4, hash = ? WHERE id = ?`, second.Hex(), tx.ID))
+	for _, h := range []common.Hash{first, second} {
+		must(t, exec(`INSERT INTO tx_attempts (network, hash, tx_id) VALUES (?, ?, ?)`, "dev", h.Hex(), tx.ID))
+	}
+	s := migrate()
+	got, err := s.Attempts(ctx, f.account.ID, "dev")
+	must(t, err)
+	want := []engine.Attempt{{TxID: tx.ID, Nonce: 4, Hash: first}, {TxID: tx.ID, Nonce: 4, Hash: second}}
+	if first.Hex() > second.Hex() {
+		want[0], want[1] = want[1], want[0]
+	}
+	wantAttempts(t, got, want, f.account.ID, "dev")
+	// The transaction goes on under a lease.
+	fence, err := s.AcquireAccountLease(ctx, f.account.ID, "node-a")
+	must(t, err)
+	got0 := get(t, s, tx.ID)
+	must(t, s.MarkReplaced(ctx, fence, replacement(t, got0, 50)))
+}
