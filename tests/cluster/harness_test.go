@@ -120,6 +120,7 @@ func newStack(t *testing.T, provider string, n int) *stack {
 			nd.kill()
 			if t.Failed() {
 				t.Logf("%s output (tail):\n%s", nd.name, nd.logTail(120))
+				nd.keepLog()
 			}
 		})
 	}
@@ -411,6 +412,31 @@ func (n *node) write(p []byte) (int, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.logs.Write(p)
+}
+
+// EnvLogs names the environment variable of a directory where a failed
+// test leaves each node's whole output (<test>-<node>.log).
+const EnvLogs = "TXENGINE_CLUSTER_TEST_LOGS"
+
+// keepLog writes the node's whole output into $TXENGINE_CLUSTER_TEST_LOGS,
+// when set.
+func (n *node) keepLog() {
+	dir := os.Getenv(EnvLogs)
+	if dir == "" {
+		return
+	}
+	n.mu.Lock()
+	out := append([]byte(nil), n.logs.Bytes()...)
+	n.mu.Unlock()
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(n.t.Name()) + "-" + n.name + ".log"
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		err = os.WriteFile(filepath.Join(dir, name), out, 0o644)
+		if err == nil {
+			n.t.Logf("%s's whole output: %s", n.name, filepath.Join(dir, name))
+			return
+		}
+	}
+	n.t.Logf("%s: cannot keep its output in %s", n.name, dir)
 }
 
 // logTail is the last lines the node's processes wrote.
