@@ -121,7 +121,14 @@ func (s *stack) waitDrained(jobs []*job, timeout time.Duration) []txRow {
 				lastLog = time.Now()
 			}
 			if time.Since(began) > timeout {
-				s.t.Fatalf("after %s: %d of %d listed transactions not ended, %d accepted ones not listed", timeout, open, len(rows), missing)
+				var stuck []string
+				for _, r := range rows {
+					if r.Status != "completed" && r.Status != "failed" && len(stuck) < 10 {
+						stuck = append(stuck, fmt.Sprintf("%s %s from %s nonce %v hash %q", r.ID, r.Status, r.From, derefNonce(r.Nonce), r.TransactionHash))
+					}
+				}
+				s.t.Fatalf("after %s: %d of %d listed transactions not ended, %d accepted ones not listed; not ended (10 at most):\n%s",
+					timeout, open, len(rows), missing, strings.Join(stuck, "\n"))
 			}
 		} else if time.Since(began) > timeout {
 			s.t.Fatalf("list the transactions: %v", err)
