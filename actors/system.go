@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/eventstream"
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/actors/account"
@@ -58,6 +60,9 @@ type Config struct {
 	// Callbacks configures the callback dispatcher; its Dispatcher's
 	// Store, Clock and Log are taken from this Config.
 	Callbacks callbacks.Config
+	// Cluster, when set, runs this node as a member of a cluster
+	// (actors/cluster.go); nil is single-node mode.
+	Cluster *ClusterConfig
 }
 
 // System is the running actor system and the facade the HTTP layer uses.
@@ -77,6 +82,14 @@ type System struct {
 
 	// dispatcher is the callback dispatcher actor.
 	dispatcher *actor.PID
+
+	// Cluster mode only: the cluster, the account grains active on this
+	// node, the network lease candidates and the outbox of cluster requests.
+	cl       *cluster.Cluster
+	grains   map[string]*actor.PID
+	leaders  []*actor.PID
+	requests *requestQueue
+	topoSub  *eventstream.Subscription
 }
 
 // Start starts the watchers and faucets, and the account actors of every
@@ -104,6 +117,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		watchers: map[string]*actor.PID{},
 		indexers: map[string]*actor.PID{},
 		faucets:  map[string]*actor.PID{},
+		grains:   map[string]*actor.PID{},
 	}
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
 	s.acfg = account.Config{
@@ -113,6 +127,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	ccfg := cfg.Callbacks
 	ccfg.Dispatcher.Store, ccfg.Dispatcher.Clock, ccfg.Dispatcher.Log = cfg.Store, cfg.Clock, cfg.Log
+	if cfg.Cluster != nil {
+		return s, s.startClusterMode(cfg.Cluster, ccfg)
+	}
 	s.dispatcher = s.sys.Root.Spawn(callbacks.Props(ccfg))
 	for name, f := range cfg.Faucets {
 		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
@@ -137,6 +154,38 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		}
 	}
 	return s, nil
+}
+
+// startClusterMode starts a cluster member: the callback dispatcher (it
+// claims outbox rows, so every node may run one), the cluster with the
+// account and faucet grains, and one network lease candidate per network
+// (the holder runs the watcher and indexer).
+func (s *System) startClusterMode(cc *ClusterConfig, ccfg callbacks.Config) error {
+	ccfg.Dispatcher.Node = cc.Node
+	s.dispatcher = s.sys.Root.Spawn(callbacks.Props(ccfg))
+	s.requests = newRequestQueue(32, s.cfg.Log)
+	s.acfg.WakeSubmitter = s.wakeGrain
+	if err := s.startCluster(cc); err != nil {
+		s.Close()
+		return err
+	}
+	for _, net := range s.cfg.Networks {
+		wcfg := watcher.Config{Network: net, Store: s.cfg.Store, Clock: s.cfg.Clock, Log: s.cfg.Log, Waker: s, Conditions: s.conds, Metrics: s.cfg.Metrics}
+		if s.cfg.NewHeads != nil {
+			wcfg.NewHeads = func() watcher.Heads { return s.cfg.NewHeads(net) }
+		}
+		l := &netLeader{s: s, cc: cc, net: net, wcfg: wcfg}
+		s.leaders = append(s.leaders, s.sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return l })))
+	}
+	leaders := s.leaders
+	s.topoSub = s.sys.EventStream.Subscribe(func(ev any) {
+		if _, ok := ev.(*cluster.ClusterTopology); ok {
+			for _, pid := range leaders {
+				s.sys.Root.Send(pid, topologyChanged{})
+			}
+		}
+	})
+	return nil
 }
 
 // startIndexer spawns the transfer indexer of net.
@@ -214,6 +263,10 @@ func (s *System) pidLocked(accountID, network string) (*actor.PID, error) {
 // Wake implements watcher.Waker and account.Registry: it wakes (or starts)
 // an account actor.
 func (s *System) Wake(accountID, network string, resync bool) {
+	if s.isCluster() {
+		s.wakeGrain(accountID, network, resync)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pid, err := s.pidLocked(accountID, network)
@@ -260,6 +313,18 @@ func (s *System) AccountCreated(_ context.Context, a *engine.Account) {
 
 // Fund asks every faucet to top up addr, without waiting.
 func (s *System) Fund(addr common.Address) {
+	if s.isCluster() {
+		for name := range s.cfg.Faucets {
+			s.requests.add("fund:"+name+":"+addr.Hex(), func(ctx context.Context) error {
+				res, err := s.fundViaGrain(ctx, name, []string{addr.Hex()}, 30*time.Second)
+				if err == nil && res.GetError() != "" {
+					err = errors.New(res.GetError())
+				}
+				return err
+			})
+		}
+		return
+	}
 	for _, pid := range s.faucets {
 		s.sys.Root.Send(pid, &faucet.Fund{Addresses: []common.Address{addr}})
 	}
@@ -268,6 +333,24 @@ func (s *System) Fund(addr common.Address) {
 // FundAndWait asks the faucet of network to top up addrs and waits for the
 // funding transactions to be sent.
 func (s *System) FundAndWait(network string, addrs []common.Address, timeout time.Duration) ([]common.Hash, error) {
+	if s.isCluster() {
+		hex := make([]string, len(addrs))
+		for i, a := range addrs {
+			hex[i] = a.Hex()
+		}
+		res, err := s.fundViaGrain(context.Background(), network, hex, timeout)
+		if err != nil {
+			return nil, err
+		}
+		hashes := make([]common.Hash, len(res.GetHashes()))
+		for i, h := range res.GetHashes() {
+			hashes[i] = common.HexToHash(h)
+		}
+		if res.GetError() != "" {
+			return hashes, errors.New(res.GetError())
+		}
+		return hashes, nil
+	}
 	pid, ok := s.faucets[network]
 	if !ok {
 		return nil, fmt.Errorf("network %q has no faucet", network)
@@ -308,11 +391,30 @@ func (s *System) close() {
 			_ = f.Wait()
 		}
 	}
+	if s.topoSub != nil {
+		s.sys.EventStream.Unsubscribe(s.topoSub)
+	}
+	stopAll(s.leaders)
 	stopAll(values(s.indexers))
 	stopAll(values(s.watchers))
 	stopAll(accounts)
-	stopAll([]*actor.PID{s.dispatcher})
+	if s.requests != nil {
+		// Wakes of the accounts just committed go out before the grains stop.
+		s.requests.drain(5 * time.Second)
+		s.requests.close()
+	}
+	s.mu.Lock()
+	grains := values(s.grains)
+	s.mu.Unlock()
+	stopAll(grains)
+	if s.dispatcher != nil {
+		stopAll([]*actor.PID{s.dispatcher})
+	}
 	stopAll(values(s.faucets))
+	if s.cl != nil {
+		s.cl.Shutdown(true)
+		return
+	}
 	s.sys.Shutdown()
 }
 

@@ -3,6 +3,7 @@ package actors_test
 import (
 	"context"
 	"crypto/ecdsa"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -53,6 +54,20 @@ func (c *countingStore) InsertTransactions(ctx context.Context, txs []*engine.Tr
 	if err == nil {
 		c.inserts.Add(1)
 		c.rows.Add(int64(len(txs)))
+	}
+	return err
+}
+
+func (c *countingStore) MarkSubmittedMany(ctx context.Context, f engine.Fence, txs []*engine.Transaction) error {
+	err := c.Store.MarkSubmittedMany(ctx, f, txs)
+	if err == nil {
+		n := c.inflight.Add(int64(len(txs)))
+		for {
+			m := c.maxInflight.Load()
+			if n <= m || c.maxInflight.CompareAndSwap(m, n) {
+				break
+			}
+		}
 	}
 	return err
 }
@@ -317,7 +332,7 @@ func testBurst(t *testing.T, newFixture func(*testing.T, int, time.Duration) *fi
 			t.Fatalf("nonces not contiguous from 0: %v", nonces)
 		}
 	}
-	if max := f.store.maxInflight.Load(); max > window {
+	if max := f.store.maxInflight.Load(); max > window || max == 0 {
 		t.Fatalf("%d transactions were in flight at once; window is %d", max, window)
 	}
 	var total int64
@@ -579,5 +594,45 @@ func TestCompletedOnlyAtConfirmationDepth(t *testing.T) {
 	}
 	if got := f.balanceOf(to); got.Int64() != 5 {
 		t.Fatalf("recipient holds %s, want 5", got)
+	}
+}
+
+// TestConflictFailsOnlyItsRequest: a group commit in which one row
+// conflicts (its Idempotency-Key was taken meanwhile, e.g. by another node)
+// stores the other rows; only the conflicting request fails.
+func TestConflictFailsOnlyItsRequest(t *testing.T) {
+	f := newFixture(t, 16, time.Minute)
+	ctx := context.Background()
+	now := engine.SystemClock{}.Now()
+	taken := &engine.IdempotencyRecord{UserID: f.user.ID, Key: "k1", RequestHash: "h", Status: 202, Body: []byte("{}"), Created: now}
+	first := f.transfer(common.HexToAddress("0x1"), 1)
+	first.Idempotency = taken
+	if _, err := f.sys.Submit(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	// Hold the actor in a group commit's worth of Submits: 30 at once, one
+	// of them reusing the key.
+	const n = 30
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		tx := f.transfer(common.HexToAddress("0x2"), 1)
+		if i == n/2 {
+			dup := *taken
+			tx.Idempotency = &dup
+		}
+		wg.Go(func() { _, errs[i] = f.sys.Submit(ctx, tx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case i == n/2 && !errors.Is(err, engine.ErrConflict):
+			t.Errorf("the request reusing the key: %v, want a conflict", err)
+		case i != n/2 && err != nil:
+			t.Errorf("request %d failed with the conflicting one: %v", i, err)
+		}
+	}
+	if batches := f.store.inserts.Load(); batches >= n+1 {
+		t.Logf("note: %d group commits for %d requests: no shared commit this run", batches, n+1)
 	}
 }

@@ -2,6 +2,7 @@ package account
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -46,6 +47,11 @@ type Config struct {
 	Conditions *engine.Conditions
 	// Metrics receives the Sender's measurements; nil discards them.
 	Metrics engine.Metrics
+	// WakeSubmitter, when set (cluster mode), is how an account actor
+	// hands work to the account's submitter: the account grain, wherever
+	// the cluster placed it. Nil: the account actor runs its submitter as
+	// a child (single-node mode).
+	WakeSubmitter func(accountID, network string, resync bool)
 }
 
 // Key names the actor of an account on a network.
@@ -88,9 +94,11 @@ func (a *Actor) Receive(c actor.Context) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		c.SetReceiveTimeout(a.cfg.Idle)
-		a.submitter = c.Spawn(actor.PropsFromProducer(func() actor.Actor {
-			return &submitter{cfg: a.cfg, accountID: a.accountID, net: a.net}
-		}))
+		if a.cfg.WakeSubmitter == nil {
+			a.submitter = c.Spawn(actor.PropsFromProducer(func() actor.Actor {
+				return &submitter{cfg: a.cfg, accountID: a.accountID, net: a.net}
+			}))
+		}
 	case *actor.Restarting:
 		// The Submits not yet committed go to the new incarnation, which
 		// answers their senders.
@@ -112,7 +120,7 @@ func (a *Actor) Receive(c actor.Context) {
 		a.flushQueued = false
 		a.flush(c)
 	case *Wake:
-		c.Send(a.submitter, msg)
+		a.wakeSubmitter(c, msg.Resync)
 	case *actor.ReceiveTimeout:
 		a.maybePassivate(c)
 	case passivate:
@@ -143,16 +151,43 @@ func (a *Actor) flush(c actor.Context) {
 	for i, p := range batch {
 		txs[i] = p.tx
 	}
+	errs := make([]error, n)
 	err := engine.Accept(a.ctx, a.cfg.Store, txs)
-	if err == nil && a.cfg.Metrics != nil {
-		a.cfg.Metrics.TxAccepted(a.accountID, a.net.Name, n)
+	if errors.Is(err, engine.ErrConflict) && n > 1 {
+		// One row conflicts (an Idempotency-Key another node used at the
+		// same moment): store the others one by one, so only that request
+		// fails.
+		for i, tx := range txs {
+			errs[i] = engine.Accept(a.ctx, a.cfg.Store, []*engine.Transaction{tx})
+		}
+	} else {
+		for i := range errs {
+			errs[i] = err
+		}
 	}
-	for _, p := range batch {
-		c.Send(p.replyTo, &Accepted{Tx: p.tx, Err: err})
+	stored := 0
+	for i, p := range batch {
+		if errs[i] == nil {
+			stored++
+		}
+		c.Send(p.replyTo, &Accepted{Tx: p.tx, Err: errs[i]})
 	}
-	if err == nil {
-		c.Send(a.submitter, &Wake{})
+	if stored > 0 {
+		if a.cfg.Metrics != nil {
+			a.cfg.Metrics.TxAccepted(a.accountID, a.net.Name, stored)
+		}
+		a.wakeSubmitter(c, false)
 	}
+}
+
+// wakeSubmitter hands work to the account's submitter: the child, or the
+// account grain in cluster mode.
+func (a *Actor) wakeSubmitter(c actor.Context, resync bool) {
+	if a.cfg.WakeSubmitter != nil {
+		a.cfg.WakeSubmitter(a.accountID, a.net.Name, resync)
+		return
+	}
+	c.Send(a.submitter, &Wake{Resync: resync})
 }
 
 func (a *Actor) failBuffer(c actor.Context, err error) {
@@ -166,6 +201,13 @@ func (a *Actor) failBuffer(c actor.Context, err error) {
 // in flight (the submitter stops with it).
 func (a *Actor) maybePassivate(c actor.Context) {
 	if len(a.buffer) > 0 {
+		return
+	}
+	if a.cfg.WakeSubmitter != nil {
+		// Cluster mode: the grain looks after what is in flight.
+		if a.cfg.Registry.Release(a.key, c.Self()) {
+			c.Send(c.Self(), passivate{})
+		}
 		return
 	}
 	sum, err := a.cfg.Store.InFlightSummary(a.ctx, a.accountID, a.net.Name)

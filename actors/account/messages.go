@@ -44,3 +44,7 @@ type pump struct{}
 // passivate is the actor's own request to stop after its registration was
 // removed; every message sent before the removal precedes it in the mailbox.
 type passivate struct{}
+
+// fenced is a submitter's report to its grain that another activation took
+// the account's lease: the grain stops.
+type fenced struct{}

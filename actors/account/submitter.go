@@ -2,6 +2,7 @@ package account
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,6 +21,9 @@ type submitter struct {
 	cfg       Config
 	accountID string
 	net       *engine.Network
+	// fence is the lease of the account grain that owns this submitter
+	// (cluster mode); zero in single-node mode.
+	fence engine.Fence
 
 	sender     *engine.Sender
 	pumpQueued bool
@@ -71,6 +75,12 @@ func (s *submitter) pump(c actor.Context) {
 		_, err = snd.Pump(s.ctx)
 		s.resolve(snd.TakeFailed())
 	}
+	if errors.Is(err, engine.ErrFenced) {
+		// Another activation holds the account now: sign nothing more.
+		s.cfg.Log.Warn("account lease lost; stopping", "account", s.accountID, "network", s.net.Name, "epoch", s.fence.Epoch)
+		c.Send(c.Parent(), fenced{})
+		return
+	}
 	if err != nil {
 		s.cfg.Log.Warn("account pump failed; retrying", "account", s.accountID, "network", s.net.Name, "err", err, "retry_in", s.cfg.RetryAfter)
 		if s.retry != nil {
@@ -95,7 +105,7 @@ func (s *submitter) getSender() (*engine.Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load account %s: %w", s.accountID, err)
 	}
-	s.sender = engine.NewSender(acct, s.net, s.cfg.Store, s.cfg.Signer, s.cfg.Clock, s.cfg.Log).WithConditions(s.cfg.Conditions)
+	s.sender = engine.NewSender(acct, s.net, s.cfg.Store, s.cfg.Signer, s.cfg.Clock, s.cfg.Log).WithConditions(s.cfg.Conditions).WithFence(s.fence)
 	s.sender.SetMetrics(s.cfg.Metrics)
 	return s.sender, nil
 }

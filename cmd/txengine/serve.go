@@ -72,25 +72,34 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		n.Chain = metrics.InstrumentChain(name, n.Chain)
 	}
 
-	op, err := bootstrap(ctx, store, sealer, nets, cfg.DataDir, log)
+	op, err := bootstrap(ctx, store, sealer, nets, cfg.DataDir, cfg.Cluster.Enabled, log)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
+	}
+	cc, err := clusterConfig(cfg, store)
+	if err != nil {
+		return err
 	}
 
 	sys, err := actors.Start(ctx, actors.Config{
 		Store: store, Signer: sealer, Clock: engine.SystemClock{}, Log: log,
 		Networks: nets.byName, Faucets: nets.faucets, NewHeads: newHeads(log),
 		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch, Metrics: metrics,
-		Callbacks: callbacksConfig(cfg),
+		Callbacks: callbacksConfig(cfg), Cluster: cc,
 	})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
 	defer sys.Close()
 
+	limits := apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour}
+	if cc != nil {
+		// Every node counts in the shared store: the limits hold cluster-wide.
+		limits.Counter = store
+	}
 	api := apihttp.NewServer(apihttp.Config{
 		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
-		RateLimit:      apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour},
+		RateLimit:      limits,
 		RequestTimeout: cfg.HTTP.RequestTimeout,
 	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
@@ -167,7 +176,11 @@ func mainListenerMetrics(cfg config.Config, reg *prometheus.Registry) nethttp.Ha
 // a token in <dataDir>/operator.token, that its default account has gas on
 // every network with a faucet, and, on the embedded dev chain, that the demo
 // token is deployed and registered to it.
-func bootstrap(ctx context.Context, store engine.Store, sealer *engine.KeySealer, nets *networks, dataDir string, log *slog.Logger) (*provision.Operator, error) {
+//
+// In cluster mode several nodes may start at once: funding the operator
+// may then race another node's faucet for its nonce, so a failure is a
+// warning (the faucet grain tops the account up later).
+func bootstrap(ctx context.Context, store engine.Store, sealer *engine.KeySealer, nets *networks, dataDir string, clustered bool, log *slog.Logger) (*provision.Operator, error) {
 	op, err := provision.EnsureOperator(ctx, store, sealer, filepath.Join(dataDir, "operator.token"))
 	if err != nil {
 		return nil, err
@@ -178,7 +191,10 @@ func bootstrap(ctx context.Context, store engine.Store, sealer *engine.KeySealer
 			continue
 		}
 		if err := provision.FundAndWait(ctx, nets.byName[name], faucet, op.Account.Address); err != nil {
-			return nil, fmt.Errorf("fund operator account: %w", err)
+			if !clustered {
+				return nil, fmt.Errorf("fund operator account: %w", err)
+			}
+			log.Warn("funding the operator account failed", "network", name, "err", err)
 		}
 	}
 	if nets.embedded {

@@ -1,0 +1,153 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
+	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
+	"github.com/asynkron/protoactor-go/remote"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/txengine/txengine/actors/account"
+	"github.com/txengine/txengine/actors/clusterpb"
+	"github.com/txengine/txengine/actors/faucet"
+)
+
+// ClusterConfig turns cluster mode on (docs/cluster.md): account grains
+// placed by protoactor's cluster, fenced by leases in the store; one watcher
+// per network across the cluster, by a lease in the store.
+type ClusterConfig struct {
+	// Name is the cluster's name.
+	Name string
+	// Host and Port are where this node's actor remoting listens, and what
+	// it advertises to the other members.
+	Host string
+	Port int
+	// Node names this node in leases and broadcast records (host:port).
+	Node string
+	// Provider is the membership provider (AutoManagedProvider, EtcdProvider).
+	Provider cluster.ClusterProvider
+	// Leases is the store of the fencing and network leases.
+	Leases LeaseStore
+	// NetworkLeaseTTL is how long a network lease lasts without renewal
+	// (default 6 s; renewed every third of it).
+	NetworkLeaseTTL time.Duration
+	// RecoverEvery is how often the holder of a network lease wakes every
+	// account with pending work, so that grains of a lost node resume even
+	// if nothing else reaches them (default 10 s).
+	RecoverEvery time.Duration
+}
+
+// LeaseStore is what cluster mode needs of the store.
+type LeaseStore interface {
+	account.LeaseStore
+	AcquireNetworkLease(ctx context.Context, network, node string, ttl time.Duration) (held bool, epoch int64, err error)
+	ReleaseNetworkLease(ctx context.Context, network, node string) error
+}
+
+// AutoManagedProvider returns protoactor's automanaged membership provider:
+// this node serves its health on port and polls every peer's (host:port,
+// this node included) every 2 s.
+func AutoManagedProvider(port int, peers []string) cluster.ClusterProvider {
+	return automanaged.NewWithConfig(2*time.Second, port, peers...)
+}
+
+// EtcdProvider returns protoactor's etcd membership provider: members
+// register under prefix with a lease that expires when they die.
+func EtcdProvider(endpoints []string, prefix string) (cluster.ClusterProvider, error) {
+	p, err := etcd.NewWithConfig(prefix, clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("etcd membership provider: %w", err)
+	}
+	return p, nil
+}
+
+// startCluster joins the cluster with the account and faucet kinds.
+func (s *System) startCluster(cc *ClusterConfig) (err error) {
+	if cc.NetworkLeaseTTL <= 0 {
+		cc.NetworkLeaseTTL = 6 * time.Second
+	}
+	if cc.RecoverEvery <= 0 {
+		cc.RecoverEvery = 10 * time.Second
+	}
+	gcfg := account.GrainConfig{Config: s.acfg, Leases: cc.Leases, Networks: s.cfg.Networks, Node: cc.Node, Track: s.track}
+	gcfg.WakeSubmitter = nil // the grain runs its submitters itself
+	kinds := []*cluster.Kind{
+		cluster.NewKind(account.GrainKind, account.GrainProps(gcfg)),
+		cluster.NewKind(faucet.GrainKind, faucet.GrainProps(s.cfg.Faucets, s.cfg.Log)),
+	}
+	rcfg := remote.Configure(cc.Host, cc.Port)
+	ccfg := cluster.Configure(cc.Name, cc.Provider, disthash.New(), rcfg,
+		cluster.WithKinds(kinds...), cluster.WithRequestTimeout(5*time.Second))
+	s.cl = cluster.New(s.sys, ccfg)
+	defer func() {
+		// StartMember panics when the provider cannot start.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("join cluster %s: %v", cc.Name, r)
+		}
+	}()
+	s.cl.StartMember()
+	return nil
+}
+
+// track records the account grains active on this node.
+func (s *System) track(pid *actor.PID, alive bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if alive {
+		s.grains[pid.Id] = pid
+	} else {
+		delete(s.grains, pid.Id)
+	}
+}
+
+// wakeGrain asks the account grain to look for work, through the outbox of
+// cluster requests (retried until the grain acknowledges).
+func (s *System) wakeGrain(accountID, network string, resync bool) {
+	key := "wake:" + accountID + "@" + network
+	if resync {
+		key = "resync:" + accountID + "@" + network
+	}
+	msg := &clusterpb.Wake{Network: network, Resync: resync}
+	s.requests.add(key, func(ctx context.Context) error {
+		res, err := s.cl.Request(accountID, account.GrainKind, msg, cluster.WithTimeout(5*time.Second), cluster.WithRetryCount(5),
+			cluster.WithRetryAction(backoff))
+		if err != nil {
+			return fmt.Errorf("wake account grain %s: %w", accountID, err)
+		}
+		if _, ok := res.(*clusterpb.WakeAck); !ok {
+			return fmt.Errorf("wake account grain %s: unexpected answer %T", accountID, res)
+		}
+		return nil
+	})
+}
+
+// fundViaGrain asks the faucet grain of network to top up addrs.
+func (s *System) fundViaGrain(ctx context.Context, network string, addrs []string, timeout time.Duration) (*clusterpb.Funded, error) {
+	res, err := s.cl.Request(network, faucet.GrainKind, &clusterpb.Fund{Addresses: addrs}, cluster.WithTimeout(timeout),
+		cluster.WithRetryCount(3), cluster.WithRetryAction(backoff))
+	if err != nil {
+		return nil, fmt.Errorf("faucet of %s: %w", network, err)
+	}
+	f, ok := res.(*clusterpb.Funded)
+	if !ok {
+		return nil, fmt.Errorf("faucet of %s: unexpected answer %T", network, res)
+	}
+	return f, nil
+}
+
+// backoff is the pause between retries of a cluster request: 50 ms, 200 ms,
+// 450 ms...
+func backoff(i int) int {
+	i++
+	time.Sleep(time.Duration(i*i) * 50 * time.Millisecond)
+	return i
+}
+
+// isCluster reports whether the system runs in cluster mode.
+func (s *System) isCluster() bool { return s.cl != nil }
