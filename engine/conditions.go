@@ -10,7 +10,7 @@ import (
 
 // ConditionStore is what Conditions needs of the store.
 type ConditionStore interface {
-	MarkWaiting(ctx context.Context, id string) error
+	MarkWaiting(ctx context.Context, f Fence, id string) error
 	MarkReady(ctx context.Context, ids []string) ([]string, error)
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
 	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
@@ -112,12 +112,19 @@ func (c *Conditions) checkDeps(ctx context.Context, tx *Transaction) (Verdict, *
 // a dependency that completed between the first check and the mark would
 // otherwise never wake it (Resolve looked while it was still new). It
 // reports whether tx is held.
-func (c *Conditions) Hold(ctx context.Context, tx *Transaction) (bool, error) {
-	if err := c.store.MarkWaiting(ctx, tx.ID); err != nil {
+//
+// f is the fence of the Sender that read tx (zero in single-node mode):
+// the mark is fenced, so an activation that lost the account's lease holds
+// back nothing the current one may have taken; the error then wraps
+// ErrFenced. The mark back to new that may follow is not fenced: it only
+// returns tx to the queue, as Sweep would on the next head, and whoever
+// holds the lease decides.
+func (c *Conditions) Hold(ctx context.Context, f Fence, tx *Transaction) (bool, error) {
+	if err := c.store.MarkWaiting(ctx, f, tx.ID); err != nil {
 		if errors.Is(err, ErrConflict) {
-			return true, nil // cancelled meanwhile: nothing to submit
+			return true, nil // no longer new (cancelled meanwhile): nothing to submit
 		}
-		return false, err
+		return false, fmt.Errorf("hold %s: %w", tx.ID, err)
 	}
 	if v, _, err := c.checkDeps(ctx, tx); err != nil || v == Wait || tx.WaitForAsset != "" {
 		// Asset waits are looked at again on the next head (Sweep).

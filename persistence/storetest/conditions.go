@@ -34,14 +34,14 @@ func testConditions(t *testing.T, s engine.Store) {
 		t.Fatalf("t3 = %+v, %v", got, err)
 	}
 	for _, id := range []string{"t2", "t3"} {
-		if err := s.MarkWaiting(ctx, id); err != nil {
+		if err := s.MarkWaiting(ctx, engine.Fence{}, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.MarkWaiting(ctx, "t2"); !errors.Is(err, engine.ErrConflict) {
+	if err := s.MarkWaiting(ctx, engine.Fence{}, "t2"); !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("MarkWaiting of a waiting transaction: %v", err)
 	}
-	if err := s.MarkWaiting(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) {
+	if err := s.MarkWaiting(ctx, engine.Fence{}, "nope"); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("MarkWaiting of nothing: %v", err)
 	}
 	ids := func(txs []*engine.Transaction) []string {

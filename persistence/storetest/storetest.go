@@ -73,6 +73,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"CallbackTransitions", testCallbackTransitions},
 		{"AccountLease", testAccountLease},
 		{"FencedWrites", testFencedWrites},
+		{"FailQueued", testFailQueued},
+		{"FencedMarkWaiting", testFencedMarkWaiting},
 		{"Attempts", testAttempts},
 		{"NetworkLease", testNetworkLease},
 		{"ClaimDueCallbacks", testClaimDueCallbacks},
