@@ -12,7 +12,10 @@ import (
 type ConditionStore interface {
 	MarkWaiting(ctx context.Context, f Fence, id string) error
 	MarkReady(ctx context.Context, ids []string) ([]string, error)
-	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	// CancelTransaction fails a transaction only while it is new or
+	// waiting (ErrConflict otherwise): a dependent or an expired
+	// transaction that its sender submitted meanwhile is left alone.
+	CancelTransaction(ctx context.Context, id string, txErr *TxError, ended time.Time) (*Transaction, error)
 	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
 	Statuses(ctx context.Context, ids []string) (map[string]TxStatus, error)
 	Waiting(ctx context.Context, network string, limit int) ([]*Transaction, error)
@@ -159,7 +162,9 @@ func (c *Conditions) Resolve(ctx context.Context, ids []string) ([]AccountRef, e
 			}
 			switch v {
 			case Fail:
-				if err := c.store.MarkFailed(ctx, d.ID, txErr, c.clock.Now()); err != nil && !errors.Is(err, ErrConflict) {
+				if _, err := c.store.CancelTransaction(ctx, d.ID, txErr, c.clock.Now()); errors.Is(err, ErrConflict) {
+					continue // it moved on meanwhile (submitted, or ended)
+				} else if err != nil {
 					return refs(wake), fmt.Errorf("fail %s: %w", d.ID, err)
 				}
 				c.log.Info("transaction failed: dependency", "tx", d.ID, "reason", txErr.Message)
@@ -198,7 +203,9 @@ func (c *Conditions) Sweep(ctx context.Context, net *Network) ([]AccountRef, []s
 		}
 		switch {
 		case v == Fail:
-			if err := c.store.MarkFailed(ctx, tx.ID, txErr, c.clock.Now()); err != nil && !errors.Is(err, ErrConflict) {
+			if _, err := c.store.CancelTransaction(ctx, tx.ID, txErr, c.clock.Now()); errors.Is(err, ErrConflict) {
+				continue // it moved on meanwhile (submitted, or ended)
+			} else if err != nil {
 				return nil, nil, fmt.Errorf("fail %s: %w", tx.ID, err)
 			}
 			failed = append(failed, tx.ID)

@@ -201,6 +201,18 @@ func (m *memStore) FailQueued(ctx context.Context, f Fence, id string, e *TxErro
 
 // The ConditionStore part of memStore.
 
+func (m *memStore) CancelTransaction(_ context.Context, id string, e *TxError, ended time.Time) (*Transaction, error) {
+	tx, ok := m.txs[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if tx.Status != StatusNew && tx.Status != StatusWaiting {
+		return nil, ErrConflict
+	}
+	tx.Status, tx.Error, tx.Ended = StatusFailed, e, &ended
+	return tx, nil
+}
+
 func (m *memStore) MarkWaiting(ctx context.Context, f Fence, id string) error {
 	if err := m.CheckFence(ctx, f); err != nil {
 		return err

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"Unmine", testUnmine},
 		{"PendingAccounts", testPendingAccounts},
 		{"Conditions", testConditions},
+		{"ResolveLeavesSubmitted", testResolveLeavesSubmitted},
 		{"Replacement", testReplacement},
 		{"MarkSubmittedMany", testMarkSubmittedMany},
 		{"InFlightSummary", testInFlightSummary},
