@@ -9,8 +9,8 @@ import (
 	"github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
-	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
+	"github.com/txengine/txengine/actors/internal/disthash"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/txengine/txengine/actors/account"

@@ -10,9 +10,12 @@ import (
 
 // ConditionStore is what Conditions needs of the store.
 type ConditionStore interface {
-	MarkWaiting(ctx context.Context, id string) error
+	MarkWaiting(ctx context.Context, f Fence, id string) error
 	MarkReady(ctx context.Context, ids []string) ([]string, error)
-	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	// CancelTransaction fails a transaction only while it is new or
+	// waiting (ErrConflict otherwise): a dependent or an expired
+	// transaction that its sender submitted meanwhile is left alone.
+	CancelTransaction(ctx context.Context, id string, txErr *TxError, ended time.Time) (*Transaction, error)
 	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
 	Statuses(ctx context.Context, ids []string) (map[string]TxStatus, error)
 	Waiting(ctx context.Context, network string, limit int) ([]*Transaction, error)
@@ -112,12 +115,19 @@ func (c *Conditions) checkDeps(ctx context.Context, tx *Transaction) (Verdict, *
 // a dependency that completed between the first check and the mark would
 // otherwise never wake it (Resolve looked while it was still new). It
 // reports whether tx is held.
-func (c *Conditions) Hold(ctx context.Context, tx *Transaction) (bool, error) {
-	if err := c.store.MarkWaiting(ctx, tx.ID); err != nil {
+//
+// f is the fence of the Sender that read tx (zero in single-node mode):
+// the mark is fenced, so an activation that lost the account's lease holds
+// back nothing the current one may have taken; the error then wraps
+// ErrFenced. The mark back to new that may follow is not fenced: it only
+// returns tx to the queue, as Sweep would on the next head, and whoever
+// holds the lease decides.
+func (c *Conditions) Hold(ctx context.Context, f Fence, tx *Transaction) (bool, error) {
+	if err := c.store.MarkWaiting(ctx, f, tx.ID); err != nil {
 		if errors.Is(err, ErrConflict) {
-			return true, nil // cancelled meanwhile: nothing to submit
+			return true, nil // no longer new (cancelled meanwhile): nothing to submit
 		}
-		return false, err
+		return false, fmt.Errorf("hold %s: %w", tx.ID, err)
 	}
 	if v, _, err := c.checkDeps(ctx, tx); err != nil || v == Wait || tx.WaitForAsset != "" {
 		// Asset waits are looked at again on the next head (Sweep).
@@ -152,7 +162,9 @@ func (c *Conditions) Resolve(ctx context.Context, ids []string) ([]AccountRef, e
 			}
 			switch v {
 			case Fail:
-				if err := c.store.MarkFailed(ctx, d.ID, txErr, c.clock.Now()); err != nil && !errors.Is(err, ErrConflict) {
+				if _, err := c.store.CancelTransaction(ctx, d.ID, txErr, c.clock.Now()); errors.Is(err, ErrConflict) {
+					continue // it moved on meanwhile (submitted, or ended)
+				} else if err != nil {
 					return refs(wake), fmt.Errorf("fail %s: %w", d.ID, err)
 				}
 				c.log.Info("transaction failed: dependency", "tx", d.ID, "reason", txErr.Message)
@@ -191,7 +203,9 @@ func (c *Conditions) Sweep(ctx context.Context, net *Network) ([]AccountRef, []s
 		}
 		switch {
 		case v == Fail:
-			if err := c.store.MarkFailed(ctx, tx.ID, txErr, c.clock.Now()); err != nil && !errors.Is(err, ErrConflict) {
+			if _, err := c.store.CancelTransaction(ctx, tx.ID, txErr, c.clock.Now()); errors.Is(err, ErrConflict) {
+				continue // it moved on meanwhile (submitted, or ended)
+			} else if err != nil {
 				return nil, nil, fmt.Errorf("fail %s: %w", tx.ID, err)
 			}
 			failed = append(failed, tx.ID)

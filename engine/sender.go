@@ -23,7 +23,7 @@ type SenderStore interface {
 	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
 	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
 	MarkSubmittedMany(ctx context.Context, f Fence, txs []*Transaction) error
-	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	FailQueued(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
 	ReleaseNonce(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
 	MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error
 	ContractByID(ctx context.Context, id string) (*Contract, error)
@@ -38,10 +38,13 @@ type SenderStore interface {
 // goroutine at a time.
 //
 // In cluster mode the sender carries the Fence of its activation
-// (WithFence): it checks the fence before it signs, and every write that
-// assigns a nonce or stores signed bytes is fenced, so a stale activation
-// signs, stores and broadcasts nothing new; its Pump then returns an error
-// wrapping ErrFenced and the activation must stop.
+// (WithFence): it checks the fence before it signs, and its writes are
+// fenced: those that assign a nonce or store signed bytes, and those that
+// fail or hold back a queued transaction (FailQueued, MarkWaiting in
+// Conditions.Hold). So a stale activation signs, stores and broadcasts
+// nothing new and fails or holds back no transaction the current one may
+// have taken meanwhile; its Pump then returns an error wrapping ErrFenced
+// and the activation must stop.
 type Sender struct {
 	account *Account
 	net     *Network
@@ -119,15 +122,18 @@ func (s *Sender) TakeFailed() []string {
 	return f
 }
 
-// fail marks tx (queued: new) failed, remembers it for TakeFailed and
-// counts it.
+// fail marks tx (queued: new, as the sender read it) failed, remembers it
+// for TakeFailed and counts it. The write is fenced and conditional on the
+// transaction being still new (FailQueued): a transaction that moved on
+// meanwhile (cancelled) is skipped; ErrFenced (another activation took the
+// account, and may have submitted it) is returned, wrapped.
 func (s *Sender) fail(ctx context.Context, id string, txErr *TxError, load *accountLoad) error {
-	if err := s.store.MarkFailed(ctx, id, txErr, s.clock.Now()); err != nil {
+	if err := s.store.FailQueued(ctx, s.fence, id, txErr, s.clock.Now()); err != nil {
 		if errors.Is(err, ErrConflict) {
-			load.queued-- // cancelled meanwhile
+			load.queued-- // no longer queued: cancelled meanwhile
 			return nil
 		}
-		return err
+		return fmt.Errorf("fail %s: %w", id, err)
 	}
 	load.queued--
 	s.failed = append(s.failed, id)
@@ -235,7 +241,8 @@ func (s *Sender) Resync() { s.synced = false }
 // returns how many it submitted or failed; an error means the node or the
 // store is unavailable and the caller should retry later, unless it wraps
 // ErrFenced: another activation took the account's lease, and this one must
-// stop (nothing was signed, stored or broadcast after that).
+// stop (nothing was signed, stored, broadcast, failed or held back after
+// that).
 func (s *Sender) Pump(ctx context.Context) (int, error) {
 	if !s.synced {
 		if err := s.Sync(ctx); err != nil {
@@ -286,7 +293,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 					continue
 				}
 				if v == Wait {
-					if _, err := s.conds.Hold(ctx, tx); err != nil {
+					if _, err := s.conds.Hold(ctx, s.fence, tx); err != nil {
 						return done, err
 					}
 					again = true

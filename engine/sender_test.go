@@ -184,6 +184,75 @@ func (m *memStore) MarkFailed(_ context.Context, id string, e *TxError, ended ti
 	return nil
 }
 
+func (m *memStore) FailQueued(ctx context.Context, f Fence, id string, e *TxError, ended time.Time) error {
+	if err := m.CheckFence(ctx, f); err != nil {
+		return err
+	}
+	tx, ok := m.txs[id]
+	if !ok {
+		return ErrNotFound
+	}
+	if tx.Status != StatusNew {
+		return ErrConflict
+	}
+	tx.Status, tx.Error, tx.Ended = StatusFailed, e, &ended
+	return nil
+}
+
+// The ConditionStore part of memStore.
+
+func (m *memStore) CancelTransaction(_ context.Context, id string, e *TxError, ended time.Time) (*Transaction, error) {
+	tx, ok := m.txs[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if tx.Status != StatusNew && tx.Status != StatusWaiting {
+		return nil, ErrConflict
+	}
+	tx.Status, tx.Error, tx.Ended = StatusFailed, e, &ended
+	return tx, nil
+}
+
+func (m *memStore) MarkWaiting(ctx context.Context, f Fence, id string) error {
+	if err := m.CheckFence(ctx, f); err != nil {
+		return err
+	}
+	tx, ok := m.txs[id]
+	if !ok {
+		return ErrNotFound
+	}
+	if tx.Status != StatusNew {
+		return ErrConflict
+	}
+	tx.Status = StatusWaiting
+	return nil
+}
+
+func (m *memStore) MarkReady(_ context.Context, ids []string) ([]string, error) {
+	var moved []string
+	for _, id := range ids {
+		if tx, ok := m.txs[id]; ok && tx.Status == StatusWaiting {
+			tx.Status = StatusNew
+			moved = append(moved, id)
+		}
+	}
+	return moved, nil
+}
+
+func (m *memStore) Dependents(context.Context, []string) ([]*Transaction, error) { return nil, nil }
+
+func (m *memStore) Statuses(_ context.Context, ids []string) (map[string]TxStatus, error) {
+	out := map[string]TxStatus{}
+	for _, id := range ids {
+		if tx, ok := m.txs[id]; ok {
+			out[id] = tx.Status
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) Waiting(context.Context, string, int) ([]*Transaction, error) { return nil, nil }
+
 func (m *memStore) ReleaseNonce(ctx context.Context, f Fence, id string, e *TxError, ended time.Time) error {
 	if err := m.CheckFence(ctx, f); err != nil {
 		return err
@@ -780,4 +849,123 @@ func TestSenderFenceTakenDuringBatch(t *testing.T) {
 			t.Fatalf("a = %s nonce %v; want submitted, nonce kept", a.Status, a.Nonce)
 		}
 	})
+}
+
+// TestSenderStaleFenceFailsNothing: two activations of one account, with
+// fences 1 and 2. The stale one checked its fence at the start of its
+// batch; while it waits for the estimate, the current one takes the lease
+// and submits the transaction, whose estimate then reverts for the stale
+// one. Failing it would lose a submitted transaction from tracking: the
+// stale write is refused, the transaction stays submitted, and the stale
+// Pump returns ErrFenced.
+func TestSenderStaleFenceFailsNothing(t *testing.T) {
+	ctx := context.Background()
+	chain := &fakeChain{}
+	store := newMemStore()
+	stale := newTestSender(t, chain, store, 4)
+	stale.WithFence(store.acquire("acct"))
+	current := NewSender(stale.account, stale.net, store, stale.signer, stale.clock, stale.log)
+	queue(t, stale, "a")
+	taken := false
+	chain.estimate = func(ethereum.CallMsg) (uint64, error) {
+		if taken {
+			return 50_000, nil // the current activation's estimate
+		}
+		taken = true
+		current.WithFence(store.acquire("acct"))
+		if n, err := current.Pump(ctx); err != nil || n != 1 {
+			t.Errorf("current Pump = %d, %v; want 1 submitted", n, err)
+		}
+		return 0, errors.New("execution reverted: ERC20: transfer amount exceeds balance")
+	}
+	if _, err := stale.Pump(ctx); !errors.Is(err, ErrFenced) {
+		t.Fatalf("stale Pump = %v, want ErrFenced", err)
+	}
+	a := store.txs["a"]
+	if a.Status != StatusSubmitted || a.Nonce == nil || *a.Nonce != 0 || a.Error != nil || a.Ended != nil {
+		t.Fatalf("a = %s nonce %v error %+v ended %v; want submitted with nonce 0 by the current activation", a.Status, a.Nonce, a.Error, a.Ended)
+	}
+	if got := stale.TakeFailed(); len(got) != 0 {
+		t.Fatalf("stale activation reports failed %v", got)
+	}
+	if len(chain.sent) != 1 || chain.sent[0].Hash() != *a.Hash {
+		t.Fatalf("%d broadcasts, want the current activation's one", len(chain.sent))
+	}
+}
+
+// TestSenderFailsOnlyQueued: a transaction whose estimate reverts but that
+// was cancelled meanwhile is skipped: it keeps its cancellation, and the
+// Pump goes on without error.
+func TestSenderFailsOnlyQueued(t *testing.T) {
+	store := newMemStore()
+	chain := &fakeChain{}
+	s := newTestSender(t, chain, store, 4)
+	s.WithFence(store.acquire("acct"))
+	queue(t, s, "a")
+	cancelled := &TxError{Code: TxCancelled, Message: "cancelled"}
+	chain.estimate = func(ethereum.CallMsg) (uint64, error) {
+		store.txs["a"].Status, store.txs["a"].Error = StatusFailed, cancelled // cancelled by the API meanwhile
+		return 0, errors.New("execution reverted: no")
+	}
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatalf("Pump = %v", err)
+	}
+	if a := store.txs["a"]; a.Status != StatusFailed || a.Error != cancelled {
+		t.Fatalf("a = %s %+v; want the cancellation kept", a.Status, a.Error)
+	}
+	if got := s.TakeFailed(); len(got) != 0 {
+		t.Fatalf("failed %v, want none (the sender failed nothing)", got)
+	}
+}
+
+// TestSenderStaleFenceHoldsAndFailsNothingByCondition: the condition
+// writes of a Pump (hold back a transaction whose dependency is not
+// completed, fail one whose dependency does not exist) happen before the
+// batch checks its fence: they are fenced themselves. A stale activation
+// changes nothing and its Pump returns ErrFenced; the current one holds
+// and fails as usual.
+func TestSenderStaleFenceHoldsAndFailsNothingByCondition(t *testing.T) {
+	tests := []struct {
+		name      string
+		dependsOn string
+		want      TxStatus
+	}{
+		{"hold", "pending", StatusWaiting},
+		{"fail", "missing", StatusFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			chain := &fakeChain{}
+			store := newMemStore()
+			store.txs["pending"] = &Transaction{ID: "pending", Status: StatusWaiting}
+			stale := newTestSender(t, chain, store, 4)
+			conds := NewConditions(store, stale.clock, stale.log)
+			stale.WithConditions(conds).WithFence(store.acquire("acct"))
+			current := NewSender(stale.account, stale.net, store, stale.signer, stale.clock, stale.log).
+				WithConditions(conds).WithFence(store.acquire("acct"))
+			queue(t, stale, "b")
+			store.txs["b"].DependsOn = []string{tt.dependsOn}
+
+			if _, err := stale.Pump(ctx); !errors.Is(err, ErrFenced) {
+				t.Fatalf("stale Pump = %v, want ErrFenced", err)
+			}
+			if b := store.txs["b"]; b.Status != StatusNew || b.Error != nil {
+				t.Fatalf("b after the stale Pump = %s %+v, want new", b.Status, b.Error)
+			}
+			if got := stale.TakeFailed(); len(got) != 0 {
+				t.Fatalf("stale activation reports failed %v", got)
+			}
+
+			if _, err := current.Pump(ctx); err != nil {
+				t.Fatalf("current Pump = %v", err)
+			}
+			if b := store.txs["b"]; b.Status != tt.want || b.Nonce != nil {
+				t.Fatalf("b after the current Pump = %s nonce %v, want %s", b.Status, b.Nonce, tt.want)
+			}
+			if len(chain.sent) != 0 {
+				t.Fatalf("%d broadcasts, want none", len(chain.sent))
+			}
+		})
+	}
 }

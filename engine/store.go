@@ -136,16 +136,16 @@ type InFlightSummary struct {
 // TxStore keeps transactions and their lifecycle.
 //
 // Callback outbox rule: every method that moves a transaction to completed
-// or failed (today MarkMined, MarkFailed, ReleaseNonce with an error and
-// CancelTransaction; any method added later too) inserts, in the same
-// database transaction as that change of status, one pending CallbackStore
-// row per URL in the transaction's Callbacks (due at once, at the time the
-// transaction ended), so that a crash can never lose a callback. Rows are
-// added only when the status actually changes from non-terminal to
-// terminal; a call that fails (e.g. ErrConflict) adds none. A transaction
-// that completes again after a reorg (Unmine, then MarkMined) gets new rows:
-// delivery is at least once, and receivers deduplicate by transaction id and
-// status, or by X-Callback-Id for retries of one row.
+// or failed (today MarkMined, MarkFailed, FailQueued, ReleaseNonce with an
+// error and CancelTransaction; any method added later too) inserts, in the
+// same database transaction as that change of status, one pending
+// CallbackStore row per URL in the transaction's Callbacks (due at once, at
+// the time the transaction ended), so that a crash can never lose a
+// callback. Rows are added only when the status actually changes from
+// non-terminal to terminal; a call that fails (e.g. ErrConflict) adds none.
+// A transaction that completes again after a reorg (Unmine, then MarkMined)
+// gets new rows: delivery is at least once, and receivers deduplicate by
+// transaction id and status, or by X-Callback-Id for retries of one row.
 type TxStore interface {
 	// InsertTransactions inserts txs (status new) in one database
 	// transaction: all or none. This is the group commit of the account actor.
@@ -184,6 +184,13 @@ type TxStore interface {
 	MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error
 	// MarkFailed moves a transaction that is not terminal to failed.
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	// FailQueued is the Sender's MarkFailed: it moves a transaction that is
+	// still new (queued: what the Sender read) to failed with txErr and
+	// ended, in one conditional update. It fails with ErrConflict if the
+	// transaction is no longer new (cancelled, held, or submitted by
+	// another activation) and ErrNotFound if there is none; the fence is
+	// checked first, as in MarkSubmittedMany (ErrFenced, nothing changed).
+	FailQueued(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
 	// ListTransactions returns up to f.Limit transactions matching f in its
 	// order, and the cursor of the next page (nil when no row follows).
 	ListTransactions(ctx context.Context, f TxFilter) ([]*Transaction, *TxCursor, error)
@@ -213,8 +220,10 @@ type TxStore interface {
 	// the accounts concerned (each once).
 	Unmine(ctx context.Context, network string, fromBlock uint64) ([]string, error)
 	// MarkWaiting moves a new transaction to waiting: its conditions
-	// (dependsOn, waitForAsset) do not hold yet. ErrConflict if it is not new.
-	MarkWaiting(ctx context.Context, id string) error
+	// (dependsOn, waitForAsset) do not hold yet. ErrConflict if it is not
+	// new. The Sender holds transactions back with it, so the fence is
+	// checked as in MarkSubmittedMany (ErrFenced, nothing changed).
+	MarkWaiting(ctx context.Context, f Fence, id string) error
 	// MarkReady moves those of ids that are waiting back to new (their
 	// conditions hold) and returns them; the others are left alone.
 	MarkReady(ctx context.Context, ids []string) ([]string, error)

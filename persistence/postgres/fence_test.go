@@ -159,3 +159,58 @@ func TestFenceRace(t *testing.T) {
 		}
 	})
 }
+
+// TestFencedQueueWritesWaitForAcquisition: the Sender's writes to a queued
+// transaction (FailQueued, MarkWaiting) that race with the acquisition of
+// the account's lease by the next activation wait for it, then find the
+// new epoch and change nothing.
+func TestFencedQueueWritesWaitForAcquisition(t *testing.T) {
+	ctx := context.Background()
+	writes := []struct {
+		name  string
+		write func(s *postgres.Store, f engine.Fence, id string) error
+	}{
+		{"FailQueued", func(s *postgres.Store, f engine.Fence, id string) error {
+			return s.FailQueued(ctx, f, id, &engine.TxError{Code: engine.TxReverted, Message: "no"}, time.Now())
+		}},
+		{"MarkWaiting", func(s *postgres.Store, f engine.Fence, id string) error {
+			return s.MarkWaiting(ctx, f, id)
+		}},
+	}
+	for _, w := range writes {
+		t.Run(w.name, func(t *testing.T) {
+			f := newFenceFixture(t)
+			old, err := f.s.AcquireAccountLease(ctx, f.account.ID, "node-a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			written := make(chan error, 1)
+			var once sync.Once
+			postgres.SetHook(f.s, func(point string) {
+				if point != postgres.HookAccountLease {
+					return
+				}
+				once.Do(func() {
+					go func() { written <- w.write(f.s, old, f.tx.ID) }()
+					waitForLockWaiter(t, f.s)
+					select {
+					case err := <-written:
+						t.Errorf("the fenced write did not wait for the acquisition: %v", err)
+						written <- err
+					default:
+					}
+				})
+			})
+			if next, err := f.s.AcquireAccountLease(ctx, f.account.ID, "node-b"); err != nil || next.Epoch != 2 {
+				t.Fatalf("acquisition = %+v, %v; want epoch 2", next, err)
+			}
+			if err := <-written; !errors.Is(err, engine.ErrFenced) {
+				t.Fatalf("fenced write after the acquisition = %v, want ErrFenced", err)
+			}
+			got, err := f.s.TransactionByID(ctx, f.tx.ID)
+			if err != nil || got.Status != engine.StatusNew || got.Error != nil || got.Ended != nil {
+				t.Fatalf("transaction after the refused write: %+v, %v", got, err)
+			}
+		})
+	}
+}

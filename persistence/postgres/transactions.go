@@ -301,6 +301,32 @@ func (s *Store) MarkFailed(ctx context.Context, id string, txErr *engine.TxError
 	})
 }
 
+// FailQueued implements engine.TxStore: MarkFailed for the Sender, only
+// from new, with the fence checked as in MarkSubmittedMany (the lease row
+// is locked FOR SHARE first). The callbacks are enqueued in the same
+// database transaction.
+func (s *Store) FailQueued(ctx context.Context, f engine.Fence, id string, txErr *engine.TxError, ended time.Time) error {
+	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
+	if err != nil {
+		return fmt.Errorf("postgres: fail queued %s: %w", id, err)
+	}
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := s.lockFence(ctx, dbtx, f); err != nil {
+			return err
+		}
+		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = $1, error = $2, ended = $3
+			WHERE id = $4 AND status = $5`,
+			string(engine.StatusFailed), errJSON, ts(ended), id, string(engine.StatusNew))
+		if err != nil {
+			return wrap(err, "fail queued %s", id)
+		}
+		if err := s.checkUpdated(ctx, dbtx, res, id, "fail queued %s", "not new"); err != nil {
+			return err
+		}
+		return enqueueCallbacks(ctx, dbtx, id, ended)
+	})
+}
+
 // SubmittedByHash returns the transactions in status submitted on the
 // network whose hash is one of hashes, in acceptance order. The hashes
 // travel as one array parameter, however many there are.
@@ -446,9 +472,13 @@ func (s *Store) PendingAccounts(ctx context.Context, network string) ([]string, 
 	return accounts, nil
 }
 
-// MarkWaiting implements engine.TxStore.
-func (s *Store) MarkWaiting(ctx context.Context, id string) error {
+// MarkWaiting implements engine.TxStore; the fence is checked as in
+// MarkSubmittedMany.
+func (s *Store) MarkWaiting(ctx context.Context, f engine.Fence, id string) error {
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := s.lockFence(ctx, dbtx, f); err != nil {
+			return err
+		}
 		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = $1 WHERE id = $2 AND status = $3`,
 			string(engine.StatusWaiting), id, string(engine.StatusNew))
 		if err != nil {

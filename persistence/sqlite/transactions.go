@@ -260,6 +260,31 @@ func (s *Store) MarkFailed(ctx context.Context, id string, txErr *engine.TxError
 	})
 }
 
+// FailQueued implements engine.TxStore: MarkFailed for the Sender, only
+// from new, with the fence checked as in MarkSubmittedMany. The callbacks
+// are enqueued in the same database transaction.
+func (s *Store) FailQueued(ctx context.Context, f engine.Fence, id string, txErr *engine.TxError, ended time.Time) error {
+	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: fail queued %s: %w", id, err)
+	}
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := checkFence(ctx, dbtx, f); err != nil {
+			return err
+		}
+		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = ?, error = ?, ended = ?
+			WHERE id = ? AND status = ?`,
+			string(engine.StatusFailed), errJSON, millis(ended), id, string(engine.StatusNew))
+		if err != nil {
+			return wrap(err, "fail queued %s", id)
+		}
+		if err := s.checkUpdated(ctx, dbtx, res, id, "fail queued %s", "not new"); err != nil {
+			return err
+		}
+		return enqueueCallbacks(ctx, dbtx, id, ended)
+	})
+}
+
 // hashChunk bounds the bound parameters of one IN list.
 const hashChunk = 500
 
@@ -419,9 +444,13 @@ func (s *Store) PendingAccounts(ctx context.Context, network string) ([]string, 
 	return accounts, nil
 }
 
-// MarkWaiting implements engine.TxStore.
-func (s *Store) MarkWaiting(ctx context.Context, id string) error {
+// MarkWaiting implements engine.TxStore; the fence is checked as in
+// MarkSubmittedMany.
+func (s *Store) MarkWaiting(ctx context.Context, f engine.Fence, id string) error {
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := checkFence(ctx, dbtx, f); err != nil {
+			return err
+		}
 		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = ? WHERE id = ? AND status = ?`,
 			string(engine.StatusWaiting), id, string(engine.StatusNew))
 		if err != nil {

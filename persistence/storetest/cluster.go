@@ -136,6 +136,123 @@ func testFencedWrites(t *testing.T, s engine.Store) {
 	must(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{signed(t, b, 1, 12)}))
 }
 
+// testFailQueued: FailQueued, the Sender's failure of a queued
+// transaction, moves only a new transaction to failed, writes its outbox
+// rows once, and is fenced: with a stale fence it fails with ErrFenced and
+// changes nothing, even for a transaction that is still new; a transaction
+// the current activation submitted meanwhile stays submitted (ErrConflict).
+func testFailQueued(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	urls := []string{"https://a.example/cb", "https://b.example/cb"}
+	withCB := func(sec int) *engine.Transaction {
+		tx := f.tx("dev", sec)
+		tx.Callbacks = slices.Clone(urls)
+		return tx
+	}
+	queued, taken, waiting, single := withCB(1), withCB(2), withCB(3), withCB(4)
+	waiting.Status = engine.StatusWaiting
+	insert(t, s, queued, taken, waiting, single)
+	reverted := &engine.TxError{Code: engine.TxReverted, Message: "execution reverted: no"}
+
+	// An account without a lease: refused.
+	wantFenced(t, s.FailQueued(ctx, engine.Fence{AccountID: f.account.ID, Node: "node-a", Epoch: 1}, queued.ID, reverted, at(10)),
+		"FailQueued without a lease")
+	stale, err := s.AcquireAccountLease(ctx, f.account.ID, "node-a")
+	must(t, err)
+	current, err := s.AcquireAccountLease(ctx, f.account.ID, "node-b")
+	must(t, err)
+	// The current activation submits taken.
+	must(t, s.MarkSubmittedMany(ctx, current, []*engine.Transaction{signed(t, taken, 0, 20)}))
+	storedQueued, storedTaken := get(t, s, queued.ID), get(t, s, taken.ID)
+
+	// The stale activation fails nothing: neither the transaction the
+	// current one submitted nor one that is still new.
+	wantFenced(t, s.FailQueued(ctx, stale, taken.ID, reverted, at(30)), "FailQueued of a submitted transaction with a stale fence")
+	wantFenced(t, s.FailQueued(ctx, stale, queued.ID, reverted, at(30)), "FailQueued of a new transaction with a stale fence")
+	wantTx(t, get(t, s, taken.ID), storedTaken)
+	wantTx(t, get(t, s, queued.ID), storedQueued)
+	if rows := outbox(t, s); len(rows) != 0 {
+		t.Fatalf("outbox after refused FailQueued: rows of %d transactions", len(rows))
+	}
+
+	// The current fence: a transaction that is no longer new conflicts and
+	// keeps its state, with no outbox row.
+	wantCode(t, s.FailQueued(ctx, current, taken.ID, reverted, at(40)), engine.CodeConflict, "FailQueued of a submitted transaction")
+	wantTx(t, get(t, s, taken.ID), storedTaken)
+	if got := get(t, s, taken.ID); got.Status != engine.StatusSubmitted || got.Nonce == nil || *got.Nonce != 0 {
+		t.Fatalf("taken after FailQueued: %s nonce %v; want submitted with nonce 0", got.Status, got.Nonce)
+	}
+	wantCode(t, s.FailQueued(ctx, current, waiting.ID, reverted, at(40)), engine.CodeConflict, "FailQueued of a waiting transaction")
+	if got := get(t, s, waiting.ID); got.Status != engine.StatusWaiting {
+		t.Fatalf("waiting after FailQueued: %s", got.Status)
+	}
+	wantCode(t, s.FailQueued(ctx, current, newID(), reverted, at(40)), engine.CodeNotFound, "FailQueued of an unknown transaction")
+	if rows := outbox(t, s); len(rows) != 0 {
+		t.Fatalf("outbox after conflicting FailQueued: rows of %d transactions", len(rows))
+	}
+
+	// A new transaction fails, with its outbox rows, once.
+	must(t, s.FailQueued(ctx, current, queued.ID, reverted, at(50)))
+	got := get(t, s, queued.ID)
+	if got.Status != engine.StatusFailed || got.Error == nil || *got.Error != *reverted || got.Nonce != nil {
+		t.Fatalf("queued after FailQueued: %s error %+v nonce %v", got.Status, got.Error, got.Nonce)
+	}
+	wantTimePtr(t, "queued Ended", got.Ended, ptr(at(50)))
+	wantCode(t, s.FailQueued(ctx, current, queued.ID, reverted, at(51)), engine.CodeConflict, "FailQueued of a failed transaction")
+	rows := outbox(t, s)
+	wantOutbox(t, rows, queued, at(50), urls...)
+	if len(rows) != 1 {
+		t.Fatalf("outbox has rows of %d transactions, want 1", len(rows))
+	}
+	wantPending(t, s, len(urls))
+
+	// The zero Fence (single-node mode) is not checked.
+	must(t, s.FailQueued(ctx, engine.Fence{}, single.ID, reverted, at(60)))
+	if got := get(t, s, single.ID); got.Status != engine.StatusFailed {
+		t.Fatalf("single after FailQueued with the zero fence: %s", got.Status)
+	}
+	wantOutbox(t, outbox(t, s), single, at(60), urls...)
+	wantPending(t, s, 2*len(urls))
+}
+
+// testFencedMarkWaiting: MarkWaiting, the Sender's hold of a queued
+// transaction, is fenced: with a stale fence it fails with ErrFenced and
+// changes nothing; a transaction that is no longer new conflicts.
+func testFencedMarkWaiting(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	queued, taken, single := f.tx("dev", 1), f.tx("dev", 2), f.tx("dev", 3)
+	insert(t, s, queued, taken, single)
+
+	wantFenced(t, s.MarkWaiting(ctx, engine.Fence{AccountID: f.account.ID, Node: "node-a", Epoch: 1}, queued.ID),
+		"MarkWaiting without a lease")
+	stale, err := s.AcquireAccountLease(ctx, f.account.ID, "node-a")
+	must(t, err)
+	current, err := s.AcquireAccountLease(ctx, f.account.ID, "node-b")
+	must(t, err)
+	must(t, s.MarkSubmittedMany(ctx, current, []*engine.Transaction{signed(t, taken, 0, 20)}))
+	storedTaken := get(t, s, taken.ID)
+
+	wantFenced(t, s.MarkWaiting(ctx, stale, queued.ID), "MarkWaiting with a stale fence")
+	wantFenced(t, s.MarkWaiting(ctx, stale, taken.ID), "MarkWaiting of a submitted transaction with a stale fence")
+	if got := get(t, s, queued.ID); got.Status != engine.StatusNew {
+		t.Fatalf("queued after a stale MarkWaiting: %s", got.Status)
+	}
+	wantTx(t, get(t, s, taken.ID), storedTaken)
+
+	wantCode(t, s.MarkWaiting(ctx, current, taken.ID), engine.CodeConflict, "MarkWaiting of a submitted transaction")
+	wantTx(t, get(t, s, taken.ID), storedTaken)
+	must(t, s.MarkWaiting(ctx, current, queued.ID))
+	if got := get(t, s, queued.ID); got.Status != engine.StatusWaiting {
+		t.Fatalf("queued after MarkWaiting: %s", got.Status)
+	}
+	must(t, s.MarkWaiting(ctx, engine.Fence{}, single.ID))
+	if got := get(t, s, single.ID); got.Status != engine.StatusWaiting {
+		t.Fatalf("single after MarkWaiting with the zero fence: %s", got.Status)
+	}
+}
+
 // testAttempts: every stored version is recorded with its account, nonce,
 // hash, the node and epoch of the write and when it was signed; a released
 // nonce forgets its versions.

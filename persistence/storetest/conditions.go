@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -34,14 +36,14 @@ func testConditions(t *testing.T, s engine.Store) {
 		t.Fatalf("t3 = %+v, %v", got, err)
 	}
 	for _, id := range []string{"t2", "t3"} {
-		if err := s.MarkWaiting(ctx, id); err != nil {
+		if err := s.MarkWaiting(ctx, engine.Fence{}, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.MarkWaiting(ctx, "t2"); !errors.Is(err, engine.ErrConflict) {
+	if err := s.MarkWaiting(ctx, engine.Fence{}, "t2"); !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("MarkWaiting of a waiting transaction: %v", err)
 	}
-	if err := s.MarkWaiting(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) {
+	if err := s.MarkWaiting(ctx, engine.Fence{}, "nope"); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("MarkWaiting of nothing: %v", err)
 	}
 	ids := func(txs []*engine.Transaction) []string {
@@ -70,5 +72,37 @@ func testConditions(t *testing.T, s engine.Store) {
 	}
 	if w, err := s.Waiting(ctx, "dev", -1); err != nil || !slices.Equal(ids(w), []string{"t2"}) {
 		t.Fatalf("waiting after MarkReady = %v, %v", ids(w), err)
+	}
+}
+
+// testResolveLeavesSubmitted: when a dependency fails, Conditions.Resolve
+// fails the dependents that still wait, but never one that its sender
+// submitted meanwhile (it is in a pool; failing it would lose track of it).
+func testResolveLeavesSubmitted(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	u := &engine.User{ID: "u", Created: time.Now()}
+	a := &engine.Account{ID: "a", Owner: "u", Address: common.HexToAddress("0x01"), Created: time.Now()}
+	if err := s.CreateUser(ctx, u, nil, a); err != nil {
+		t.Fatal(err)
+	}
+	tx := func(id string, deps ...string) *engine.Transaction {
+		return &engine.Transaction{ID: id, Owner: "u", AccountID: "a", Network: "dev", Status: engine.StatusNew,
+			DependsOn: deps, Created: time.Now()}
+	}
+	dep, waiting, sent := tx("dep"), tx("waiting", "dep"), tx("sent", "dep")
+	must(t, s.InsertTransactions(ctx, []*engine.Transaction{dep, waiting, sent}))
+	must(t, s.MarkWaiting(ctx, engine.Fence{}, "waiting"))
+	must(t, s.MarkSubmittedMany(ctx, engine.Fence{}, []*engine.Transaction{signed(t, sent, 0, 10)}))
+	must(t, s.MarkFailed(ctx, "dep", &engine.TxError{Code: engine.TxReverted, Message: "boom"}, time.Now()))
+
+	conds := engine.NewConditions(s, engine.SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if _, err := conds.Resolve(ctx, []string{"dep"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.TransactionByID(ctx, "waiting"); err != nil || got.Status != engine.StatusFailed || got.Error == nil || got.Error.Code != engine.TxDependencyFailed {
+		t.Fatalf("waiting dependent = %+v, %v; want failed with dependency_failed", got, err)
+	}
+	if got, err := s.TransactionByID(ctx, "sent"); err != nil || got.Status != engine.StatusSubmitted || got.Nonce == nil || *got.Nonce != 0 {
+		t.Fatalf("submitted dependent = %+v, %v; want still submitted with nonce 0", got, err)
 	}
 }

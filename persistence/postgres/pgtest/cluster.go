@@ -20,6 +20,7 @@ type Cluster struct {
 	postgres string
 	port     int
 	url      string
+	settings []string
 
 	mu sync.Mutex
 	// running is the server while it runs, nil while stopped.
@@ -33,6 +34,20 @@ type Cluster struct {
 // fails it.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
+	return startOwnCluster(t, serverSettings)
+}
+
+// StartDurableCluster is StartCluster with PostgreSQL's durability
+// defaults (fsync, synchronous commit and full page writes on) instead of
+// the fast, crash-unsafe settings of tests: for benchmarks of durable
+// writes.
+func StartDurableCluster(t testing.TB) *Cluster {
+	t.Helper()
+	return startOwnCluster(t, durableSettings)
+}
+
+func startOwnCluster(t testing.TB, settings []string) *Cluster {
+	t.Helper()
 	dir, data, as, postgres, err := initCluster()
 	if err != nil {
 		var u *unavailableError
@@ -41,12 +56,12 @@ func StartCluster(t testing.TB) *Cluster {
 		}
 		t.Fatalf("pgtest: %v", err)
 	}
-	running, err := startFreePort(dir, data, as, postgres)
+	running, err := startFreePort(dir, data, as, postgres, settings)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		t.Fatalf("pgtest: %v", err)
 	}
-	c := &Cluster{t: t, dir: dir, data: data, as: as, postgres: postgres, port: running.port, url: running.url, running: running}
+	c := &Cluster{t: t, dir: dir, data: data, as: as, postgres: postgres, port: running.port, url: running.url, settings: settings, running: running}
 	t.Cleanup(func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -93,7 +108,7 @@ func (c *Cluster) Start() {
 	if c.running != nil {
 		return
 	}
-	running, err := startServer(c.dir, c.data, c.as, c.postgres, c.port)
+	running, err := startServer(c.dir, c.data, c.as, c.postgres, c.port, c.settings)
 	if err != nil {
 		c.t.Fatalf("pgtest: start the cluster again on port %d: %v", c.port, err)
 	}

@@ -75,11 +75,17 @@ const (
 
 // serverSettings trade durability for speed: a crash of the cluster loses
 // nothing worth keeping.
-var serverSettings = []string{
-	"listen_addresses=127.0.0.1",
+var serverSettings = append([]string{
 	"fsync=off",
 	"synchronous_commit=off",
 	"full_page_writes=off",
+}, durableSettings...)
+
+// durableSettings keep PostgreSQL's durability defaults (fsync, synchronous
+// commit, full page writes): a commit is on disk when it returns. For
+// benchmarks that claim durable writes (StartDurableCluster).
+var durableSettings = []string{
+	"listen_addresses=127.0.0.1",
 	"max_connections=200",
 	"shared_buffers=64MB",
 	"max_wal_size=1GB",
@@ -189,7 +195,7 @@ func startCluster() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := startFreePort(dir, data, as, postgres)
+	c, err := startFreePort(dir, data, as, postgres, serverSettings)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -198,14 +204,14 @@ func startCluster() (*cluster, error) {
 }
 
 // startFreePort starts the server of an initialised cluster on a free port.
-func startFreePort(dir, data string, as *runAs, postgres string) (c *cluster, err error) {
+func startFreePort(dir, data string, as *runAs, postgres string, settings []string) (c *cluster, err error) {
 	// A port found free may be taken before postgres binds it: try again.
 	for attempt := 1; ; attempt++ {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		c, err = startServer(dir, data, as, postgres, port)
+		c, err = startServer(dir, data, as, postgres, port, settings)
 		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
 			return c, err
 		}
@@ -255,7 +261,7 @@ var errPortTaken = errors.New("port taken")
 
 // startServer starts postgres on port of the loopback interface and waits
 // until it accepts connections.
-func startServer(dir, data string, as *runAs, postgres string, port int) (*cluster, error) {
+func startServer(dir, data string, as *runAs, postgres string, port int, settings []string) (*cluster, error) {
 	logPath := filepath.Join(dir, "postgres.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -263,7 +269,7 @@ func startServer(dir, data string, as *runAs, postgres string, port int) (*clust
 	}
 	defer logFile.Close() // the child keeps its own descriptor
 	args := []string{"-D", data, "-p", strconv.Itoa(port), "-k", dir}
-	for _, s := range serverSettings {
+	for _, s := range settings {
 		args = append(args, "-c", s)
 	}
 	cmd := command(dir, as, postgres, args...)

@@ -91,3 +91,32 @@ func TestClusterStopsAndStartsWithItsData(t *testing.T) {
 		t.Fatalf("after the restart: x = %d, %v; want 7", x, err)
 	}
 }
+
+// TestDurableClusterKeepsDurability: the durable cluster commits to disk
+// (fsync, synchronous_commit, full_page_writes on); the test cluster does
+// not.
+func TestDurableClusterKeepsDurability(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		cluster *Cluster
+		want    string
+	}{
+		{"durable", StartDurableCluster(t), "on"},
+		{"test", StartCluster(t), "off"},
+	} {
+		db, err := sql.Open("postgres", c.cluster.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, setting := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
+			var v string
+			if err := db.QueryRow("SHOW " + setting).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if v != c.want {
+				t.Errorf("%s cluster: %s = %s, want %s", c.name, setting, v, c.want)
+			}
+		}
+		db.Close()
+	}
+}
