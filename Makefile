@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-cluster fuzz-short vet bench contracts proto clean
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-cluster fuzz-short vet bench bench-cluster contracts proto clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -107,6 +107,11 @@ vet:
 ## Not part of `make test`.
 bench:
 	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 30m -run '^TestBench$$' ./bench/suite/
+
+## bench-cluster: throughput of 1 node (single-node and cluster mode) beside 3 nodes in
+## cluster mode, same burst, each on PostgreSQL + geth --dev (tests/cluster, minutes).
+bench-cluster:
+	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 30m -run '^TestClusterThroughput$$' ./tests/cluster/
 
 ## contracts: recompile the Solidity sources (needs npm); the artifacts are committed
 contracts:
