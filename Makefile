@@ -59,11 +59,14 @@ run-postgres: build
 	TXENGINE_DATABASE_URL=$$db TXENGINE_DATA_DIR=$(DATA)-postgres ./$(BIN) serve
 
 ## test: vet and run every test (unit, store, chain and end-to-end with the real binary)
-## with the race detector, except the cluster tests (./tests/cluster: make test-cluster)
+## with the race detector, except the cluster tests (./tests/cluster: make test-cluster; the
+## in-process ones of ./actors run after, without -race: protoactor's gossip races with itself)
 test: vet
 	@pkgs=$$($(GO) list ./... | grep -v '/tests/cluster') || exit 1; \
 	echo "$(GO) test -race -count=1 -timeout 30m ./... (but ./tests/cluster)"; \
 	$(GO) test -race -count=1 -timeout 30m $$pkgs
+	@echo "$(GO) test -count=1 -run '^TestCluster' ./actors/ (two cluster members in one process; protoactor's gossip races under -race)"
+	@$(GO) test -count=1 -run '^TestCluster' ./actors/
 
 ## test-faults: the fault tests alone (part of test too): geth and PostgreSQL stopped and
 ## restarted mid-burst, the service killed mid-burst, a transfer accepted while the node is down

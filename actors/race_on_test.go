@@ -10,3 +10,6 @@ import "time"
 // further behind the head and never reaches the blocks of a burst: mine
 // slower there.
 const blockInterval = 100 * time.Millisecond
+
+// raceDetector reports whether the tests run under -race.
+const raceDetector = true
