@@ -85,7 +85,8 @@ func jsonQuote(s string) json.RawMessage {
 }
 
 // sender resolves the optional from field (an address or an account id) to
-// one of the caller's accounts; absent means the default account.
+// one of the caller's accounts; absent means the default account. The
+// account comes from the account cache: id, owner and address only.
 func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
 	ctx := c.Request.Context()
 	u := currentUser(c)
@@ -101,7 +102,7 @@ func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, err := s.store.AccountByAddress(ctx, addr)
+		a, err := s.accounts.byAddressForSend(ctx, addr, s.store.AccountByAddress)
 		if engine.IsNotFound(err) || (err == nil && a.Owner != u.ID) {
 			return nil, notFound("from", "no account of the current user has address %s", addr.Hex())
 		}
@@ -114,7 +115,14 @@ func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
 	if err != nil || len(*from) != 36 {
 		return nil, engine.Invalid("from", "from must be an address or an account id")
 	}
-	return s.ownAccountByID(ctx, u, id.String(), "from")
+	a, err := s.accounts.byIDForSend(ctx, id.String(), s.store.AccountByID)
+	if engine.IsNotFound(err) || (err == nil && a.Owner != u.ID) {
+		return nil, notFound("from", "account %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", id, err)
+	}
+	return a, nil
 }
 
 // callbackURLs validates callback URLs: absolute http(s), bounded in number
