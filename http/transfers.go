@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -67,7 +68,8 @@ func (s *Server) createTransfer(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	args := []json.RawMessage{jsonQuote(to.Hex()), jsonQuote(value.String())}
+	// to in lower case: PackCall need not verify a checksum it would compute.
+	args := []json.RawMessage{jsonQuote("0x" + hex.EncodeToString(to[:])), jsonQuote(value.String())}
 	tx, err := s.buildTx(c, tg, "transfer", args, new(big.Int), txOptions{
 		From: req.From, Callbacks: req.Callbacks, WaitForAsset: req.WaitForAsset, WaitForValue: req.WaitForValue, DependsOn: req.DependsOn, WaitTimeout: req.WaitTimeout,
 	})
