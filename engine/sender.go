@@ -351,7 +351,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		to := tx.ContractAddress
 		msgs[i] = ethereum.CallMsg{From: s.account.Address, To: &to, Value: valueOf(tx), Data: tx.Data}
 	}
-	gas, estErrs, err := EstimateAll(ctx, s.net.Chain, msgs)
+	gas, estErrs, err := EstimateDistinct(ctx, s.net.Chain, msgs)
 	if err != nil {
 		return 0, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), err)
 	}
