@@ -233,6 +233,13 @@ func (s *Sender) Sync(ctx context.Context) error {
 	return nil
 }
 
+// WindowFull reports whether the last Pump left the in-flight window full:
+// then no transaction can be submitted until one leaves the window (mined,
+// failed, replaced by a re-sync).
+func (s *Sender) WindowFull() bool {
+	return s.synced && s.load.inFlight >= s.net.InFlight
+}
+
 // Resync makes the next Pump reconcile the nonce and broadcast the
 // in-flight transactions again (Sync), e.g. after their blocks left the chain.
 func (s *Sender) Resync() { s.synced = false }

@@ -349,10 +349,17 @@ func TestSenderAssignsGaplessNoncesInOrderWithinWindow(t *testing.T) {
 	if store.txs["a"].GasLimit != 60_000 || len(store.txs["a"].RawTx) == 0 {
 		t.Fatalf("a: gas %d raw %d", store.txs["a"].GasLimit, len(store.txs["a"].RawTx))
 	}
+	if !s.WindowFull() {
+		t.Fatalf("WindowFull = false with 2 in flight in a window of 2")
+	}
 	// The window opens when a is mined.
 	store.txs["a"].Status = StatusCompleted
 	if n, _ := s.Pump(context.Background()); n != 1 || *store.txs["c"].Nonce != 9 {
 		t.Fatalf("after a mined: pumped %d, c nonce %v", n, store.txs["c"].Nonce)
+	}
+	store.txs["b"].Status = StatusCompleted
+	if n, _ := s.Pump(context.Background()); n != 0 || s.WindowFull() {
+		t.Fatalf("after b mined: pumped %d, WindowFull %v with 1 in flight", n, s.WindowFull())
 	}
 }
 
