@@ -46,11 +46,7 @@ func (s *Server) createAccount(c *gin.Context) {
 	if !s.idempotency(c, http.StatusCreated, viewAccount(a), &a.Idempotency) {
 		return
 	}
-	err = s.store.CreateAccount(c.Request.Context(), a)
-	if a.Default {
-		s.accounts.forgetDefault(u.ID)
-	}
-	if err != nil {
+	if err := s.store.CreateAccount(c.Request.Context(), a); err != nil {
 		s.fail(c, fmt.Errorf("create account for %s: %w", u.ID, err))
 		return
 	}
@@ -81,12 +77,10 @@ func (s *Server) defaultAccount(c *gin.Context) {
 	ok(c, viewAccount(a))
 }
 
-// callerDefaultAccount returns the caller's default account, or not_found:
-// its id, owner, address and creation time (accountCache.defaultOf), which
-// is all that its views, balances and sends use.
+// callerDefaultAccount returns the caller's default account, or not_found.
 func (s *Server) callerDefaultAccount(c *gin.Context) (*engine.Account, error) {
 	u := currentUser(c)
-	a, err := s.accounts.defaultOf(c.Request.Context(), u.ID, s.store.DefaultAccount)
+	a, err := s.store.DefaultAccount(c.Request.Context(), u.ID)
 	if engine.IsNotFound(err) {
 		return nil, notFound("", "the current user has no default account")
 	}

@@ -40,9 +40,7 @@ func (s *Server) setDefaultAccount(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	err = s.store.SetDefaultAccount(c.Request.Context(), u.ID, a.ID)
-	s.accounts.forgetDefault(u.ID)
-	if err != nil {
+	if err := s.store.SetDefaultAccount(c.Request.Context(), u.ID, a.ID); err != nil {
 		s.fail(c, fmt.Errorf("set default account of %s: %w", u.ID, err))
 		return
 	}

@@ -3,7 +3,6 @@ package http
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -66,9 +65,6 @@ func requestID(c *gin.Context) string { return c.GetString(keyRequestID) }
 func (s *Server) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	if !s.log.Enabled(c.Request.Context(), slog.LevelInfo) {
-		return // spare building the record
-	}
 	route := c.FullPath()
 	if route == "" {
 		route = "(unmatched)"

@@ -70,11 +70,7 @@ func (s *Server) createUser(c *gin.Context) {
 	if !s.idempotency(c, http.StatusCreated, view, &u.Idempotency) {
 		return
 	}
-	err = s.store.CreateUser(c.Request.Context(), u, tokenHash, acct)
-	if acct != nil {
-		s.accounts.forgetDefault(u.ID)
-	}
-	if err != nil {
+	if err := s.store.CreateUser(c.Request.Context(), u, tokenHash, acct); err != nil {
 		s.fail(c, fmt.Errorf("create user: %w", err))
 		return
 	}

@@ -176,11 +176,7 @@ func (a *Actor) flush(c actor.Context) {
 		if a.cfg.Metrics != nil {
 			a.cfg.Metrics.TxAccepted(a.accountID, a.net.Name, stored)
 		}
-		if a.cfg.WakeSubmitter != nil {
-			a.cfg.WakeSubmitter(a.accountID, a.net.Name, false)
-		} else {
-			c.Send(a.submitter, &Wake{Accepted: true})
-		}
+		a.wakeSubmitter(c, false)
 	}
 }
 
