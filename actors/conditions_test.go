@@ -105,7 +105,7 @@ func TestWaitTimeoutExpires(t *testing.T) {
 	b := f.secondAccount(true)
 	tx := from(f.transfer(randomAddress(t), 1), b)
 	tx.WaitForAsset, tx.WaitForValue = engine.AssetETH, evmtest1000()
-	until := time.Now().Add(1500 * time.Millisecond).UTC().Truncate(time.Millisecond)
+	until := time.Now().Add(4 * time.Second).UTC().Truncate(time.Millisecond) // room to be seen waiting on a loaded machine
 	tx.WaitUntil = &until
 	f.submit(tx)
 	f.waitStatus(tx.ID, engine.StatusWaiting, nil)
