@@ -132,9 +132,10 @@ func FindMethod(a *abi.ABI, name string) (*abi.Method, error) {
 		if err != nil {
 			return nil, Invalid("method", "malformed method signature %q: %v", name, err)
 		}
-		for _, m := range a.Methods {
+		for key, m := range a.Methods {
 			if m.Sig == sig {
-				return &m, nil
+				found := a.Methods[key] // one copy on the heap, not one per method
+				return &found, nil
 			}
 		}
 		raw := sig[:strings.IndexByte(sig, '(')]
@@ -144,16 +145,21 @@ func FindMethod(a *abi.ABI, name string) (*abi.Method, error) {
 		return nil, Errorf(CodeNotFound, "method", "method %s not found in the ABI", sig)
 	}
 	var found *abi.Method
-	for _, m := range a.Methods {
+	overloads := 0
+	for key, m := range a.Methods {
 		if m.RawName == name {
-			found = &m
-			break
+			if found == nil {
+				m := a.Methods[key] // one copy on the heap, not one per method
+				found = &m
+			}
+			overloads++
 		}
 	}
 	if found == nil {
 		return nil, Errorf(CodeNotFound, "method", "method %q not found in the ABI", name)
 	}
-	if cands := abiOverloads(a, name); len(cands) > 1 {
+	if overloads > 1 {
+		cands := abiOverloads(a, name)
 		return nil, Invalid("method", "method %q is overloaded; use one of the signatures %s", name, strings.Join(cands, ", "))
 	}
 	return found, nil

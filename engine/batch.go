@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"math/big"
 	"strings"
 
 	ethereum "github.com/ethereum/go-ethereum"
@@ -104,6 +106,78 @@ func EstimateAll(ctx context.Context, chain Chain, msgs []ethereum.CallMsg) ([]u
 		return b.BatchEstimateGas(ctx, msgs)
 	}
 	return EstimateEach(ctx, chain, msgs)
+}
+
+// EstimateDistinct is EstimateAll asking the node once for each distinct
+// call of msgs (same sender, recipient, value and data): a pump of many
+// equal calls (a payout of the same amount to the same addresses, a burst
+// of test transfers) would otherwise have the node execute each of them.
+// The calls of one pump are estimated against the chain's latest state,
+// which an equal call reads alike; each answer (gas, revert or error) goes
+// to every call equal to the one estimated.
+func EstimateDistinct(ctx context.Context, chain Chain, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	index := make([]int, len(msgs))
+	distinct := make([]ethereum.CallMsg, 0, len(msgs))
+	seen := make(map[string]int, len(msgs))
+	for i, m := range msgs {
+		key := callKey(i, m)
+		j, ok := seen[key]
+		if !ok {
+			j = len(distinct)
+			seen[key] = j
+			distinct = append(distinct, m)
+		}
+		index[i] = j
+	}
+	if len(distinct) == len(msgs) {
+		return EstimateAll(ctx, chain, msgs)
+	}
+	g, e, err := EstimateAll(ctx, chain, distinct)
+	if err != nil {
+		return nil, nil, err
+	}
+	gas := make([]uint64, len(msgs))
+	errs := make([]error, len(msgs))
+	for i, j := range index {
+		gas[i], errs[i] = g[j], e[j]
+	}
+	return gas, errs, nil
+}
+
+// callKey identifies the call m (the i-th) for EstimateDistinct by every
+// field an estimate reads. A call with blobs or authorizations is keyed by
+// its position: it is estimated on its own.
+func callKey(i int, m ethereum.CallMsg) string {
+	var b strings.Builder
+	if m.BlobGasFeeCap != nil || len(m.BlobHashes) > 0 || len(m.AuthorizationList) > 0 {
+		fmt.Fprintf(&b, "own:%d", i)
+		return b.String()
+	}
+	b.WriteString("call:")
+	b.Write(m.From[:])
+	if m.To != nil {
+		b.WriteByte(1)
+		b.Write(m.To[:])
+	} else {
+		b.WriteByte(0)
+	}
+	for _, v := range []*big.Int{m.Value, m.GasPrice, m.GasFeeCap, m.GasTipCap} {
+		b.WriteByte('|')
+		if v != nil {
+			b.WriteString(v.String())
+		}
+	}
+	fmt.Fprintf(&b, "|%d|%d|", m.Gas, len(m.AccessList))
+	for _, t := range m.AccessList {
+		b.Write(t.Address[:])
+		for _, k := range t.StorageKeys {
+			b.Write(k[:])
+		}
+		b.WriteByte(';')
+	}
+	b.WriteByte('|')
+	b.Write(m.Data)
+	return b.String()
 }
 
 // EstimateEach estimates msgs one call after the other; a node error (not

@@ -233,6 +233,13 @@ func (s *Sender) Sync(ctx context.Context) error {
 	return nil
 }
 
+// WindowFull reports whether the last Pump left the in-flight window full:
+// then no transaction can be submitted until one leaves the window (mined,
+// failed, replaced by a re-sync).
+func (s *Sender) WindowFull() bool {
+	return s.synced && s.load.inFlight >= s.net.InFlight
+}
+
 // Resync makes the next Pump reconcile the nonce and broadcast the
 // in-flight transactions again (Sync), e.g. after their blocks left the chain.
 func (s *Sender) Resync() { s.synced = false }
@@ -351,7 +358,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		to := tx.ContractAddress
 		msgs[i] = ethereum.CallMsg{From: s.account.Address, To: &to, Value: valueOf(tx), Data: tx.Data}
 	}
-	gas, estErrs, err := EstimateAll(ctx, s.net.Chain, msgs)
+	gas, estErrs, err := EstimateDistinct(ctx, s.net.Chain, msgs)
 	if err != nil {
 		return 0, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), err)
 	}

@@ -349,10 +349,17 @@ func TestSenderAssignsGaplessNoncesInOrderWithinWindow(t *testing.T) {
 	if store.txs["a"].GasLimit != 60_000 || len(store.txs["a"].RawTx) == 0 {
 		t.Fatalf("a: gas %d raw %d", store.txs["a"].GasLimit, len(store.txs["a"].RawTx))
 	}
+	if !s.WindowFull() {
+		t.Fatalf("WindowFull = false with 2 in flight in a window of 2")
+	}
 	// The window opens when a is mined.
 	store.txs["a"].Status = StatusCompleted
 	if n, _ := s.Pump(context.Background()); n != 1 || *store.txs["c"].Nonce != 9 {
 		t.Fatalf("after a mined: pumped %d, c nonce %v", n, store.txs["c"].Nonce)
+	}
+	store.txs["b"].Status = StatusCompleted
+	if n, _ := s.Pump(context.Background()); n != 0 || s.WindowFull() {
+		t.Fatalf("after b mined: pumped %d, WindowFull %v with 1 in flight", n, s.WindowFull())
 	}
 }
 
@@ -967,5 +974,77 @@ func TestSenderStaleFenceHoldsAndFailsNothingByCondition(t *testing.T) {
 				t.Fatalf("%d broadcasts, want none", len(chain.sent))
 			}
 		})
+	}
+}
+
+// Equal calls in one pump are estimated once; each gets the answer, a
+// revert included, and distinct calls keep theirs.
+func TestSenderEstimatesEqualCallsOnce(t *testing.T) {
+	var asked [][]byte
+	fc := &fakeChain{estimate: func(msg ethereum.CallMsg) (uint64, error) {
+		asked = append(asked, msg.Data)
+		switch msg.Data[4] {
+		case 0xee:
+			return 0, errors.New("execution reverted: no")
+		case 0x02:
+			return 70_000, nil
+		}
+		return 50_000, nil
+	}}
+	s, store, bc := newBatchSender(t, fc, 8)
+	ids := []string{"a", "b", "c", "d", "e", "f"}
+	queue(t, s, ids...)
+	data := map[string]byte{"a": 0x01, "b": 0x02, "c": 0x01, "d": 0xee, "e": 0x01, "f": 0xee}
+	for id, marker := range data {
+		store.txs[id].Data = []byte{0xa9, 0x05, 0x9c, 0xbb, marker}
+	}
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 3 || bc.estimateBatches != 1 {
+		t.Fatalf("%d estimates in %d batches for 3 distinct calls, want 3 in 1", len(asked), bc.estimateBatches)
+	}
+	for _, id := range []string{"d", "f"} {
+		if tx := store.txs[id]; tx.Status != StatusFailed || tx.Error.Code != TxReverted || tx.Nonce != nil {
+			t.Fatalf("%s: %s %+v nonce %v", id, tx.Status, tx.Error, tx.Nonce)
+		}
+	}
+	margin := func(g uint64) uint64 { return g + g*s.net.GasMarginPercent/100 }
+	for i, id := range []string{"a", "b", "c", "e"} {
+		tx := store.txs[id]
+		want := margin(50_000)
+		if id == "b" {
+			want = margin(70_000)
+		}
+		if tx.Status != StatusSubmitted || *tx.Nonce != uint64(i) || tx.GasLimit != want {
+			t.Fatalf("%s: %s nonce %v gas %d, want nonce %d gas %d", id, tx.Status, tx.Nonce, tx.GasLimit, i, want)
+		}
+	}
+}
+
+func TestCallKey(t *testing.T) {
+	to := common.Address{9}
+	base := ethereum.CallMsg{From: common.Address{1}, To: &to, Value: big.NewInt(1), Data: []byte{1, 2}}
+	other := []ethereum.CallMsg{
+		{From: common.Address{2}, To: &to, Value: big.NewInt(1), Data: []byte{1, 2}},
+		{From: common.Address{1}, Value: big.NewInt(1), Data: []byte{1, 2}},
+		{From: common.Address{1}, To: &to, Value: big.NewInt(2), Data: []byte{1, 2}},
+		{From: common.Address{1}, To: &to, Value: big.NewInt(1), Data: []byte{1, 2, 3}},
+		{From: common.Address{1}, To: &to, Value: big.NewInt(1), Data: []byte{1, 2}, Gas: 5},
+		{From: common.Address{1}, To: &to, Value: big.NewInt(1), Data: []byte{1, 2}, GasTipCap: big.NewInt(1)},
+	}
+	k := callKey(0, base)
+	if k != callKey(5, base) {
+		t.Fatalf("equal calls have different keys")
+	}
+	for i, m := range other {
+		if callKey(0, m) == k {
+			t.Fatalf("call %d has the key of a different call", i)
+		}
+	}
+	blob := base
+	blob.BlobHashes = []common.Hash{{1}}
+	if callKey(0, blob) == callKey(1, blob) {
+		t.Fatalf("calls with blobs share a key")
 	}
 }

@@ -95,7 +95,7 @@ func ViewTransaction(t *Transaction) TransactionView {
 		ContractNetwork: t.Network,
 		ContractName:    t.ContractName,
 		ContractBWType:  t.ContractBWType,
-		From:            t.From.Hex(),
+		From:            AddressHex(t.From),
 		Method:          t.Method,
 		Parameters:      t.Parameters,
 		Value:           "0",
@@ -111,7 +111,7 @@ func ViewTransaction(t *Transaction) TransactionView {
 		WaitForAsset:    t.WaitForAsset,
 	}
 	if t.ContractAddress != (common.Address{}) {
-		v.ContractAddress = t.ContractAddress.Hex()
+		v.ContractAddress = AddressHex(t.ContractAddress)
 	}
 	if v.Parameters == nil {
 		v.Parameters = []any{}

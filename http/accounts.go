@@ -46,7 +46,11 @@ func (s *Server) createAccount(c *gin.Context) {
 	if !s.idempotency(c, http.StatusCreated, viewAccount(a), &a.Idempotency) {
 		return
 	}
-	if err := s.store.CreateAccount(c.Request.Context(), a); err != nil {
+	err = s.store.CreateAccount(c.Request.Context(), a)
+	if a.Default {
+		s.accounts.forgetDefault(u.ID)
+	}
+	if err != nil {
 		s.fail(c, fmt.Errorf("create account for %s: %w", u.ID, err))
 		return
 	}
@@ -77,10 +81,12 @@ func (s *Server) defaultAccount(c *gin.Context) {
 	ok(c, viewAccount(a))
 }
 
-// callerDefaultAccount returns the caller's default account, or not_found.
+// callerDefaultAccount returns the caller's default account, or not_found:
+// its id, owner, address and creation time (accountCache.defaultOf), which
+// is all that its views, balances and sends use.
 func (s *Server) callerDefaultAccount(c *gin.Context) (*engine.Account, error) {
 	u := currentUser(c)
-	a, err := s.store.DefaultAccount(c.Request.Context(), u.ID)
+	a, err := s.accounts.defaultOf(c.Request.Context(), u.ID, s.store.DefaultAccount)
 	if engine.IsNotFound(err) {
 		return nil, notFound("", "the current user has no default account")
 	}

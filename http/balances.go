@@ -40,7 +40,9 @@ func (s *Server) setDefaultAccount(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if err := s.store.SetDefaultAccount(c.Request.Context(), u.ID, a.ID); err != nil {
+	err = s.store.SetDefaultAccount(c.Request.Context(), u.ID, a.ID)
+	s.accounts.forgetDefault(u.ID)
+	if err != nil {
 		s.fail(c, fmt.Errorf("set default account of %s: %w", u.ID, err))
 		return
 	}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -41,14 +43,20 @@ func (s *Server) decodeBody(c *gin.Context, dst any, optional bool) error {
 		return engine.Errorf(engine.CodeInvalidJSON, "", "request body is empty: a JSON object is required")
 	}
 
-	// First pass: well-formed JSON, one value, nothing after it.
-	dec := json.NewDecoder(bytes.NewReader(raw))
+	// First pass: well-formed JSON, one value, nothing after it. json.Valid
+	// answers that without allocating; the decoder runs only to describe
+	// what is wrong.
 	var value json.RawMessage
-	if err := dec.Decode(&value); err != nil {
-		return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: %s", jsonErrorText(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: unexpected data after the JSON object")
+	if json.Valid(raw) {
+		value = bytes.TrimSpace(raw)
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if err := dec.Decode(&value); err != nil {
+			return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: %s", jsonErrorText(err))
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: unexpected data after the JSON object")
+		}
 	}
 	if value[0] != '{' {
 		return engine.Invalid("", "request body must be a JSON object, not %s", jsonKindOf(value))
@@ -58,8 +66,10 @@ func (s *Server) decodeBody(c *gin.Context, dst any, optional bool) error {
 		return err
 	}
 
-	// Second pass: the shape of dst.
-	dec = json.NewDecoder(bytes.NewReader(value))
+	// Second pass: the shape of dst. Every member name is one of dst's
+	// (checkFieldNames), so DisallowUnknownFields has nothing left to find
+	// but stays, for a dst whose names checkFieldNames could not see.
+	dec := json.NewDecoder(bytes.NewReader(value))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -141,6 +151,17 @@ func describeType(t reflect.Type) string {
 // not inspected.
 func checkFieldNames(obj json.RawMessage, dst any) error {
 	known := jsonFieldNames(reflect.TypeOf(dst))
+	if names, ok := memberNames(obj); ok {
+		for i, name := range names {
+			if !known[name] {
+				return engine.Invalid(name, "unknown field %q", name)
+			}
+			if slices.Contains(names[:i], name) {
+				return engine.Invalid(name, "field %q is given more than once", name)
+			}
+		}
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if _, err := dec.Token(); err != nil { // {
 		return engine.Errorf(engine.CodeInvalidJSON, "", "malformed JSON: %s", jsonErrorText(err))
@@ -167,9 +188,127 @@ func checkFieldNames(obj json.RawMessage, dst any) error {
 	return nil
 }
 
+// maxFastMembers bounds the members memberNames reads; an object with more
+// (no request body has that many fields) takes the decoder.
+const maxFastMembers = 16
+
+// memberNames returns the member names of the JSON object obj (well
+// formed: json.Valid), in order, without a decoder. It reports false, and
+// leaves the names to the decoder, for a name with an escape sequence or a
+// byte outside ASCII (which the decoder may replace) and for an object of
+// more than maxFastMembers members.
+func memberNames(obj []byte) ([]string, bool) {
+	names := make([]string, 0, 8)
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return names, true
+	}
+	for i < len(obj) {
+		if obj[i] != '"' || len(names) == maxFastMembers {
+			return nil, false
+		}
+		end := i + 1
+		for end < len(obj) && obj[end] != '"' {
+			if obj[end] == '\\' || obj[end] >= 0x80 {
+				return nil, false // escapes and UTF-8: the decoder reads them
+			}
+			end++
+		}
+		if end >= len(obj) {
+			return nil, false
+		}
+		names = append(names, string(obj[i+1:end]))
+		i = skipSpace(obj, end+1)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil, false
+		}
+		i = skipValue(obj, skipSpace(obj, i+1))
+		i = skipSpace(obj, i)
+		if i >= len(obj) {
+			return nil, false
+		}
+		switch obj[i] {
+		case '}':
+			return names, true
+		case ',':
+			i = skipSpace(obj, i+1)
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the well-formed JSON value that
+// starts at i: strings are skipped with their escapes, objects and arrays
+// to their matching bracket.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			i++
+			for i < len(b) && b[i] != '"' {
+				if b[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i++
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of the enclosing object
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return i
+}
+
+// fieldNames caches jsonFieldNames by type: request types are few and fixed.
+var fieldNames sync.Map // reflect.Type → map[string]bool
+
 // jsonFieldNames returns the JSON names of the exported fields of the
-// struct t (or t points to), as encoding/json names them.
+// struct t (or t points to), as encoding/json names them. The map is
+// shared: do not modify it.
 func jsonFieldNames(t reflect.Type) map[string]bool {
+	if v, ok := fieldNames.Load(t); ok {
+		return v.(map[string]bool)
+	}
+	names := fieldNamesOf(t)
+	fieldNames.Store(t, names)
+	return names
+}
+
+// fieldNamesOf computes jsonFieldNames.
+func fieldNamesOf(t reflect.Type) map[string]bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

@@ -1,6 +1,9 @@
 package http
 
 import (
+	"bytes"
+	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/txengine/txengine/engine"
@@ -40,4 +43,59 @@ func TestDecodeFieldNamesExact(t *testing.T) {
 	}
 	// Exact names still decode.
 	wantStatus(t, env.do("POST", tr, env.aliceToken, `{"to":"`+to+`","value":"1"}`), 202)
+}
+
+// FuzzMemberNames: wherever memberNames reads the member names of a valid
+// JSON object, it reads what encoding/json's tokens say.
+func FuzzMemberNames(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` { } `, `{"to":"0xab","value":"1"}`, `{"a":{"b":[1,{"c":"}"}]},"d":"\"},"}`,
+		`{"a":1,"a":2}`, `{"a\u0062":1}`, `{"a":[],"b":{},"c":null,"d":true,"e":-1.5e3}`,
+		"{\n\t\"x\" :\r 1 , \"y\":\"\\\\\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		if !json.Valid(obj) {
+			return
+		}
+		got, ok := memberNames(obj)
+		dec := json.NewDecoder(bytes.NewReader(obj))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			if ok {
+				t.Fatalf("memberNames read names %q of a value that is not an object", got)
+			}
+			return
+		}
+		var want []string
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, tok.(string))
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !ok {
+			if len(want) <= maxFastMembers && !bytes.Contains(obj, []byte(`\`)) && !hasNonASCII(obj) {
+				t.Fatalf("memberNames gave up on %q", obj)
+			}
+			return
+		}
+		if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("memberNames(%q) = %q, want %q", obj, got, want)
+		}
+	})
+}
+
+func hasNonASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
 }

@@ -25,7 +25,7 @@ import (
 // testEnv is a server on fakes with two users: alice (an operator with a
 // default account and a registered token) and bob (with a default account).
 type testEnv struct {
-	t      *testing.T
+	t      testing.TB
 	store  *fakeStore
 	engine *fakeEngine
 	chain  *fakeChain
@@ -44,7 +44,7 @@ type testEnv struct {
 
 var testNow = time.Date(2026, 11, 21, 23, 25, 31, 120_000_000, time.UTC)
 
-func newTestEnv(t *testing.T) *testEnv {
+func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	store := newFakeStore()

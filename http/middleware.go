@@ -3,6 +3,7 @@ package http
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -65,6 +66,9 @@ func requestID(c *gin.Context) string { return c.GetString(keyRequestID) }
 func (s *Server) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
+	if !s.log.Enabled(c.Request.Context(), slog.LevelInfo) {
+		return // spare building the record
+	}
 	route := c.FullPath()
 	if route == "" {
 		route = "(unmatched)"

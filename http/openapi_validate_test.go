@@ -35,7 +35,7 @@ func newOpenAPIValidator(t *testing.T) *openAPIValidator {
 // check validates rec, the response to req, against the operation method
 // of the path template (e.g. "/contracts/{contractId}"): its status must be
 // documented and its body must match the documented schema.
-func (v *openAPIValidator) check(t *testing.T, method, template string, req *http.Request, rec *httptest.ResponseRecorder) {
+func (v *openAPIValidator) check(t testing.TB, method, template string, req *http.Request, rec *httptest.ResponseRecorder) {
 	t.Helper()
 	item := v.doc.Paths.Find(template)
 	if item == nil {

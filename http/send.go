@@ -272,7 +272,7 @@ func (s *Server) buildTx(c *gin.Context, tg txTarget, method string, args []json
 
 // submitTx hands tx to the engine and answers 202 with the stored record.
 func (s *Server) submitTx(c *gin.Context, tx *engine.Transaction) {
-	if !s.idempotency(c, http.StatusAccepted, engine.ViewTransaction(tx), &tx.Idempotency) {
+	if _, keyed := c.Get(keyIdempotency); keyed && !s.idempotency(c, http.StatusAccepted, engine.ViewTransaction(tx), &tx.Idempotency) {
 		return
 	}
 	stored, err := s.engine.Submit(c.Request.Context(), tx)

@@ -84,6 +84,10 @@ type Config struct {
 	// RequestTimeout bounds the handling of one request; a request that
 	// exceeds it gets 503 unavailable.
 	RequestTimeout time.Duration
+	// Cluster says that other nodes share the store (cluster mode): a
+	// user's default account, which another node may change, is then read
+	// from the store on every request instead of cached.
+	Cluster bool
 }
 
 // DefaultConfig returns the defaults: 1 MiB bodies, API version 1.2.1,
@@ -159,6 +163,8 @@ type Server struct {
 	users userCache
 	// contracts caches registered contracts and their parsed ABIs.
 	contracts contractCache
+	// accounts caches accounts (id, owner, address) and default accounts.
+	accounts accountCache
 
 	limiter        *limiter
 	metrics        Metrics
@@ -187,6 +193,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.log = slog.New(requestIDHandler{s.log.Handler()})
+	s.accounts.cacheDefaults = !s.cfg.Cluster
 	s.limiter = newLimiter(s.cfg.RateLimit, s.clock)
 	s.limiter.log = s.log
 	s.metrics, s.metricsHandler = deps.Metrics, deps.MetricsHandler

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -67,7 +68,8 @@ func (s *Server) createTransfer(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	args := []json.RawMessage{jsonQuote(to.Hex()), jsonQuote(value.String())}
+	// to in lower case: PackCall need not verify a checksum it would compute.
+	args := []json.RawMessage{jsonQuote("0x" + hex.EncodeToString(to[:])), jsonQuote(value.String())}
 	tx, err := s.buildTx(c, tg, "transfer", args, new(big.Int), txOptions{
 		From: req.From, Callbacks: req.Callbacks, WaitForAsset: req.WaitForAsset, WaitForValue: req.WaitForValue, DependsOn: req.DependsOn, WaitTimeout: req.WaitTimeout,
 	})
@@ -85,7 +87,8 @@ func jsonQuote(s string) json.RawMessage {
 }
 
 // sender resolves the optional from field (an address or an account id) to
-// one of the caller's accounts; absent means the default account.
+// one of the caller's accounts; absent means the default account. The
+// account comes from the account cache: id, owner and address only.
 func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
 	ctx := c.Request.Context()
 	u := currentUser(c)
@@ -101,7 +104,7 @@ func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, err := s.store.AccountByAddress(ctx, addr)
+		a, err := s.accounts.byAddressForSend(ctx, addr, s.store.AccountByAddress)
 		if engine.IsNotFound(err) || (err == nil && a.Owner != u.ID) {
 			return nil, notFound("from", "no account of the current user has address %s", addr.Hex())
 		}
@@ -114,7 +117,14 @@ func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
 	if err != nil || len(*from) != 36 {
 		return nil, engine.Invalid("from", "from must be an address or an account id")
 	}
-	return s.ownAccountByID(ctx, u, id.String(), "from")
+	a, err := s.accounts.byIDForSend(ctx, id.String(), s.store.AccountByID)
+	if engine.IsNotFound(err) || (err == nil && a.Owner != u.ID) {
+		return nil, notFound("from", "account %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", id, err)
+	}
+	return a, nil
 }
 
 // callbackURLs validates callback URLs: absolute http(s), bounded in number

@@ -70,7 +70,11 @@ func (s *Server) createUser(c *gin.Context) {
 	if !s.idempotency(c, http.StatusCreated, view, &u.Idempotency) {
 		return
 	}
-	if err := s.store.CreateUser(c.Request.Context(), u, tokenHash, acct); err != nil {
+	err = s.store.CreateUser(c.Request.Context(), u, tokenHash, acct)
+	if acct != nil {
+		s.accounts.forgetDefault(u.ID)
+	}
+	if err != nil {
 		s.fail(c, fmt.Errorf("create user: %w", err))
 		return
 	}

@@ -75,6 +75,11 @@ func TestPutDefaultAccount(t *testing.T) {
 	env := newTestEnv(t)
 	var a accountView
 	decodeData(t, env.do("POST", "/accounts", env.bobToken, ""), &a)
+	var before accountView // read (and cached) before the change
+	decodeData(t, env.do("GET", "/accounts/default", env.bobToken, ""), &before)
+	if before.ID == a.ID || !before.DefaultAccount {
+		t.Fatalf("default before PUT = %+v", before)
+	}
 	rec := env.do("PUT", "/accounts/default", env.bobToken, `{"account":"`+a.ID+`"}`)
 	wantStatus(t, rec, http.StatusOK)
 	var got accountView

@@ -176,7 +176,11 @@ func (a *Actor) flush(c actor.Context) {
 		if a.cfg.Metrics != nil {
 			a.cfg.Metrics.TxAccepted(a.accountID, a.net.Name, stored)
 		}
-		a.wakeSubmitter(c, false)
+		if a.cfg.WakeSubmitter != nil {
+			a.cfg.WakeSubmitter(a.accountID, a.net.Name, false)
+		} else {
+			c.Send(a.submitter, &Wake{Accepted: true})
+		}
 	}
 }
 

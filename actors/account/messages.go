@@ -25,6 +25,12 @@ type Wake struct {
 	// in-flight transactions again: blocks that held some of them left the
 	// chain.
 	Resync bool
+	// Accepted says that the wake only announces transactions just
+	// accepted (a group commit). A submitter whose window was full after
+	// its last pump skips it: only a transaction that leaves the window
+	// (mined, failed, re-synced) makes room, and that wakes it without
+	// Accepted (the watcher, a retry, the periodic tick).
+	Accepted bool
 }
 
 // tick is the actor's periodic check of its in-flight transactions (a

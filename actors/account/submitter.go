@@ -53,6 +53,12 @@ func (s *submitter) Receive(c actor.Context) {
 		if msg.Resync && s.sender != nil {
 			s.sender.Resync()
 		}
+		if msg.Accepted && !msg.Resync && s.retry == nil && s.sender != nil && s.sender.WindowFull() {
+			// New work that cannot go out before room is made; the wake
+			// that makes room pumps. (Under load, most group commits
+			// find the window full: each pump read the store for nothing.)
+			return
+		}
 		s.queuePump(c)
 	case tick:
 		s.queuePump(c)

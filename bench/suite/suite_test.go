@@ -10,6 +10,7 @@ package suite
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -51,7 +52,12 @@ const (
 	p4Accounts  = 1000
 	p4PerAcct   = 10
 	peerAccepts = 1970.0 // the peer's best accept rate (range 1,750-1,970/s)
-	inFlight    = "1024" // per-account window, matched to geth's raised txpool slots
+	inFlight    = "1024" // per-account window of P4, matched to the txpool slots per account
+	// p2InFlight is the window of P2: two blocks' worth of transfers
+	// (60M gas / 48.8k gas per transfer = 1,229 a block), so that the
+	// pool holds the next block's transfers while one is mined; geth's
+	// global slots (8,192) take them.
+	p2InFlight  = "2048"
 	idleAccount = "10s"
 )
 
@@ -61,7 +67,13 @@ type bins struct{ txengine, txload, ceiling string }
 func build(t *testing.T) bins {
 	dir := t.TempDir()
 	b := bins{filepath.Join(dir, "txengine"), filepath.Join(dir, "txload"), filepath.Join(dir, "ceiling")}
-	for out, pkg := range map[string]string{b.txengine: "../../cmd/txengine", b.txload: "../../cmd/txload", b.ceiling: "../ceiling"} {
+	pkgs := map[string]string{b.txengine: "../../cmd/txengine", b.txload: "../../cmd/txload", b.ceiling: "../ceiling"}
+	if bin := os.Getenv("TXENGINE_BENCH_BIN"); bin != "" {
+		// A txengine built otherwise (go build -tags pprof, or instrumented).
+		delete(pkgs, b.txengine)
+		b.txengine = bin
+	}
+	for out, pkg := range pkgs {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		if o, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", pkg, err, o)
@@ -138,6 +150,39 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// TestBenchP2 runs the geth part of the suite alone (P2, P5 and the
+// completion delay of P3), with TXENGINE_BENCH=P2, and logs the blocks of
+// the burst: how full each was and when it came, to see where a drain
+// loses time against the chain bound.
+//
+//	TXENGINE_BENCH=P2 go test -count=1 -v -run TestBenchP2 -timeout 20m ./bench/suite/
+func TestBenchP2(t *testing.T) {
+	if os.Getenv("TXENGINE_BENCH") != "P2" {
+		t.Skip("runs with TXENGINE_BENCH=P2")
+	}
+	b := build(t)
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
+	rows := benchGeth(t, b, logf)
+	var out bytes.Buffer
+	benchtable.Markdown(&out, benchtable.Run{Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Rows: rows})
+	fmt.Print("\n" + out.String())
+}
+
+// logBlocks logs, for the blocks first-1..last+1, their transactions, gas
+// used and arrival relative to start.
+func logBlocks(ec *ethclient.Client, start time.Time, first, last uint64, logf func(string, ...any)) {
+	for n := first - 1; n <= last+1 && first > 0; n++ {
+		blk, err := ec.BlockByNumber(context.Background(), new(big.Int).SetUint64(n))
+		if err != nil {
+			logf("block %d: %v", n, err)
+			continue
+		}
+		at := time.Unix(int64(blk.Time()), 0)
+		logf("block %d: %4d txs, gas %8d (%3.0f %%), at %+6.1fs", n, len(blk.Transactions()), blk.GasUsed(),
+			100*float64(blk.GasUsed())/float64(blk.GasLimit()), at.Sub(start).Seconds())
+	}
+}
+
 // benchGeth measures P2 (drain of a burst beside the chain bound), P5
 // (JSON-RPC requests per completed transfer) and the completion delay of P3
 // on geth --dev.
@@ -148,7 +193,7 @@ func benchGeth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row
 		"TXENGINE_NETWORK_NAME=geth", "TXENGINE_NETWORK_CHAIN_ID=1337",
 		"TXENGINE_NETWORK_HTTP_URL=" + node.HTTPURL, "TXENGINE_NETWORK_WS_URL=" + node.WSURL,
 		"TXENGINE_NETWORK_FAUCET_KEY=" + hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
-		"TXENGINE_IN_FLIGHT=" + inFlight,
+		"TXENGINE_IN_FLIGHT=" + cmp.Or(os.Getenv("TXENGINE_BENCH_P2_IN_FLIGHT"), p2InFlight),
 	}
 	deploy := exec.Command(b.txengine, "token", "deploy", "--network", "geth", "--name", "Bench Token", "--symbol", "BT", "--supply", "1000000000000000000000000")
 	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
@@ -173,9 +218,12 @@ func benchGeth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row
 	fundETH(t, ec, node, common.HexToAddress(def.Address), 100)
 
 	before := scrape(t, svc.url)
+	started := time.Now()
 	r2 := runLoad(t, b.txload, svc.url, svc.token, "--n", itoa(p2N), "--concurrency", itoa(p1Clients), "--timeout", "5m")
 	after := scrape(t, svc.url)
 	logf("geth burst: drained in %.1fs, gas %d, check %+v", r2.LastCompletedSeconds, r2.GasUsedMedian, r2.Check)
+	logf("geth burst: accepted in %.1fs, blocks %d..%d", r2.AcceptSeconds, r2.FirstBlock, r2.LastBlock)
+	logBlocks(ec, started, r2.FirstBlock, r2.LastBlock, logf)
 
 	head, err := ec.HeaderByNumber(context.Background(), nil)
 	if err != nil {
@@ -354,6 +402,9 @@ type loadReport struct {
 	Accepted             int     `json:"accepted"`
 	AcceptedPerSec       float64 `json:"acceptedPerSec"`
 	SetupSeconds         float64 `json:"setupSeconds"`
+	AcceptSeconds        float64 `json:"acceptSeconds"`
+	FirstBlock           uint64  `json:"firstBlock"`
+	LastBlock            uint64  `json:"lastBlock"`
 	LastCompletedSeconds float64 `json:"lastCompletedSeconds"`
 	CompletedPerSec      float64 `json:"completedPerSec"`
 	GasUsedMedian        uint64  `json:"gasUsedMedian"`
@@ -428,6 +479,15 @@ func startService(t *testing.T, bin, dataDir string, env ...string) *service {
 		t.Fatal(err)
 	}
 	cmd.Stderr = s.logs
+	if p := os.Getenv("TXENGINE_BENCH_SERVICE_LOG"); p != "" {
+		// Keep the service's stderr (appended, one file for every service).
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		cmd.Stderr = io.MultiWriter(s.logs, f)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start txengine: %v", err)
 	}

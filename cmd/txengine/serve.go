@@ -101,6 +101,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
 		RateLimit:      limits,
 		RequestTimeout: cfg.HTTP.RequestTimeout,
+		Cluster:        cfg.Cluster.Enabled,
 	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
 		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, reg),

@@ -40,6 +40,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"sync"
 	"syscall"
 	"time"
 
@@ -83,6 +84,9 @@ var _ engine.Store = (*Store)(nil)
 // concurrent use. Create it with Open and release it with Close.
 type Store struct {
 	db *sqlx.DB
+	// insert is the prepared statement of InsertTransactions (insertStmt).
+	stmtMu sync.Mutex
+	insert *sql.Stmt
 	// hook, when set by a test, runs at the points of cluster.go.
 	hook func(point string)
 }
@@ -117,6 +121,11 @@ func open(ctx context.Context, url string, upTo int) (*Store, error) {
 
 // Close releases the connection pool.
 func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	if s.insert != nil {
+		_ = s.insert.Close()
+	}
+	s.stmtMu.Unlock()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("postgres: close: %w", err)
 	}

@@ -185,8 +185,9 @@ func TestAmountsAndLimits(t *testing.T) {
 }
 
 // benchBatches are the sizes of one group commit in
-// BenchmarkInsertTransactions: a burst (500) and lone requests (1).
-var benchBatches = []int{1, 500}
+// BenchmarkInsertTransactions: lone requests (1), 64 clients (about 32 a
+// batch, measured) and a burst (500).
+var benchBatches = []int{1, 32, 500}
 
 // BenchmarkInsertTransactions measures one group commit of ERC-20
 // transfers. InsertTransactions streams rows with COPY, chosen over
@@ -196,17 +197,29 @@ var benchBatches = []int{1, 500}
 //	go test -run '^$' -bench InsertTransactions -benchtime 200x ./persistence/postgres/
 func BenchmarkInsertTransactions(b *testing.B) {
 	for _, size := range benchBatches {
-		benchInsert(b, size)
+		benchInsert(b, size, func(b *testing.B) string { return pgtest.New(b) })
 	}
 }
 
-// benchInsert runs one case of BenchmarkInsertTransactions.
-func benchInsert(b *testing.B, size int) {
+// BenchmarkInsertTransactionsDurable is BenchmarkInsertTransactions on a
+// cluster of its own with PostgreSQL's durability defaults (fsync and
+// synchronous commit on), as `make bench` runs P1: a commit waits for
+// the disk, and round trips count.
+func BenchmarkInsertTransactionsDurable(b *testing.B) {
+	c := pgtest.StartDurableCluster(b)
+	for _, size := range benchBatches {
+		benchInsert(b, size, func(*testing.B) string { return c.URL() })
+	}
+}
+
+// benchInsert runs one case of BenchmarkInsertTransactions on the database
+// that db returns.
+func benchInsert(b *testing.B, size int, db func(b *testing.B) string) {
 	b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
 		ctx := context.Background()
-		s := mustOpen(b, pgtest.New(b))
+		s := mustOpen(b, db(b))
 		u := &engine.User{ID: uuid.NewString(), Created: time.Now()}
-		a := &engine.Account{ID: uuid.NewString(), Owner: u.ID, Address: common.HexToAddress("0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"), Created: time.Now()}
+		a := &engine.Account{ID: uuid.NewString(), Owner: u.ID, Address: common.BytesToAddress(uuid.New().NodeID()), Created: time.Now()}
 		if err := s.CreateUser(ctx, u, nil, a); err != nil {
 			b.Fatal(err)
 		}

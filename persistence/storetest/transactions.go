@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"reflect"
@@ -64,6 +65,11 @@ func wantTx(t *testing.T, got, want *engine.Transaction) {
 	wantTime(t, want.ID+": Created", got.Created, want.Created)
 	wantTimePtr(t, want.ID+": Submitted", got.Submitted, want.Submitted)
 	wantTimePtr(t, want.ID+": Ended", got.Ended, want.Ended)
+	wantTimePtr(t, want.ID+": WaitUntil", got.WaitUntil, want.WaitUntil)
+	wantTimePtr(t, want.ID+": Replaced", got.Replaced, want.Replaced)
+	if string(got.ABI) != string(want.ABI) {
+		t.Errorf("tx %s: ABI = %s, want %s", want.ID, got.ABI, want.ABI)
+	}
 }
 
 // show prints pointers by their target.
@@ -146,16 +152,23 @@ func submit(t *testing.T, s engine.Store, tx *engine.Transaction, nonce uint64) 
 }
 
 func testTransactionRoundTripFull(t *testing.T, s engine.Store) {
+	// With dependencies, and without: a store may write a batch without
+	// dependencies (or idempotency records) another way.
+	t.Run("dependencies", func(t *testing.T) { roundTripFull(t, s, true) })
+	t.Run("alone", func(t *testing.T) { roundTripFull(t, s, false) })
+}
+
+func roundTripFull(t *testing.T, s engine.Store, withDeps bool) {
 	f := newFixture(t, s)
 	contractAddr := common.HexToAddress("0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359")
 	max256 := new(big.Int).Set(math.MaxBig256)
 	tx := f.tx("dev", 1)
 	tx.ContractID = newID()
 	tx.ContractAddress = contractAddr
-	tx.ContractName = "Token"
+	tx.ContractName = "Token \"quoted\" \\ back\tslash\nnew line \x01 é ✓ 🚀"
 	tx.ContractBWType = engine.TypeERC20
 	tx.Parameters = []any{"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "115792089237316195423570985008687907853269984665640564039457584007913129639935",
-		true, float64(42), nil, []any{"a", float64(1.5)}, map[string]any{"k": "v"}}
+		true, float64(42), nil, []any{"a", float64(1.5)}, map[string]any{"k": "v \" \\ \u2028"}}
 	tx.Data = []byte{0xa9, 0x05, 0x9c, 0xbb, 0x00, 0x01}
 	tx.Value = max256
 	tx.Submitted = ptr(at(2))
@@ -186,9 +199,14 @@ func testTransactionRoundTripFull(t *testing.T, s engine.Store) {
 	}, {Event: "Approval", Address: contractAddr, LogIndex: 8, ReturnValues: map[string]any{}}}
 	tx.Error = &engine.TxError{Code: engine.TxReverted, Message: "execution reverted: insufficient balance"}
 	tx.Callbacks = []string{"https://example.com/cb?a=1", "http://127.0.0.1:9/x"}
-	tx.DependsOn = []string{newID(), newID()}
+	if withDeps {
+		tx.DependsOn = []string{newID(), newID()}
+	}
 	tx.WaitForAsset = "ETH"
 	tx.WaitForValue = new(big.Int).Set(max256)
+	tx.ABI = json.RawMessage(`[{"type":"function","name":"transfer","inputs":[]}]`)
+	tx.WaitUntil = ptr(at(4))
+	tx.Replaced = ptr(at(5))
 	insert(t, s, tx)
 
 	wantTx(t, get(t, s, tx.ID), tx)
@@ -291,6 +309,22 @@ func testReadyTransactionsFIFO(t *testing.T, s engine.Store) {
 	must(t, err)
 	if got, w := txIDs(ready), []string{dev[1].ID, dev[3].ID, more[0].ID, more[1].ID}; !slices.Equal(got, w) {
 		t.Fatalf("ready after submit and fail = %v, want %v", got, w)
+	}
+
+	// Larger batches keep their order too (a store may write batches of
+	// different sizes differently).
+	for i, size := range []int{60, 300} {
+		h := fixture{user: f.user, account: newAccount(t, s, f.user.ID, 2+i, false)}
+		var large []*engine.Transaction
+		for range size {
+			large = append(large, h.tx("dev", 0))
+		}
+		insert(t, s, large...)
+		got, err := s.ReadyTransactions(ctx, h.account.ID, "dev", 1000)
+		must(t, err)
+		if !slices.Equal(txIDs(got), txIDs(large)) {
+			t.Fatalf("a batch of %d came back out of order", len(large))
+		}
 	}
 
 	ready, err = s.ReadyTransactions(ctx, f.account.ID, "dev", 2)

@@ -1,0 +1,34 @@
+//go:build pprof
+
+// A profiling build: `go build -tags pprof ./cmd/txengine` registers
+// net/http/pprof on a side listener named by TXENGINE_PPROF (for example
+// 127.0.0.1:6060), apart from the API's router. Release builds have no such
+// listener. Use it for profiles under load:
+//
+//	go tool pprof -top -cum http://127.0.0.1:6060/debug/pprof/profile?seconds=10
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/pprof"
+	"os"
+)
+
+func init() {
+	addr := os.Getenv("TXENGINE_PPROF")
+	if addr == "" {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	go func() { // lives as long as the process
+		if err := http.ListenAndServe(addr, mux); err != nil {
+			fmt.Fprintf(os.Stderr, "pprof listener %s: %v\n", addr, err)
+		}
+	}()
+}

@@ -1,0 +1,121 @@
+package http
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/txengine/txengine/engine"
+)
+
+func TestAccountCacheByIDAndAddress(t *testing.T) {
+	var c accountCache
+	a := &engine.Account{ID: "a1", Owner: "u1", Address: common.HexToAddress("0x01"), Default: true, EncryptedKey: []byte("k")}
+	loads := 0
+	byID := func(_ context.Context, id string) (*engine.Account, error) {
+		loads++
+		if id != a.ID {
+			return nil, engine.ErrNotFound
+		}
+		return a, nil
+	}
+	byAddr := func(_ context.Context, addr common.Address) (*engine.Account, error) {
+		loads++
+		return nil, engine.ErrNotFound
+	}
+	for range 3 {
+		got, err := c.byIDForSend(context.Background(), "a1", byID)
+		if err != nil || got.ID != "a1" || got.Owner != "u1" || got.Address != a.Address {
+			t.Fatalf("byIDForSend = %+v, %v", got, err)
+		}
+		if got.Default || got.EncryptedKey != nil {
+			t.Fatalf("cached account carries mutable or secret fields: %+v", got)
+		}
+		got.Owner = "changed by a caller" // a copy: the cache keeps its own
+	}
+	if loads != 1 {
+		t.Fatalf("loads = %d, want 1", loads)
+	}
+	// The address of an account read by id is cached too.
+	if got, err := c.byAddressForSend(context.Background(), a.Address, byAddr); err != nil || got.ID != "a1" || got.Owner != "u1" {
+		t.Fatalf("byAddressForSend = %+v, %v", got, err)
+	}
+	if loads != 1 {
+		t.Fatalf("loads = %d, want 1", loads)
+	}
+	// Errors are not cached.
+	for range 2 {
+		if _, err := c.byIDForSend(context.Background(), "nope", byID); !engine.IsNotFound(err) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if loads != 3 {
+		t.Fatalf("loads = %d, want 3", loads)
+	}
+}
+
+func TestAccountCacheDefault(t *testing.T) {
+	c := accountCache{cacheDefaults: true}
+	cur := &engine.Account{ID: "a1", Owner: "u1", Address: common.HexToAddress("0x01"), Default: true}
+	loads := 0
+	load := func(context.Context, string) (*engine.Account, error) { loads++; return cur, nil }
+	for range 3 {
+		got, err := c.defaultOf(context.Background(), "u1", load)
+		if err != nil || got.ID != "a1" || !got.Default {
+			t.Fatalf("defaultOf = %+v, %v", got, err)
+		}
+	}
+	if loads != 1 {
+		t.Fatalf("loads = %d, want 1", loads)
+	}
+	// A change of the default drops the entry.
+	cur = &engine.Account{ID: "a2", Owner: "u1", Address: common.HexToAddress("0x02"), Default: true}
+	c.forgetDefault("u1")
+	if got, _ := c.defaultOf(context.Background(), "u1", load); got.ID != "a2" || loads != 2 {
+		t.Fatalf("after forgetDefault: %+v, loads %d", got, loads)
+	}
+	// A read that overlaps a change is answered but not cached.
+	stale := func(context.Context, string) (*engine.Account, error) {
+		loads++
+		c.forgetDefault("u1") // the change lands while the old default is read
+		return &engine.Account{ID: "a2", Owner: "u1"}, nil
+	}
+	cur = &engine.Account{ID: "a3", Owner: "u1", Address: common.HexToAddress("0x03"), Default: true}
+	c.forgetDefault("u1")
+	if got, _ := c.defaultOf(context.Background(), "u1", stale); got.ID != "a2" {
+		t.Fatalf("overlapping read = %+v", got)
+	}
+	if got, _ := c.defaultOf(context.Background(), "u1", load); got.ID != "a3" {
+		t.Fatalf("after an overlapping read the stale default was cached: %+v", got)
+	}
+	// No default: not cached.
+	none := func(context.Context, string) (*engine.Account, error) { loads++; return nil, engine.ErrNotFound }
+	before := loads
+	for range 2 {
+		if _, err := c.defaultOf(context.Background(), "u2", none); !engine.IsNotFound(err) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if loads != before+2 {
+		t.Fatalf("a missing default was cached")
+	}
+}
+
+// In cluster mode another node may change the default: it is read every time.
+func TestAccountCacheDefaultUncachedInCluster(t *testing.T) {
+	c := accountCache{cacheDefaults: false}
+	loads := 0
+	load := func(context.Context, string) (*engine.Account, error) {
+		loads++
+		return &engine.Account{ID: "a1", Owner: "u1", Default: true}, nil
+	}
+	for range 3 {
+		if got, err := c.defaultOf(context.Background(), "u1", load); err != nil || !got.Default {
+			t.Fatalf("defaultOf = %+v, %v", got, err)
+		}
+	}
+	if loads != 3 {
+		t.Fatalf("loads = %d, want 3", loads)
+	}
+}
