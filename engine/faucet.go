@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"fmt"
 	"math/big"
+	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -19,7 +20,21 @@ type Faucet struct {
 	key    *ecdsa.PrivateKey
 	from   common.Address
 	amount *big.Int
+
+	// next is the nonce after the faucet's last send, at sentAt. A node's
+	// pending nonce can lag a send just accepted (geth updates its pool's
+	// nonces asynchronously): funding two accounts in quick succession
+	// then reused a nonce ("replacement transaction underpriced") and left
+	// the second account without gas. next is trusted only for
+	// nonceMemory after a send, so a send the node dropped cannot hold the
+	// faucet ahead of the chain for long.
+	next   uint64
+	sentAt time.Time
 }
+
+// nonceMemory is how long the faucet prefers its own count of sent
+// transactions to a lower pending nonce of the node.
+const nonceMemory = 10 * time.Second
 
 // NewFaucet returns the faucet of net paying amount wei per account.
 func NewFaucet(net *Network, key *ecdsa.PrivateKey, amount *big.Int) *Faucet {
@@ -37,6 +52,9 @@ func (f *Faucet) Fund(ctx context.Context, to []common.Address) ([]common.Hash, 
 	nonce, err := f.net.Chain.PendingNonceAt(ctx, f.from)
 	if err != nil {
 		return nil, fmt.Errorf("faucet nonce: %w", err)
+	}
+	if f.next > nonce && time.Since(f.sentAt) < nonceMemory {
+		nonce = f.next
 	}
 	head, err := f.net.Chain.HeaderByNumber(ctx, nil)
 	if err != nil {
@@ -78,6 +96,7 @@ func (f *Faucet) Fund(ctx context.Context, to []common.Address) ([]common.Hash, 
 		}
 		hashes = append(hashes, signed.Hash())
 		nonce++
+		f.next, f.sentAt = nonce, time.Now()
 	}
 	return hashes, nil
 }
