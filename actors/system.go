@@ -71,6 +71,8 @@ type System struct {
 	sys   *actor.ActorSystem
 	acfg  account.Config
 	conds *engine.Conditions
+	// commits merges the group commits of all account actors (one writer).
+	commits *engine.CommitQueue
 
 	mu       sync.Mutex
 	accounts map[string]*actor.PID
@@ -120,8 +122,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		grains:   map[string]*actor.PID{},
 	}
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
+	s.commits = engine.NewCommitQueue(cfg.Store.InsertTransactions, cfg.MaxBatch)
 	s.acfg = account.Config{
-		Store: cfg.Store, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
+		Store: cfg.Store, Commits: s.commits, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
 		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: cfg.CheckInFlight,
 		Conditions: s.conds, Metrics: cfg.Metrics,
 	}
@@ -411,6 +414,7 @@ func (s *System) close() {
 		stopAll([]*actor.PID{s.dispatcher})
 	}
 	stopAll(values(s.faucets))
+	s.commits.Close() // after every account actor and grain stopped
 	if s.cl != nil {
 		s.cl.Shutdown(true)
 		return
