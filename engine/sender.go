@@ -78,6 +78,8 @@ type Sender struct {
 	// in the store.
 	load      accountLoad
 	countedAt time.Time
+	// drained is set when the last Pump found the queue empty.
+	drained bool
 }
 
 // accountLoad is an account's queue depth and in-flight count.
@@ -240,6 +242,13 @@ func (s *Sender) WindowFull() bool {
 	return s.synced && s.load.inFlight >= s.net.InFlight
 }
 
+// Idle reports whether the last Pump left nothing to look after: nothing in
+// flight and the queue empty. Until new work wakes it, a periodic check of
+// an idle account would only read the store to find that again.
+func (s *Sender) Idle() bool {
+	return s.synced && s.drained && s.load.inFlight == 0
+}
+
 // Resync makes the next Pump reconcile the nonce and broadcast the
 // in-flight transactions again (Sync), e.g. after their blocks left the chain.
 func (s *Sender) Resync() { s.synced = false }
@@ -275,6 +284,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	}
 	free := s.net.InFlight - sum.Count
 	done := 0
+	s.drained = false
 	var fees *feeQuote
 	var batch []*Transaction
 	for free > 0 {
@@ -328,6 +338,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 			batch = batch[:0]
 		}
 		if !again && len(ready) < asked {
+			s.drained = true
 			break // the queue is empty
 		}
 		if !again {
@@ -524,6 +535,11 @@ type feeQuote struct {
 }
 
 func (s *Sender) fees(ctx context.Context) (feeQuote, error) {
+	return s.net.cachedFees(func() (feeQuote, error) { return s.quoteFees(ctx) })
+}
+
+// quoteFees asks the node for the fees of the next block.
+func (s *Sender) quoteFees(ctx context.Context) (feeQuote, error) {
 	head, err := s.net.Chain.HeaderByNumber(ctx, nil)
 	if err != nil {
 		return feeQuote{}, fmt.Errorf("fees: head: %w", err)

@@ -1048,3 +1048,99 @@ func TestCallKey(t *testing.T) {
 		t.Fatalf("calls with blobs share a key")
 	}
 }
+
+// TestSenderIdle: an account is idle after a Pump that left nothing in
+// flight and found the queue empty, and not while the window is full, a
+// transaction is in flight or the queue was not read to its end.
+func TestSenderIdle(t *testing.T) {
+	chain := &fakeChain{nonce: 0}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 2)
+	if s.Idle() {
+		t.Fatal("idle before the first Pump")
+	}
+	queue(t, s, "a", "b", "c")
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s.Idle() {
+		t.Fatal("idle with a full window and c queued")
+	}
+	store.txs["a"].Status, store.txs["b"].Status = StatusCompleted, StatusCompleted
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s.Idle() {
+		t.Fatal("idle with c in flight")
+	}
+	store.txs["c"].Status = StatusCompleted
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Idle() {
+		t.Fatal("not idle with nothing in flight or queued")
+	}
+	// A transaction failed before it took a nonce leaves the account idle.
+	chain.estimate = func(ethereum.CallMsg) (uint64, error) { return 0, errors.New("execution reverted") }
+	queue(t, s, "d")
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if store.txs["d"].Status != StatusFailed || !s.Idle() {
+		t.Fatalf("d %s, idle %v: want failed and idle", store.txs["d"].Status, s.Idle())
+	}
+}
+
+// countingChain counts the fee questions of a fakeChain.
+type countingChain struct {
+	*fakeChain
+	heads, tips int
+}
+
+func (c *countingChain) HeaderByNumber(ctx context.Context, n *big.Int) (*types.Header, error) {
+	c.heads++
+	return c.fakeChain.HeaderByNumber(ctx, n)
+}
+
+func (c *countingChain) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
+	c.tips++
+	return c.fakeChain.SuggestGasTipCap(ctx)
+}
+
+// TestSenderFeeQuoteSharedByNetwork: with FeeQuoteTTL, the senders of a
+// network share one quote until it expires; without, each pump asks.
+func TestSenderFeeQuoteSharedByNetwork(t *testing.T) {
+	for _, ttl := range []time.Duration{0, time.Hour} {
+		chain := &countingChain{fakeChain: &fakeChain{}}
+		store := newMemStore()
+		s := newTestSender(t, chain.fakeChain, store, 10)
+		s.net.Chain, s.net.FeeQuoteTTL = chain, ttl
+		acct, err := s.signer.(*KeySealer).NewAccount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		acct.ID = "other"
+		other := NewSender(acct, s.net, store, s.signer, s.clock, s.log)
+		queue(t, s, "a")
+		if _, err := s.Pump(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := Accept(context.Background(), store, []*Transaction{{ID: "b", AccountID: "other", Network: "dev", Status: StatusNew,
+			ContractAddress: common.Address{1}, Data: []byte{0xa9, 0x05, 0x9c, 0xbb}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Pump(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if store.txs["a"].Status != StatusSubmitted || store.txs["b"].Status != StatusSubmitted {
+			t.Fatalf("ttl %s: a %s, b %s", ttl, store.txs["a"].Status, store.txs["b"].Status)
+		}
+		want := 2
+		if ttl > 0 {
+			want = 1
+		}
+		if chain.tips != want {
+			t.Fatalf("ttl %s: %d tip quotes for two pumps, want %d", ttl, chain.tips, want)
+		}
+	}
+}

@@ -61,6 +61,11 @@ func (s *submitter) Receive(c actor.Context) {
 		}
 		s.queuePump(c)
 	case tick:
+		if s.retry == nil && s.sender != nil && s.sender.Idle() {
+			// Nothing in flight to check and nothing queued; new work
+			// comes with a Wake.
+			return
+		}
 		s.queuePump(c)
 	case pump:
 		s.pumpQueued = false
