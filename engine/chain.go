@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math/big"
+	"sync"
 	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
@@ -59,6 +60,39 @@ type Network struct {
 	// supply).
 	SystemNFTs []common.Address
 	Chain      Chain
+	// FeeQuoteTTL is how long a fee quote (head base fee and tip, or gas
+	// price) serves every account of the network before the node is asked
+	// again; 0 asks for every pump. Many accounts that send once each
+	// would otherwise ask twice per account for the same block's fees.
+	FeeQuoteTTL time.Duration
+
+	fees feeCache
+}
+
+// feeCache is a Network's last fee quote.
+type feeCache struct {
+	mu sync.Mutex
+	q  feeQuote
+	at time.Time
+}
+
+// cachedFees returns the network's quote if it is younger than
+// FeeQuoteTTL, else asks quote and keeps its answer.
+func (n *Network) cachedFees(quote func() (feeQuote, error)) (feeQuote, error) {
+	if n.FeeQuoteTTL <= 0 {
+		return quote()
+	}
+	n.fees.mu.Lock()
+	defer n.fees.mu.Unlock() // callers that arrive meanwhile wait for this answer
+	if !n.fees.at.IsZero() && time.Since(n.fees.at) < n.FeeQuoteTTL {
+		return n.fees.q, nil
+	}
+	q, err := quote()
+	if err != nil {
+		return q, err
+	}
+	n.fees.q, n.fees.at = q, time.Now()
+	return q, nil
 }
 
 // Defaults of the replacement of stuck transactions.

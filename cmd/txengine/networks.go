@@ -106,10 +106,15 @@ func openNetwork(ctx context.Context, nc config.Network, ec config.Engine) (*eng
 		InFlight: nc.Window(ec.InFlight), GasMarginPercent: nc.Margin(ec.GasMarginPercent),
 		PollInterval: nc.PollInterval, MaxFeePerGasCap: nc.MaxFeeCap(), WSURL: nc.WSURL,
 		ReplaceAfter: nc.ReplaceAfter, FeeBumpPercent: nc.FeeBumpPercent,
-		SystemNFTs: nc.SystemNFTAddresses(), Chain: client,
+		SystemNFTs: nc.SystemNFTAddresses(), Chain: client, FeeQuoteTTL: feeQuoteTTL,
 	}
 	return net, func() error { client.Close(); return nil }, nil
 }
+
+// feeQuoteTTL is how long one fee quote serves every account of a network
+// (engine.Network.FeeQuoteTTL): well within a block, so fees follow the base
+// fee, while a crowd of accounts sending once asks the node once.
+const feeQuoteTTL = 500 * time.Millisecond
 
 // startDev starts the embedded dev chain in the data dir as network "dev",
 // with its faucet.
@@ -128,7 +133,7 @@ func startDev(cfg config.Config) (*networks, error) {
 	dev := &engine.Network{
 		Name: devNetwork, ChainID: chain.ChainID(), Confirmations: 0,
 		InFlight: devWindow(cfg), GasMarginPercent: cfg.Engine.GasMarginPercent,
-		PollInterval: poll, Chain: chain.Client(),
+		PollInterval: poll, Chain: chain.Client(), FeeQuoteTTL: feeQuoteTTL,
 	}
 	return &networks{
 		byName:   map[string]*engine.Network{devNetwork: dev},
