@@ -40,6 +40,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -97,9 +98,28 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	return open(ctx, url, math.MaxInt)
 }
 
+// oneRoundTrip adds binary_parameters=yes to a connection string that does
+// not set it. Without it lib/pq sends a query with arguments in two round
+// trips (Parse and Describe, then Bind and Execute); with it, in one, and
+// []byte arguments go as binary (what BYTEA columns take). Every query of
+// the store has arguments: a profile of 8,000 accounts sending once had a
+// quarter of the service's CPU in pq's writes and reads.
+func oneRoundTrip(url string) string {
+	if strings.Contains(url, "binary_parameters") {
+		return url
+	}
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		if strings.Contains(url, "?") {
+			return url + "&binary_parameters=yes"
+		}
+		return url + "?binary_parameters=yes"
+	}
+	return url + " binary_parameters=yes"
+}
+
 // open is Open applying the migrations up to version upTo only.
 func open(ctx context.Context, url string, upTo int) (*Store, error) {
-	db, err := sqlx.Open(driverName, url)
+	db, err := sqlx.Open(driverName, oneRoundTrip(url))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}

@@ -303,3 +303,34 @@ func TestMigration0008Backfill(t *testing.T) {
 		return mustOpen(t, url)
 	})
 }
+
+// BenchmarkAccountReads is the store's part of an account's pump on an
+// idle account: the in-flight summary and the ready transactions, two
+// queries with arguments. binary=no is lib/pq's default protocol (each
+// query in two round trips), binary=yes what Open sets (one).
+func BenchmarkAccountReads(b *testing.B) {
+	base := pgtest.New(b)
+	for _, mode := range []string{"no", "yes"} {
+		b.Run("binary="+mode, func(b *testing.B) {
+			ctx := context.Background()
+			sep := "?"
+			if strings.Contains(base, "?") {
+				sep = "&"
+			}
+			s := mustOpen(b, base+sep+"binary_parameters="+mode)
+			u := &engine.User{ID: uuid.NewString(), Created: time.Now()}
+			a := &engine.Account{ID: uuid.NewString(), Owner: u.ID, Address: common.BytesToAddress(uuid.New().NodeID()), Created: time.Now()}
+			if err := s.CreateUser(ctx, u, nil, a); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := s.InFlightSummary(ctx, a.ID, "dev"); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.ReadyTransactions(ctx, a.ID, "dev", 64); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
