@@ -105,11 +105,11 @@ fuzz-short:
 vet:
 	$(GO) vet ./...
 
-## bench: the benchmark suite (P1..P5, minutes, needs the whole machine) and one table;
+## bench: the benchmark suite (P1..P5, about 15 minutes, needs the whole machine) and one table;
 ## BENCH_OUT=file.json saves the run, `go run ./bench/median runs...` prints medians.
 ## Not part of `make test`.
 bench:
-	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 30m -run '^TestBench$$' ./bench/suite/
+	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 60m -run '^TestBench$$' ./bench/suite/
 
 ## bench-cluster: throughput of 1 node (single-node and cluster mode) beside 3 nodes in
 ## cluster mode, same burst, each on PostgreSQL + geth --dev (tests/cluster, minutes).

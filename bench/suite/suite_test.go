@@ -23,9 +23,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +61,15 @@ const (
 	// global slots (8,192) take them.
 	p2InFlight  = "2048"
 	idleAccount = "10s"
+	// p4Idle is how many distinct accounts the RSS row of P4 creates, each
+	// of which sends once and goes idle (TXENGINE_BENCH_IDLE_ACCOUNTS
+	// overrides it for trial runs); p4IdleClients create and send them.
+	p4Idle        = 100000
+	p4IdleClients = 32
+	// p4IdleTimeout bounds the wait for every idle account's transfer to end.
+	p4IdleTimeout = 10 * time.Minute
+	// idleTo receives the idle accounts' transfers (of 0: they cannot pay gas).
+	idleTo = "0x000000000000000000000000000000000000bEEF"
 )
 
 // bins are the programs under test, built once.
@@ -132,11 +143,15 @@ func TestBench(t *testing.T) {
 		benchtable.Row{ID: "P3.max", What: "P3 accept latency max", Value: rh.LatencyMs.Max, Unit: "ms"},
 	)
 
-	// P2 and P5: a burst on geth --dev; P3 (second half): completion delay.
-	add(benchGeth(t, b, logf)...)
+	// P2 and P5: a burst on geth --dev; P3 (second half): completion delay;
+	// P4's RSS once 100,000 accounts sent once and went idle (on the same
+	// node, reported after the other P4 rows).
+	gethRows, idleRows := benchGeth(t, b, logf)
+	add(gethRows...)
 
-	// P4: breadth beside depth, and RSS once the accounts are idle.
+	// P4: breadth beside depth on the embedded chain, then the RSS row.
 	add(benchBreadth(t, b, logf)...)
+	add(idleRows...)
 
 	run := benchtable.Run{Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Rows: rows}
 	var out bytes.Buffer
@@ -150,10 +165,11 @@ func TestBench(t *testing.T) {
 	}
 }
 
-// TestBenchP2 runs the geth part of the suite alone (P2, P5 and the
-// completion delay of P3), with TXENGINE_BENCH=P2, and logs the blocks of
-// the burst: how full each was and when it came, to see where a drain
-// loses time against the chain bound.
+// TestBenchP2 runs the geth part of the suite alone (P2, P5, the
+// completion delay of P3 and P4's RSS after idle accounts), with
+// TXENGINE_BENCH=P2, and logs the blocks of the burst: how full each was
+// and when it came, to see where a drain loses time against the chain
+// bound. TXENGINE_BENCH_IDLE_ACCOUNTS=5000 makes the RSS part a quick trial.
 //
 //	TXENGINE_BENCH=P2 go test -count=1 -v -run TestBenchP2 -timeout 20m ./bench/suite/
 func TestBenchP2(t *testing.T) {
@@ -162,7 +178,8 @@ func TestBenchP2(t *testing.T) {
 	}
 	b := build(t)
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
-	rows := benchGeth(t, b, logf)
+	rows, idle := benchGeth(t, b, logf)
+	rows = append(rows, idle...)
 	var out bytes.Buffer
 	benchtable.Markdown(&out, benchtable.Run{Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Rows: rows})
 	fmt.Print("\n" + out.String())
@@ -185,16 +202,19 @@ func logBlocks(ec *ethclient.Client, start time.Time, first, last uint64, logf f
 
 // benchGeth measures P2 (drain of a burst beside the chain bound), P5
 // (JSON-RPC requests per completed transfer) and the completion delay of P3
-// on geth --dev.
-func benchGeth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row {
+// on geth --dev; then, on the same node, P4's RSS after idle accounts
+// (benchIdle), whose rows it returns apart.
+func benchGeth(t *testing.T, b bins, logf func(string, ...any)) (rows, idle []benchtable.Row) {
 	node := gethtest.Start(t, gethtest.Period(1))
 	dir := t.TempDir()
-	env := []string{
+	netEnv := []string{
 		"TXENGINE_NETWORK_NAME=geth", "TXENGINE_NETWORK_CHAIN_ID=1337",
 		"TXENGINE_NETWORK_HTTP_URL=" + node.HTTPURL, "TXENGINE_NETWORK_WS_URL=" + node.WSURL,
-		"TXENGINE_NETWORK_FAUCET_KEY=" + hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
-		"TXENGINE_IN_FLIGHT=" + cmp.Or(os.Getenv("TXENGINE_BENCH_P2_IN_FLIGHT"), p2InFlight),
 	}
+	env := append(slices.Clip(netEnv),
+		"TXENGINE_NETWORK_FAUCET_KEY="+hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
+		"TXENGINE_IN_FLIGHT="+cmp.Or(os.Getenv("TXENGINE_BENCH_P2_IN_FLIGHT"), p2InFlight),
+	)
 	deploy := exec.Command(b.txengine, "token", "deploy", "--network", "geth", "--name", "Bench Token", "--symbol", "BT", "--supply", "1000000000000000000000000")
 	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
 	if out, err := deploy.CombinedOutput(); err != nil {
@@ -241,7 +261,7 @@ func benchGeth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row
 	}
 	rpc := after.rpc - before.rpc
 	completed := after.completed - before.completed
-	rows := []benchtable.Row{
+	rows = []benchtable.Row{
 		{ID: "P2.drain", What: fmt.Sprintf("P2 drain of %d transfers from 1 account on geth --dev (first request to last completed)", p2N), Value: r2.LastCompletedSeconds, Unit: "s",
 			Note: fmt.Sprintf("(accepted %.0f/s; check %s)", r2.AcceptedPerSec, verdict(r2))},
 		{ID: "P2.bound", What: fmt.Sprintf("P2 chain bound: ⌈N / ⌊%d gas / %d gas per transfer⌋⌉ × %.0fs", head.GasLimit, r2.GasUsedMedian, period), Value: bound, Unit: "s"},
@@ -257,7 +277,16 @@ func benchGeth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row
 		benchtable.Row{ID: "P3.visible.p50", What: fmt.Sprintf("P3 head → completed visible p50 (geth, %d transfers, 10 ms polling)", len(d)), Value: pct(d, 50), Unit: "ms"},
 		benchtable.Row{ID: "P3.visible.max", What: "P3 head → completed visible max", Value: pct(d, 100), Unit: "ms", HasTarget: true, Target: 100},
 	)
-	return rows
+
+	// P4 RSS: the token of P2 on a second service; this one is done.
+	var token struct {
+		Address string `json:"address"`
+	}
+	if err := apiCall(&http.Client{Timeout: 10 * time.Second}, "GET", svc.url+"/tokens/"+r2.TokenID, svc.token, "", &token); err != nil {
+		t.Fatalf("P2 token: %v", err)
+	}
+	svc.stop()
+	return rows, benchIdle(t, b, netEnv, token.Address, logf)
 }
 
 // fundETH sends eth ether from the node's faucet key to addr and waits
@@ -374,25 +403,226 @@ func completionDelays(t *testing.T, svc *service, ec *ethclient.Client, tokenID 
 }
 
 // benchBreadth measures P4 on the embedded chain: 1 account × p4Depth
-// beside p4Accounts × p4PerAcct, then the service's RSS once every account
-// actor has been idle for longer than the passivation delay.
+// beside p4Accounts × p4PerAcct (P4's RSS is benchIdle's).
 func benchBreadth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row {
 	svc := startService(t, b.txengine, t.TempDir(), "TXENGINE_IN_FLIGHT="+inFlight, "TXENGINE_IDLE_ACCOUNT="+idleAccount)
 	defer svc.stop()
 	deep := runLoad(t, b.txload, svc.url, svc.token, "--n", itoa(p4Depth), "--concurrency", itoa(p1Clients))
 	wide := runLoad(t, b.txload, svc.url, svc.token, "--n", itoa(p4Accounts*p4PerAcct), "--accounts", itoa(p4Accounts), "--concurrency", itoa(p1Clients))
 	logf("depth %.0f/s, breadth %.0f/s (setup %.0fs)", deep.CompletedPerSec, wide.CompletedPerSec, wide.SetupSeconds)
-	idle, _ := time.ParseDuration(idleAccount)
-	time.Sleep(idle + 10*time.Second)
-	runtime.GC()
-	rss := vmRSS(t, svc.cmd.Process.Pid)
 	return []benchtable.Row{
 		{ID: "P4.depth", What: fmt.Sprintf("P4 1 account × %d on the embedded chain (accepted/s; completed/s to the last)", p4Depth), Value: deep.CompletedPerSec, Unit: "/s",
 			Note: fmt.Sprintf("(accepts %.0f/s; check %s)", deep.AcceptedPerSec, verdict(deep))},
 		{ID: "P4.breadth", What: fmt.Sprintf("P4 %d accounts × %d (completed/s to the last; setup excluded)", p4Accounts, p4PerAcct), Value: wide.CompletedPerSec, Unit: "/s",
 			Note: fmt.Sprintf("(accepts %.0f/s; setup %.0fs; check %s)", wide.AcceptedPerSec, wide.SetupSeconds, verdict(wide))},
 		{ID: "P4.ratio", What: "P4 breadth / depth (completed/s)", Value: wide.CompletedPerSec / deep.CompletedPerSec, Unit: "x", HasTarget: true, Target: 0.8, AtLeast: true},
-		{ID: "P4.rss", What: fmt.Sprintf("P4 RSS after %d accounts sent and went idle (%s passivation; not 100,000)", p4Accounts+1, idleAccount), Value: rss, Unit: "MB", HasTarget: true, Target: 300},
+	}
+}
+
+// benchIdle measures P4's RSS: that of a service once idleAccounts
+// distinct accounts have sent once and gone idle. The service is a second
+// one against the geth node of netEnv (no in-process chain: the RSS is the
+// engine's own), on a PostgreSQL cluster of its own with the durability
+// defaults (it groups concurrent commits; the embedded store would take
+// minutes for the account creations), without a faucet and with a
+// passivation delay of idleAccount. It registers the ERC-20 at tokenAddr,
+// creates the accounts and sends from each a transfer of 0 to idleTo; the
+// accounts have no ETH, so each transfer goes through acceptance, its
+// account actor and submitter and fails for lack of gas, and nothing
+// reaches the node's pool. Once none is new, waiting or submitted and the
+// passivation delay has passed (plus 10s), it reads the service's VmRSS.
+// The service exports no gauge of live account actors, so that the actors
+// did passivate is not checked.
+func benchIdle(t *testing.T, b bins, netEnv []string, tokenAddr string, logf func(string, ...any)) []benchtable.Row {
+	n := idleAccounts(t)
+	idle, err := time.ParseDuration(idleAccount)
+	if err != nil {
+		t.Fatalf("idleAccount %q: %v", idleAccount, err)
+	}
+	env := append(slices.Clip(netEnv), "TXENGINE_DATABASE_URL="+pgtest.StartDurableCluster(t).URL(), "TXENGINE_IDLE_ACCOUNT="+idleAccount)
+	svc := startService(t, b.txengine, t.TempDir(), env...)
+	defer svc.stop()
+	// One keep-alive connection per client (the default keeps 2 idle per
+	// host, and the other clients would dial anew for every request).
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2*p4IdleClients, 2*p4IdleClients
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: tr}
+
+	var contract struct {
+		ID string `json:"id"`
+	}
+	body := fmt.Sprintf(`{"name":"Bench Token","network":"geth","address":%q,"type":"erc20"}`, tokenAddr)
+	if err := apiCall(hc, "PUT", svc.url+"/contracts", svc.token, body, &contract); err != nil {
+		t.Fatalf("register the P2 token %s: %v", tokenAddr, err)
+	}
+
+	ids := make([]string, n)
+	start := time.Now()
+	if err := each(n, p4IdleClients, "accounts created", logf, func(i int) error {
+		var a struct {
+			ID string `json:"id"`
+		}
+		if err := apiCall(hc, "POST", svc.url+"/accounts", svc.token, "{}", &a); err != nil {
+			return fmt.Errorf("account %d: %w", i, err)
+		}
+		ids[i] = a.ID
+		return nil
+	}); err != nil {
+		t.Fatalf("P4 idle accounts: %v", err)
+	}
+	created := time.Since(start).Seconds()
+	logf("P4 idle: %d accounts created in %.1fs (%.0f/s)", n, created, float64(n)/created)
+
+	before := scrape(t, svc.url)
+	sendStart := time.Now()
+	if err := each(n, p4IdleClients, "sends accepted", logf, func(i int) error {
+		var tx struct {
+			ID string `json:"id"`
+		}
+		body := fmt.Sprintf(`{"to":%q,"value":"0","from":%q}`, idleTo, ids[i])
+		if err := apiCall(hc, "POST", svc.url+"/tokens/"+contract.ID+"/transfers", svc.token, body, &tx); err != nil {
+			return fmt.Errorf("transfer from account %d (%s): %w", i, ids[i], err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("P4 idle sends: %v", err)
+	}
+	sent := time.Since(sendStart).Seconds()
+	logf("P4 idle: %d sends accepted in %.1fs (%.0f/s)", n, sent, float64(n)/sent)
+
+	open, err := waitEnded(hc, svc, before, p4IdleTimeout, logf)
+	if err != nil {
+		t.Fatalf("P4 idle: %v", err)
+	}
+	ended := time.Since(sendStart).Seconds()
+	after := scrape(t, svc.url)
+	rssEnded := vmRSS(t, svc.cmd.Process.Pid)
+	outcome := after.outcome(before)
+	logf("P4 idle: every transfer ended %.1fs after the first send (%.1fs after the last accept): %s; open %s; RSS %.0f MB",
+		ended, ended-sent, outcome, open, rssEnded)
+	logf("P4 idle: %.0f JSON-RPC round trips (%.2f a transfer; top: %s)", after.rpc-before.rpc, (after.rpc-before.rpc)/float64(n), after.top(before, 5))
+	var failed []struct {
+		ID    string `json:"id"`
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := apiCall(hc, "GET", svc.url+"/transactions?status=failed&limit=1", svc.token, "", &failed); err != nil {
+		t.Fatalf("P4 idle: failed transactions: %v", err)
+	}
+	if len(failed) > 0 && failed[0].Error != nil {
+		logf("P4 idle: a failed transfer: %s: %s (%s)", failed[0].ID, failed[0].Error.Code, failed[0].Error.Message)
+	}
+
+	// Every account actor passivates idleAccount after its last message.
+	time.Sleep(idle + 10*time.Second)
+	rss := vmRSS(t, svc.cmd.Process.Pid)
+	logf("P4 idle: RSS %.0f MB after %s idle", rss, idle+10*time.Second)
+	note := fmt.Sprintf("(%.0f MB when the last transfer ended; %s", rssEnded, outcome)
+	if open != "none" {
+		note += "; NOT IDLE, still open: " + open
+	}
+	note += ")"
+	return []benchtable.Row{
+		{ID: "P4.rss", What: fmt.Sprintf("P4 RSS of txengine after %d distinct accounts each sent one transfer and went idle "+
+			"(PostgreSQL store, geth --dev: no in-process chain; each transfer failed for lack of gas; %s passivation, read %s after the last ended)",
+			n, idleAccount, idle+10*time.Second), Value: rss, Unit: "MB", HasTarget: true, Target: 300, Note: note},
+		{ID: "P4.idle.create", What: fmt.Sprintf("P4 idle setup: accounts created (POST /accounts, %d clients)", p4IdleClients), Value: float64(n) / created, Unit: "/s"},
+		{ID: "P4.idle.send", What: fmt.Sprintf("P4 idle setup: sends accepted (one transfer per account, %d clients)", p4IdleClients), Value: float64(n) / sent, Unit: "/s"},
+		{ID: "P4.idle.ended", What: "P4 idle setup: first send → every transfer ended", Value: ended, Unit: "s",
+			Note: fmt.Sprintf("(%.0fs after the last accept)", ended-sent)},
+	}
+}
+
+// idleAccounts is the number of accounts of P4's RSS row: p4Idle, or
+// TXENGINE_BENCH_IDLE_ACCOUNTS for trial runs.
+func idleAccounts(t *testing.T) int {
+	v := os.Getenv("TXENGINE_BENCH_IDLE_ACCOUNTS")
+	if v == "" {
+		return p4Idle
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("TXENGINE_BENCH_IDLE_ACCOUNTS: %q is not a positive integer", v)
+	}
+	return n
+}
+
+// each runs fn(0..n-1) on workers goroutines, which it waits for, and logs
+// every 10,000 done as "<done> <what>". It returns the first error; the
+// indices not yet started are then skipped.
+func each(n, workers int, what string, logf func(string, ...any), fn func(i int) error) error {
+	var (
+		next, done atomic.Int64
+		mu         sync.Mutex
+		first      error
+		wg         sync.WaitGroup
+	)
+	start := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() { // owned by each, which waits for it
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					next.Store(int64(n)) // skip the rest
+					return
+				}
+				if d := done.Add(1); d%10000 == 0 {
+					logf("P4 idle: %d %s (%.0f/s)", d, what, float64(d)/time.Since(start).Seconds())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// waitEnded polls svc until none of its transactions is new, waiting or
+// submitted, logging the transactions ended since before every 10s; it
+// returns "none", or after timeout how many each list still holds (a
+// page's worth at most).
+func waitEnded(hc *http.Client, svc *service, before metrics, timeout time.Duration, logf func(string, ...any)) (string, error) {
+	deadline := time.Now().Add(timeout)
+	lastLog := time.Now()
+	for {
+		var open []json.RawMessage
+		if err := apiCall(hc, "GET", svc.url+"/transactions?status=new,waiting,submitted&limit=1", svc.token, "", &open); err != nil {
+			return "", fmt.Errorf("open transactions: %w", err)
+		}
+		if len(open) == 0 {
+			return "none", nil
+		}
+		if time.Now().After(deadline) {
+			var parts []string
+			for _, st := range []string{"new", "waiting", "submitted"} {
+				var txs []json.RawMessage
+				if err := apiCall(hc, "GET", svc.url+"/transactions?status="+st+"&limit=1000", svc.token, "", &txs); err != nil {
+					return "", fmt.Errorf("%s transactions: %w", st, err)
+				}
+				parts = append(parts, fmt.Sprintf("%d %s", len(txs), st))
+			}
+			logf("P4 idle: transfers still open after %s: %s", timeout, strings.Join(parts, ", "))
+			return strings.Join(parts, ", "), nil
+		}
+		if time.Since(lastLog) >= 10*time.Second {
+			lastLog = time.Now()
+			if m, err := scrapeErr(svc.url); err == nil {
+				logf("P4 idle: %s", m.outcome(before))
+			}
+		}
+		time.Sleep(time.Second)
 	}
 }
 
@@ -587,21 +817,36 @@ func (c *ceilingServer) stop() {
 // metrics are the counters the suite reads from /metrics.
 type metrics struct {
 	rpc       float64
+	accepted  float64
 	completed float64
 	byMethod  map[string]float64
+	failed    map[string]float64 // by error code
 }
 
 // scrape reads txengine_rpc_requests_total (all networks, methods and
-// outcomes) and txengine_transactions_completed_total from /metrics.
+// outcomes) and txengine_transactions_{accepted,completed,failed}_total
+// from /metrics.
 func scrape(t *testing.T, url string) metrics {
 	t.Helper()
-	res, err := http.Get(url + "/metrics")
+	m, err := scrapeErr(url)
 	if err != nil {
 		t.Fatalf("scrape: %v", err)
 	}
+	return m
+}
+
+// scrapeErr is scrape for goroutines and loops that must not fail the test.
+func scrapeErr(url string) (metrics, error) {
+	res, err := http.Get(url + "/metrics")
+	if err != nil {
+		return metrics{}, err
+	}
 	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	m := metrics{byMethod: map[string]float64{}}
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return metrics{}, fmt.Errorf("read %s/metrics: %w", url, err)
+	}
+	m := metrics{byMethod: map[string]float64{}, failed: map[string]float64{}}
 	for _, line := range strings.Split(string(raw), "\n") {
 		name, rest, ok := strings.Cut(line, "{")
 		if !ok {
@@ -619,11 +864,30 @@ func scrape(t *testing.T, url string) metrics {
 		case "txengine_rpc_requests_total":
 			m.rpc += v
 			m.byMethod[label(labels, "method")] += v
+		case "txengine_transactions_accepted_total":
+			m.accepted += v
 		case "txengine_transactions_completed_total":
 			m.completed += v
+		case "txengine_transactions_failed_total":
+			m.failed[label(labels, "code")] += v
 		}
 	}
-	return m
+	return m, nil
+}
+
+// outcome describes the transactions accepted since before and how they
+// ended: "N accepted, C completed, F failed (code n, ...)".
+func (m metrics) outcome(before metrics) string {
+	var codes []string
+	failed := 0.0
+	for code, v := range m.failed {
+		if d := v - before.failed[code]; d > 0 {
+			failed += d
+			codes = append(codes, fmt.Sprintf("%s %.0f", code, d))
+		}
+	}
+	slices.Sort(codes)
+	return fmt.Sprintf("%.0f accepted, %.0f completed, %.0f failed (%s)", m.accepted-before.accepted, m.completed-before.completed, failed, strings.Join(codes, ", "))
 }
 
 // top lists the n methods with the most requests since before.
