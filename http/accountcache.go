@@ -58,32 +58,26 @@ func (c *accountCache) putLocked(a engine.Account) {
 // id (Default is not set: use it only to send from), loading the account
 // with load on first use. Errors (not found included) are not cached.
 func (c *accountCache) byIDForSend(ctx context.Context, id string, load func(context.Context, string) (*engine.Account, error)) (*engine.Account, error) {
-	c.mu.Lock()
-	a, ok := c.byID[id]
-	c.mu.Unlock()
-	if ok {
-		return &a, nil
-	}
-	loaded, err := load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	a = senderFields(loaded)
-	c.mu.Lock()
-	c.putLocked(a)
-	c.mu.Unlock()
-	return &a, nil
+	return c.forSend(func() (engine.Account, bool) { a, ok := c.byID[id]; return a, ok },
+		func() (*engine.Account, error) { return load(ctx, id) })
 }
 
 // byAddressForSend is byIDForSend by address.
 func (c *accountCache) byAddressForSend(ctx context.Context, addr common.Address, load func(context.Context, common.Address) (*engine.Account, error)) (*engine.Account, error) {
+	return c.forSend(func() (engine.Account, bool) { a, ok := c.byAddr[addr]; return a, ok },
+		func() (*engine.Account, error) { return load(ctx, addr) })
+}
+
+// forSend returns what cached finds (called under the lock), or else
+// caches and returns the sender fields of what load returns.
+func (c *accountCache) forSend(cached func() (engine.Account, bool), load func() (*engine.Account, error)) (*engine.Account, error) {
 	c.mu.Lock()
-	a, ok := c.byAddr[addr]
+	a, ok := cached()
 	c.mu.Unlock()
 	if ok {
 		return &a, nil
 	}
-	loaded, err := load(ctx, addr)
+	loaded, err := load()
 	if err != nil {
 		return nil, err
 	}
