@@ -431,8 +431,8 @@ func benchBreadth(t *testing.T, b bins, logf func(string, ...any)) []benchtable.
 // account actor and submitter and fails for lack of gas, and nothing
 // reaches the node's pool. Once none is new, waiting or submitted and the
 // passivation delay has passed (plus 10s), it reads the service's VmRSS.
-// The service exports no gauge of live account actors, so that the actors
-// did passivate is not checked.
+// The row's note gives txengine_account_actors then (0: every actor
+// passivated).
 func benchIdle(t *testing.T, b bins, netEnv []string, tokenAddr string, logf func(string, ...any)) []benchtable.Row {
 	n := idleAccounts(t)
 	idle, err := time.ParseDuration(idleAccount)
@@ -519,8 +519,11 @@ func benchIdle(t *testing.T, b bins, netEnv []string, tokenAddr string, logf fun
 	// Every account actor passivates idleAccount after its last message.
 	time.Sleep(idle + 10*time.Second)
 	rss := vmRSS(t, svc.cmd.Process.Pid)
-	logf("P4 idle: RSS %.0f MB after %s idle", rss, idle+10*time.Second)
-	note := fmt.Sprintf("(%.0f MB when the last transfer ended; %s", rssEnded, outcome)
+	idleNow := scrape(t, svc.url)
+	logf("P4 idle: RSS %.0f MB after %s idle; account actors running: %.0f (%.0f when the last transfer ended)",
+		rss, idle+10*time.Second, idleNow.actors, after.actors)
+	note := fmt.Sprintf("(%.0f account actors running, %.0f when the last transfer ended with %.0f MB; %s",
+		idleNow.actors, after.actors, rssEnded, outcome)
 	if open != "none" {
 		note += "; NOT IDLE, still open: " + open
 	}
@@ -821,6 +824,7 @@ type metrics struct {
 	completed float64
 	byMethod  map[string]float64
 	failed    map[string]float64 // by error code
+	actors    float64            // txengine_account_actors: account actors running
 }
 
 // scrape reads txengine_rpc_requests_total (all networks, methods and
@@ -848,6 +852,10 @@ func scrapeErr(url string) (metrics, error) {
 	}
 	m := metrics{byMethod: map[string]float64{}, failed: map[string]float64{}}
 	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "txengine_account_actors "); ok {
+			m.actors, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+			continue
+		}
 		name, rest, ok := strings.Cut(line, "{")
 		if !ok {
 			continue

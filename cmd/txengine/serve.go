@@ -91,6 +91,9 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		return fmt.Errorf("start actors: %w", err)
 	}
 	defer sys.Close()
+	if err := prom.RegisterLiveAccounts(reg, sys.LiveAccounts); err != nil {
+		return err
+	}
 
 	limits := apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour}
 	if cc != nil {

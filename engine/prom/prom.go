@@ -151,6 +151,20 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 	return m, nil
 }
 
+// RegisterLiveAccounts registers txengine_account_actors on reg: the
+// account actors running on this node, read from live at every scrape (an
+// idle actor stops after the idle delay, so after a burst the gauge shows
+// passivation at work).
+func RegisterLiveAccounts(reg prometheus.Registerer, live func() int) error {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "account_actors",
+		Help: "Account actors running on this node (one per account and network with recent work; idle ones stop)."},
+		func() float64 { return float64(live()) })
+	if err := reg.Register(g); err != nil {
+		return fmt.Errorf("register txengine_account_actors: %w", err)
+	}
+	return nil
+}
+
 // Handler serves the metrics of g in the Prometheus exposition format.
 func Handler(g prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})

@@ -199,3 +199,29 @@ func TestInstrumentedChainKeepsCapabilities(t *testing.T) {
 		t.Fatalf("batch counted %v times, want 1", v)
 	}
 }
+
+// TestLiveAccounts: the gauge reads the live count at every scrape.
+func TestLiveAccounts(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	n := 3
+	if err := RegisterLiveAccounts(reg, func() int { return n }); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{3, 0} {
+		n = want
+		got, err := testutil.GatherAndCount(reg, "txengine_account_actors")
+		if err != nil || got != 1 {
+			t.Fatalf("series %d, %v", got, err)
+		}
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := mfs[0].GetMetric()[0].GetGauge().GetValue(); v != float64(want) {
+			t.Fatalf("txengine_account_actors = %v, want %d", v, want)
+		}
+	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %v", problems, err)
+	}
+}
