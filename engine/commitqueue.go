@@ -33,6 +33,8 @@ type CommitQueue struct {
 	done chan struct{} // closed when the writer returned
 }
 
+var _ Committer = (*CommitQueue)(nil)
+
 // commitRequest is one caller's batch and where its outcome goes.
 type commitRequest struct {
 	txs    []*Transaction

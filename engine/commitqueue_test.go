@@ -40,6 +40,25 @@ func (f *recordingInsert) insert(_ context.Context, txs []*Transaction) error {
 	return nil
 }
 
+// waitQueued waits (5 s at most) until ok holds of the queue's waiting
+// batches, read under its lock.
+func waitQueued(t *testing.T, q *CommitQueue, what string, ok func([]*commitRequest) bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		q.mu.Lock()
+		done := ok(q.waiting)
+		q.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue never held %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func txsNamed(ids ...string) []*Transaction {
 	out := make([]*Transaction, len(ids))
 	for i, id := range ids {
@@ -69,19 +88,7 @@ func TestCommitQueueMerges(t *testing.T) {
 		go func() { results <- outcome{b[0], q.InsertTransactions(context.Background(), txsNamed(b...))} }()
 	}
 	// Let the three batches reach the queue before the first commit ends.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		q.mu.Lock()
-		n := len(q.waiting)
-		q.mu.Unlock()
-		if n == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d batches queued, want 3", n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(t, q, "three batches", func(w []*commitRequest) bool { return len(w) == 3 })
 	f.gate.Unlock()
 	if err := <-first; err != nil {
 		t.Fatalf("first batch: %v", err)
@@ -130,16 +137,8 @@ func TestCommitQueueMaxRows(t *testing.T) {
 				t.Errorf("%v: %v", b, err)
 			}
 		})
-		for { // queue them in this order
-			q.mu.Lock()
-			n := len(q.waiting)
-			queued := n > 0 && q.waiting[n-1].txs[0].ID == b[0]
-			q.mu.Unlock()
-			if queued {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		// Queue them in this order.
+		waitQueued(t, q, b[0]+" last", func(w []*commitRequest) bool { return len(w) > 0 && w[len(w)-1].txs[0].ID == b[0] })
 	}
 	f.gate.Unlock()
 	wg.Wait()
@@ -160,15 +159,7 @@ func TestCommitQueueClose(t *testing.T) {
 	go func() { errs <- q.InsertTransactions(context.Background(), txsNamed("a")) }()
 	<-f.in
 	go func() { errs <- q.InsertTransactions(context.Background(), txsNamed("b")) }()
-	for {
-		q.mu.Lock()
-		n := len(q.waiting)
-		q.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitQueued(t, q, "b", func(w []*commitRequest) bool { return len(w) == 1 })
 	closed := make(chan struct{})
 	go func() { q.Close(); close(closed) }()
 	f.gate.Unlock()

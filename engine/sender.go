@@ -196,11 +196,16 @@ func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
 	load.queued, s.countedAt = n, now
 }
 
+// Committer stores transactions (status new) in one database transaction:
+// every one or none. Stores implement it, and so does CommitQueue, which
+// merges the commits of many callers.
+type Committer interface {
+	InsertTransactions(ctx context.Context, txs []*Transaction) error
+}
+
 // Accept stores txs durably (status new) in one database transaction: the
 // group commit of an account actor.
-func Accept(ctx context.Context, store interface {
-	InsertTransactions(ctx context.Context, txs []*Transaction) error
-}, txs []*Transaction) error {
+func Accept(ctx context.Context, store Committer, txs []*Transaction) error {
 	if err := store.InsertTransactions(ctx, txs); err != nil {
 		return fmt.Errorf("accept %d transactions: %w", len(txs), err)
 	}

@@ -36,10 +36,10 @@ type Config struct {
 	Registry Registry
 	// Idle is how long an actor without work lives before it stops.
 	Idle time.Duration
-	// Commits, when set, writes the group commits: an engine.CommitQueue
-	// merges those of every account actor into one database transaction.
-	// Nil writes them to Store.
-	Commits Committer
+	// Commits writes the group commits: the system's engine.CommitQueue,
+	// which merges those of every account actor into one database
+	// transaction.
+	Commits engine.Committer
 	// MaxBatch bounds the rows of one group commit.
 	MaxBatch int
 	// RetryAfter is the pause before a pump that failed (node or database
@@ -56,11 +56,6 @@ type Config struct {
 	// the cluster placed it. Nil: the account actor runs its submitter as
 	// a child (single-node mode).
 	WakeSubmitter func(accountID, network string, resync bool)
-}
-
-// Committer stores a group commit: every transaction or none.
-type Committer interface {
-	InsertTransactions(ctx context.Context, txs []*engine.Transaction) error
 }
 
 // Key names the actor of an account on a network.
@@ -161,17 +156,13 @@ func (a *Actor) flush(c actor.Context) {
 		txs[i] = p.tx
 	}
 	errs := make([]error, n)
-	var commits Committer = a.cfg.Store
-	if a.cfg.Commits != nil {
-		commits = a.cfg.Commits
-	}
-	err := engine.Accept(a.ctx, commits, txs)
+	err := engine.Accept(a.ctx, a.cfg.Commits, txs)
 	if errors.Is(err, engine.ErrConflict) && n > 1 {
 		// One row conflicts (an Idempotency-Key another node used at the
 		// same moment): store the others one by one, so only that request
 		// fails.
 		for i, tx := range txs {
-			errs[i] = engine.Accept(a.ctx, commits, []*engine.Transaction{tx})
+			errs[i] = engine.Accept(a.ctx, a.cfg.Commits, []*engine.Transaction{tx})
 		}
 	} else {
 		for i := range errs {
