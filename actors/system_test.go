@@ -470,17 +470,33 @@ func TestReorgPutsTransactionBackAndCompletesItOnce(t *testing.T) {
 	}
 }
 
-// TestStuckTransactionIsReplaced: a transaction that is not mined in time
-// is signed again with the same nonce and higher fees; the chain mines the
-// replacement and the transaction completes once, with the new hash.
+// TestStuckTransactionIsReplaced: a transaction that blocks keep leaving
+// out (the node forgets it) is sent again after RebroadcastBlocks blocks
+// and signed again with the same nonce and higher fees after ReplaceBlocks
+// blocks; the chain mines the replacement and the transaction completes
+// once, with the new hash.
 func TestStuckTransactionIsReplaced(t *testing.T) {
 	f := newFixture(t, 4, time.Minute)
 	f.sys.Close()
-	f.net.ReplaceAfter = 300 * time.Millisecond
+	f.net.RebroadcastBlocks, f.net.ReplaceBlocks = 2, 3
 	f.cfg.CheckInFlight = 50 * time.Millisecond
 	f.start()
 	ctx := context.Background()
-	f.sim.Pause(true) // nothing is mined: the transaction is stuck
+	f.sim.Pause(true) // blocks come empty: the node forgets the transaction
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				f.sim.MineEmpty()
+			}
+		}
+	})
 	to := randomAddress(t)
 	tx := f.transfer(to, 9)
 	if _, err := f.sys.Submit(ctx, tx); err != nil {
@@ -490,6 +506,8 @@ func TestStuckTransactionIsReplaced(t *testing.T) {
 	replaced := f.waitStatus(tx.ID, engine.StatusSubmitted, func(t *engine.Transaction) bool {
 		return *t.Hash != *first.Hash
 	})
+	close(stop)
+	wg.Wait()
 	if *replaced.Nonce != *first.Nonce || replaced.Replaced == nil {
 		t.Fatalf("replacement: nonce %d (was %d), replaced %v", *replaced.Nonce, *first.Nonce, replaced.Replaced)
 	}

@@ -77,9 +77,14 @@ type Network struct {
 	// MaxFeePerGasCap caps the fee per gas of every transaction, in wei as a
 	// decimal string (empty: no cap).
 	MaxFeePerGasCap string `yaml:"maxFeePerGasCap"`
-	// ReplaceAfter is how long a transaction may stay unmined before it is
-	// replaced with the same nonce and higher fees (0: 90s).
-	ReplaceAfter time.Duration `yaml:"replaceAfter"`
+	// RebroadcastBlocks is how many blocks may pass without the account's
+	// nonce moving on chain before its pending transactions are checked
+	// and sent again as they are (0: 5).
+	RebroadcastBlocks uint64 `yaml:"rebroadcastBlocks"`
+	// ReplaceBlocks is how many blocks a pending transaction may wait, the
+	// account's nonce stuck, before it is replaced with the same nonce and
+	// higher fees (0: 12).
+	ReplaceBlocks uint64 `yaml:"replaceBlocks"`
 	// FeeBumpPercent is the fee raise of a replacement (at least 10; 0: 15).
 	FeeBumpPercent uint64 `yaml:"feeBumpPercent"`
 	// FaucetKey is a hex private key that funds new accounts with gas

@@ -62,8 +62,11 @@ func (n *Network) validate(prefix string) error {
 	if n.GasMarginPercent != nil && *n.GasMarginPercent > 1000 {
 		return fmt.Errorf("%s.gasMarginPercent: must be at most 1000, got %d", prefix, *n.GasMarginPercent)
 	}
-	if n.ReplaceAfter < 0 || (n.ReplaceAfter > 0 && n.ReplaceAfter < time.Second) {
-		return fmt.Errorf("%s.replaceAfter: must be at least 1s (or 0 for the default 90s), got %s", prefix, n.ReplaceAfter)
+	if n.RebroadcastBlocks > 10_000 || n.ReplaceBlocks > 10_000 {
+		return fmt.Errorf("%s: rebroadcastBlocks and replaceBlocks must be at most 10000, got %d and %d", prefix, n.RebroadcastBlocks, n.ReplaceBlocks)
+	}
+	if n.ReplaceBlocks != 0 && n.RebroadcastBlocks != 0 && n.ReplaceBlocks < n.RebroadcastBlocks {
+		return fmt.Errorf("%s.replaceBlocks: must be at least rebroadcastBlocks (%d), got %d", prefix, n.RebroadcastBlocks, n.ReplaceBlocks)
 	}
 	if n.FeeBumpPercent != 0 && (n.FeeBumpPercent < 10 || n.FeeBumpPercent > 1000) {
 		return fmt.Errorf("%s.feeBumpPercent: must be from 10 to 1000 (nodes refuse replacements below +10%%), got %d", prefix, n.FeeBumpPercent)

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"math/big"
-	"sync"
 	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
@@ -43,10 +42,16 @@ type Network struct {
 	GasMarginPercent uint64
 	// PollInterval is how often the watcher polls for a new head.
 	PollInterval time.Duration
-	// ReplaceAfter is how long a submitted transaction may stay unmined
-	// before it is replaced: the same nonce signed again with fees raised by
-	// at least FeeBumpPercent (0: DefaultReplaceAfter).
-	ReplaceAfter time.Duration
+	// RebroadcastBlocks is how many new blocks may pass without the
+	// account's chain nonce moving before its pending transactions are
+	// looked at: the chain's nonce read, consumed nonces settled, and the
+	// signed bytes sent again as they are (0: DefaultRebroadcastBlocks).
+	RebroadcastBlocks uint64
+	// ReplaceBlocks is how many blocks a pending transaction may wait, the
+	// account's chain nonce not moving, before it is replaced: the same
+	// nonce signed again with fees raised by at least FeeBumpPercent
+	// (0: DefaultReplaceBlocks).
+	ReplaceBlocks uint64
 	// FeeBumpPercent is the fee raise of a replacement (at least 10, what
 	// nodes require; 0: DefaultFeeBumpPercent).
 	FeeBumpPercent uint64
@@ -66,47 +71,33 @@ type Network struct {
 	// would otherwise ask twice per account for the same block's fees.
 	FeeQuoteTTL time.Duration
 
-	fees feeCache
+	fees  feeCache
+	heads headLog
 }
 
-// feeCache is a Network's last fee quote.
-type feeCache struct {
-	mu sync.Mutex
-	q  feeQuote
-	at time.Time
-}
-
-// cachedFees returns the network's quote if it is younger than
-// FeeQuoteTTL, else asks quote and keeps its answer.
-func (n *Network) cachedFees(quote func() (feeQuote, error)) (feeQuote, error) {
-	if n.FeeQuoteTTL <= 0 {
-		return quote()
-	}
-	n.fees.mu.Lock()
-	defer n.fees.mu.Unlock() // callers that arrive meanwhile wait for this answer
-	if !n.fees.at.IsZero() && time.Since(n.fees.at) < n.FeeQuoteTTL {
-		return n.fees.q, nil
-	}
-	q, err := quote()
-	if err != nil {
-		return q, err
-	}
-	n.fees.q, n.fees.at = q, time.Now()
-	return q, nil
-}
-
-// Defaults of the replacement of stuck transactions.
+// Defaults of the care of pending transactions, in blocks: on a 2 s chain
+// a transaction is sent again after 10 s and replaced after 24 s; on a 12 s
+// chain after 1 and 2.4 minutes.
 const (
-	DefaultReplaceAfter   = 90 * time.Second
-	DefaultFeeBumpPercent = 15
+	DefaultRebroadcastBlocks = 5
+	DefaultReplaceBlocks     = 12
+	DefaultFeeBumpPercent    = 15
 )
 
-// replaceAfter returns ReplaceAfter or its default.
-func (n *Network) replaceAfter() time.Duration {
-	if n.ReplaceAfter > 0 {
-		return n.ReplaceAfter
+// rebroadcastBlocks returns RebroadcastBlocks or its default.
+func (n *Network) rebroadcastBlocks() uint64 {
+	if n.RebroadcastBlocks > 0 {
+		return n.RebroadcastBlocks
 	}
-	return DefaultReplaceAfter
+	return DefaultRebroadcastBlocks
+}
+
+// replaceBlocks returns ReplaceBlocks or its default.
+func (n *Network) replaceBlocks() uint64 {
+	if n.ReplaceBlocks > 0 {
+		return n.ReplaceBlocks
+	}
+	return DefaultReplaceBlocks
 }
 
 // feeBump returns FeeBumpPercent or its default, never below 10.

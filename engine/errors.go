@@ -63,6 +63,11 @@ var ErrConflict = &Error{Code: CodeConflict, Message: "conflict"}
 // it as internal.
 var ErrFenced = errors.New("fenced: another activation holds the account's lease")
 
+// ErrNodeBusy is returned (wrapped) by a Pump whose transactions the node
+// refused for now (underpriced, pool full, rate limit, nonce too high):
+// they are back in the queue and the caller should back off.
+var ErrNodeBusy = errors.New("the node refuses transactions for now")
+
 // ErrorCode returns the code of err: the Code of the first *Error in its
 // chain, or CodeInternal for any other non-nil error.
 func ErrorCode(err error) Code {
@@ -100,6 +105,17 @@ const (
 	TxInsufficientFunds TxErrorCode = "insufficient_funds"
 	TxInvalid           TxErrorCode = "invalid"
 	TxCancelled         TxErrorCode = "cancelled"
+	// TxNonceConsumed: the chain used the transaction's nonce for a
+	// transaction the service did not sign (the key used elsewhere, a
+	// restored backup); none of its versions was mined.
+	TxNonceConsumed TxErrorCode = "nonce_consumed"
+	// TxAbandoned: an operator abandoned the transaction while it was in
+	// flight; a 0-value transfer to itself took its nonce.
+	TxAbandoned TxErrorCode = "abandoned"
+	// TxNodeRefused is noted on a transaction still new (status unchanged)
+	// while the node refuses to estimate or accept it for a reason that is
+	// not the transaction's (its message says why); it is tried again.
+	TxNodeRefused TxErrorCode = "node_refused"
 )
 
 // TxError is the failure reason stored on a failed transaction.

@@ -83,6 +83,7 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 		return res, fmt.Errorf("head: %w", err)
 	}
 	res.Head = head.Number.Uint64()
+	f.net.ObserveHead(res.Head)
 	f.metrics.Head(f.net.Name, res.Head, time.Unix(int64(head.Time), 0))
 	cursor, ok, err := f.store.Cursor(ctx, f.net.Name)
 	if err != nil {
@@ -217,17 +218,9 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 	accounts := make([]string, 0, len(txs))
 	ids := make([]string, 0, len(txs))
 	for _, tx := range txs {
-		r := byHash[*tx.Hash]
-		m := Mined{
-			ID: tx.ID, Hash: *tx.Hash, BlockNumber: r.BlockNumber.Uint64(), BlockHash: r.BlockHash,
-			GasUsed: r.GasUsed, Ended: now, Events: []Event{},
-		}
-		if r.Status == types.ReceiptStatusSuccessful {
-			m.Status = StatusCompleted
-			m.Events = f.decode(ctx, tx, r, abis)
-		} else {
-			m.Status = StatusFailed
-			m.Error = &TxError{Code: TxReverted, Message: "execution reverted on chain"}
+		m := minedOutcome(ctx, f.store, tx, byHash[*tx.Hash], abis, now)
+		if m.Status == StatusFailed && m.Error.Code != TxReverted {
+			f.log.Info("a filler took the nonce of a failing transaction", "tx", tx.ID, "code", m.Error.Code)
 		}
 		outcomes = append(outcomes, m)
 		accounts = append(accounts, tx.AccountID)
@@ -246,10 +239,37 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 	return accounts, ids, nil
 }
 
-// decode turns the receipt's logs into events with the ABI of the
+// contractReader reads contracts, for their ABIs.
+type contractReader interface {
+	ContractByID(ctx context.Context, id string) (*Contract, error)
+}
+
+// minedOutcome is the outcome of tx (submitted; Hash is the mined version)
+// from its receipt r: completed with its decoded events, failed reverted,
+// or, when the mined version is a filler of a transaction that was to fail
+// (Error set: abandoned, refused by the node), failed with that error.
+func minedOutcome(ctx context.Context, store contractReader, tx *Transaction, r *types.Receipt, abis map[string]*abi.ABI, now time.Time) Mined {
+	m := Mined{
+		ID: tx.ID, Hash: r.TxHash, BlockNumber: r.BlockNumber.Uint64(), BlockHash: r.BlockHash,
+		GasUsed: r.GasUsed, Ended: now, Events: []Event{},
+	}
+	switch {
+	case tx.Error != nil && IsFillerReceipt(r):
+		m.Status, m.Error = StatusFailed, tx.Error
+	case r.Status == types.ReceiptStatusSuccessful:
+		m.Status = StatusCompleted
+		m.Events = decodeEvents(ctx, store, tx, r, abis)
+	default:
+		m.Status = StatusFailed
+		m.Error = &TxError{Code: TxReverted, Message: "execution reverted on chain"}
+	}
+	return m
+}
+
+// decodeEvents turns the receipt's logs into events with the ABI of the
 // transaction's contract (or the transaction's own ABI when it has no
 // contract id); logs it cannot decode are left out.
-func (f *Follower) decode(ctx context.Context, tx *Transaction, r *types.Receipt, abis map[string]*abi.ABI) []Event {
+func decodeEvents(ctx context.Context, store contractReader, tx *Transaction, r *types.Receipt, abis map[string]*abi.ABI) []Event {
 	events := []Event{}
 	if tx.ContractID == "" {
 		// A direct send: the transaction carries its own ABI.
@@ -266,7 +286,7 @@ func (f *Follower) decode(ctx context.Context, tx *Transaction, r *types.Receipt
 	}
 	a, ok := abis[tx.ContractID]
 	if !ok {
-		if c, err := f.store.ContractByID(ctx, tx.ContractID); err == nil {
+		if c, err := store.ContractByID(ctx, tx.ContractID); err == nil {
 			if parsed, err := ParseABI(c.ABI); err == nil {
 				a = parsed
 			}

@@ -23,7 +23,11 @@ const (
 	NodeInsufficientFunds NodeErrorKind = "insufficient_funds"
 	NodeGasLimit          NodeErrorKind = "gas_limit"
 	NodeInvalid           NodeErrorKind = "invalid"
-	NodeUnknown           NodeErrorKind = "unknown"
+	// NodePoolFull: the node's pool has no room now (txpool is full).
+	NodePoolFull NodeErrorKind = "pool_full"
+	// NodeRateLimited: the node (or its provider) limits our request rate.
+	NodeRateLimited NodeErrorKind = "rate_limited"
+	NodeUnknown     NodeErrorKind = "unknown"
 )
 
 // ClassifyNodeError maps a broadcast error to a kind. A nil error is NodeOK.
@@ -39,17 +43,26 @@ func ClassifyNodeError(err error) NodeErrorKind {
 	case strings.Contains(msg, "already known"), strings.Contains(msg, "known transaction"),
 		strings.Contains(msg, "already imported"), strings.Contains(msg, "alreadyknown"):
 		return NodeAlreadyKnown
-	case strings.Contains(msg, "nonce too low"), strings.Contains(msg, "nonce has already been used"):
+	case strings.Contains(msg, "nonce too low"), strings.Contains(msg, "nonce has already been used"),
+		strings.Contains(msg, "is lower than the current nonce"), strings.Contains(msg, "nonce is too low"):
 		return NodeNonceTooLow
-	case strings.Contains(msg, "nonce too high"):
+	case strings.Contains(msg, "nonce too high"), strings.Contains(msg, "is higher than the next one expected"):
 		return NodeNonceTooHigh
 	case strings.Contains(msg, "underpriced"), strings.Contains(msg, "fee cap less than block base fee"),
-		strings.Contains(msg, "max fee per gas less than block base fee"):
+		strings.Contains(msg, "max fee per gas less than block base fee"),
+		strings.Contains(msg, "too low for the next block"), strings.Contains(msg, "gas price too low"),
+		strings.Contains(msg, "replacement fee too low"):
 		return NodeUnderpriced
-	case strings.Contains(msg, "insufficient funds"):
+	case strings.Contains(msg, "txpool is full"), strings.Contains(msg, "transaction pool is full"),
+		strings.Contains(msg, "too many pending"), strings.Contains(msg, "queue is full"):
+		return NodePoolFull
+	case strings.Contains(msg, "rate limit"), strings.Contains(msg, "too many requests"),
+		strings.Contains(msg, "429"), strings.Contains(msg, "exceeded") && strings.Contains(msg, "capacity"):
+		return NodeRateLimited
+	case strings.Contains(msg, "insufficient funds"), strings.Contains(msg, "sender doesn't have enough funds"):
 		return NodeInsufficientFunds
 	case strings.Contains(msg, "intrinsic gas too low"), strings.Contains(msg, "exceeds block gas limit"),
-		strings.Contains(msg, "gas limit reached"):
+		strings.Contains(msg, "gas limit reached"), strings.Contains(msg, "exceeds the block gas limit"):
 		return NodeGasLimit
 	case strings.Contains(msg, "invalid sender"), strings.Contains(msg, "invalid chain id"),
 		strings.Contains(msg, "only replay-protected"), strings.Contains(msg, "oversized data"),
@@ -60,10 +73,31 @@ func ClassifyNodeError(err error) NodeErrorKind {
 }
 
 // CertainlyRejected reports whether the node certainly did not accept the
-// transaction, so its nonce may be given to another one.
+// transaction, so its nonce may be given to another one (transient and
+// final refusals alike).
 func (k NodeErrorKind) CertainlyRejected() bool {
+	return k.Transient() || k.Final()
+}
+
+// Transient reports whether the refusal may pass by itself: the fees were
+// below what the node wants now (underpriced), its pool is full, it limits
+// our rate, or it expects a lower nonce first (nonce too high: an earlier
+// one is not there yet). Such a transaction is sent again later with
+// backoff (at a fresh fee quote when underpriced), never failed.
+func (k NodeErrorKind) Transient() bool {
 	switch k {
-	case NodeNonceTooHigh, NodeUnderpriced, NodeInsufficientFunds, NodeGasLimit, NodeInvalid:
+	case NodeUnderpriced, NodePoolFull, NodeRateLimited, NodeNonceTooHigh:
+		return true
+	}
+	return false
+}
+
+// Final reports whether the node refuses the transaction for what it is
+// (insufficient funds, a gas limit above the block's, an invalid
+// transaction): sending it again as it is cannot succeed.
+func (k NodeErrorKind) Final() bool {
+	switch k {
+	case NodeInsufficientFunds, NodeGasLimit, NodeInvalid:
 		return true
 	}
 	return false

@@ -12,6 +12,7 @@ import (
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
@@ -26,6 +27,10 @@ type SenderStore interface {
 	FailQueued(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
 	ReleaseNonce(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
 	MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error
+	FailSubmitted(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
+	NoteError(ctx context.Context, id string, status TxStatus, txErr *TxError) error
+	HashesOf(ctx context.Context, ids []string) (map[string][]common.Hash, error)
+	MarkMined(ctx context.Context, outcomes []Mined) error
 	ContractByID(ctx context.Context, id string) (*Contract, error)
 	CheckFence(ctx context.Context, f Fence) error
 }
@@ -59,9 +64,9 @@ type Sender struct {
 	// synced is true.
 	next   uint64
 	synced bool
-	// rebroadcastAfter is how long a submitted transaction may stay
-	// unmined before its signed bytes are sent again.
-	rebroadcastAfter time.Duration
+	// care is what the sender tracks of its in-flight transactions, in
+	// blocks (tend).
+	care care
 	// conds holds back transactions whose conditions do not hold (nil:
 	// conditions are not looked at).
 	conds *Conditions
@@ -147,9 +152,8 @@ func (s *Sender) fail(ctx context.Context, id string, txErr *TxError, load *acco
 func NewSender(account *Account, net *Network, store SenderStore, signer Signer, clock Clock, log *slog.Logger) *Sender {
 	return &Sender{
 		account: account, net: net, store: store, signer: signer, clock: clock,
-		log:              log.With("account", account.ID, "network", net.Name),
-		rebroadcastAfter: 30 * time.Second,
-		metrics:          NopMetrics{},
+		log:     log.With("account", account.ID, "network", net.Name),
+		metrics: NopMetrics{},
 	}
 }
 
@@ -236,7 +240,25 @@ func (s *Sender) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sync: in flight: %w", err)
 	}
-	s.rebroadcast(ctx, inflight)
+	s.care.reset()
+	if len(inflight) == 0 {
+		return nil
+	}
+	head, _ := s.net.LastHead()
+	signed := make([]*types.Transaction, 0, len(inflight))
+	for _, tx := range inflight {
+		var st types.Transaction
+		if err := st.UnmarshalBinary(tx.RawTx); err != nil {
+			s.log.Error("stored signed transaction unreadable", "tx", tx.ID, "err", err)
+			continue
+		}
+		signed = append(signed, &st)
+		s.care.sentAt(tx.ID, head, true)
+	}
+	// One batch; the answers are looked at by the next checks (tend).
+	if _, err := SendAll(ctx, s.net.Chain, signed); err != nil {
+		s.log.Warn("sync: sending in-flight transactions again: outcome unknown", "transactions", len(signed), "err", err)
+	}
 	return nil
 }
 
@@ -284,7 +306,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 			s.metrics.NextNonce(s.account.ID, s.net.Name, s.next)
 		}
 	}()
-	if err := s.unstick(ctx, sum); err != nil {
+	if err := s.tend(ctx, sum); err != nil {
 		return 0, err
 	}
 	free := s.net.InFlight - sum.Count
@@ -338,9 +360,12 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 				return done, err
 			}
 			if n < len(batch) {
-				again = true // some failed before taking a nonce
+				again = true // some failed before taking a nonce, or went back to the queue
 			}
 			batch = batch[:0]
+			if !s.synced {
+				break // the chain's nonce is not what we thought: resync first
+			}
 		}
 		if !again && len(ready) < asked {
 			s.drained = true
@@ -358,13 +383,19 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 
 // submitBatch submits txs (ready, in acceptance order) with one JSON-RPC
 // batch of estimates, one database transaction for the signed versions and
-// one JSON-RPC batch of broadcasts. It returns how many took a nonce. A
-// transaction whose estimation reverts fails before a nonce is taken; a
-// node error during estimation stops the batch there (the rest stays
-// queued). When the node certainly rejects a tail of the batch, the nonces
-// of that tail are released (nothing after them was assigned); a rejection
-// followed by accepted transactions keeps its nonce and is broadcast again
-// or replaced later, so no gap is ever left.
+// one JSON-RPC batch of broadcasts. It returns how many took a nonce and
+// kept it. A transaction whose estimation reverts fails before a nonce is
+// taken; a node error during estimation stops the batch there (the rest
+// stays queued; a refusal by the node is noted on the transaction, so its
+// record says why it waits). When the node refuses a tail of the batch,
+// the nonces of that tail are released (nothing after them was assigned):
+// a transient refusal (underpriced, pool full, rate limit, nonce too high)
+// puts the transaction back in the queue and the error returned wraps
+// ErrNodeBusy, so the caller backs off; a final one fails it. A final
+// refusal followed by accepted transactions fails the transaction with the
+// node's reason and fills its nonce with a 0-value transfer to itself, so
+// no gap is ever left and later nonces proceed; a transient one keeps its
+// nonce and is sent again at the next check (tend).
 func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQuote, load *accountLoad) (int, error) {
 	if err := s.checkFence(ctx); err != nil {
 		return 0, err
@@ -391,6 +422,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 				}
 				continue
 			}
+			s.noteRefusal(ctx, tx, estErrs[i])
 			nodeErr = fmt.Errorf("estimate gas of %s: %w", tx.ID, estErrs[i])
 			break
 		}
@@ -431,6 +463,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 	first := s.next
 	s.next = nonce
 	load.queued -= len(chosen)
+	head, _ := s.net.LastHead()
 
 	sendErrs, err := SendAll(ctx, s.net.Chain, signed)
 	if err != nil {
@@ -447,45 +480,132 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		tail--
 	}
 	now := s.clock.Now()
+	kept := 0
+	var busy NodeErrorKind
+	var fill []*Transaction
 	for i, tx := range chosen {
 		kind := kinds[i]
 		switch {
-		case i >= tail:
-			// Nothing after it took a nonce: release it.
-			if kind == NodeNonceTooLow {
+		case i >= tail && (kind == NodeNonceTooLow || kind.Transient()):
+			// Nothing after it took a nonce: back to the queue, in its place.
+			switch kind {
+			case NodeNonceTooLow, NodeNonceTooHigh:
 				s.synced = false
-				load.queued++
-				s.log.Warn("nonce too low; requeued and resyncing", "tx", tx.ID, "nonce", *tx.Nonce)
-				if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, nil, now); err != nil {
-					return len(chosen), fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
-				}
-				continue
+			case NodeUnderpriced:
+				s.net.forgetFees()
 			}
-			txErr := rejection(kind)
+			if busy == NodeOK && kind.Transient() {
+				busy = kind
+			}
+			load.queued++
+			s.log.Warn("node refused the transaction for now; requeued", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind, "reason", nodeMessage(sendErrs[i]))
+			if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, nil, now); err != nil {
+				return kept, fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
+			}
+		case i >= tail:
+			txErr := refusal(kind, sendErrs[i])
 			s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
 			if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, txErr, now); err != nil {
-				return len(chosen), fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
+				return kept, fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
 			}
 			s.failed = append(s.failed, tx.ID)
 			s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
-		case kind == NodeOK || kind == NodeAlreadyKnown:
-			load.inFlight++
-			s.metrics.TxSubmitted(s.account.ID, s.net.Name)
 		default:
-			// Rejected or unknown with accepted transactions after it: it
-			// keeps its nonce and is broadcast again or replaced later.
-			if kind == NodeNonceTooLow {
-				s.synced = false
-			}
-			s.log.Warn("broadcast not accepted; will re-broadcast", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
+			kept++
 			load.inFlight++
 			s.metrics.TxSubmitted(s.account.ID, s.net.Name)
+			s.care.sentAt(tx.ID, head, true)
+			switch {
+			case kind.Final():
+				// Later nonces were accepted: it fails with the node's
+				// reason and a filler takes its nonce.
+				cp := *tx
+				cp.Error = refusal(kind, sendErrs[i])
+				fill = append(fill, &cp)
+			case kind == NodeUnderpriced:
+				s.net.forgetFees()
+				s.care.signed[tx.ID] = 0 // replaced at a fresh quote at the next check
+				s.care.now = true
+			case kind != NodeOK && kind != NodeAlreadyKnown:
+				if kind == NodeNonceTooLow || kind == NodeNonceTooHigh {
+					s.synced = false
+				}
+				s.care.sent[tx.ID] = 0 // sent again at the next check
+				s.care.now = true
+				s.log.Warn("broadcast not accepted; will send it again", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
+			}
 		}
 	}
 	if tail < len(chosen) {
 		s.next = first + uint64(tail)
 	}
-	return len(chosen), nodeErr
+	if s.care.checked == 0 && kept > 0 && head > 0 {
+		// The window was empty: the blocks are counted from here.
+		s.care.checked, s.care.since, s.care.moved, s.care.lowest = head, head, head, first
+	}
+	if err := s.fillRefused(ctx, head, fill, signed, fees); err != nil {
+		return kept, err
+	}
+	if nodeErr == nil && busy != NodeOK {
+		nodeErr = fmt.Errorf("%w: %s", ErrNodeBusy, busy)
+	}
+	return kept, nodeErr
+}
+
+// fillRefused fails each of txs (in flight, Error set to the node's final
+// refusal) by filling its nonce, in one batch.
+func (s *Sender) fillRefused(ctx context.Context, head uint64, txs []*Transaction, signed []*types.Transaction, fees feeQuote) error {
+	if len(txs) == 0 {
+		return nil
+	}
+	byNonce := make(map[uint64]*types.Transaction, len(signed))
+	for _, st := range signed {
+		byNonce[st.Nonce()] = st
+	}
+	var out []*types.Transaction
+	var owners []*Transaction
+	for _, tx := range txs {
+		s.log.Warn("node refused a transaction between accepted ones; failing it and filling its nonce", "tx", tx.ID, "nonce", *tx.Nonce, "reason", tx.Error.Message)
+		f, err := s.filler(ctx, tx, byNonce[*tx.Nonce], fees)
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			out, owners = append(out, f), append(owners, tx)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	errs, err := SendAll(ctx, s.net.Chain, out)
+	if err != nil {
+		s.log.Warn("broadcast of fillers: outcome unknown", "transactions", len(out), "err", err)
+		return nil
+	}
+	for i, tx := range owners {
+		if kind := ClassifyNodeError(errs[i]); kind != NodeOK && kind != NodeAlreadyKnown {
+			s.log.Warn("node refused a filler; it is sent again at the next check", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
+			s.care.sent[tx.ID] = 0
+			s.care.now = true
+		}
+	}
+	return nil
+}
+
+// noteRefusal records on tx (new) why the node refuses it for now, when
+// the node said so (a JSON-RPC error, not a transport failure): its record
+// shows node_refused with the node's message while it waits.
+func (s *Sender) noteRefusal(ctx context.Context, tx *Transaction, err error) {
+	if !IsNodeRefusal(err) {
+		return
+	}
+	txErr := &TxError{Code: TxNodeRefused, Message: nodeMessage(err)}
+	if tx.Error != nil && *tx.Error == *txErr {
+		return
+	}
+	if err := s.store.NoteError(ctx, tx.ID, StatusNew, txErr); err != nil && !errors.Is(err, ErrConflict) {
+		s.log.Warn("noting the node's refusal", "tx", tx.ID, "err", err)
+	}
 }
 
 // valueOf is the value of tx, zero when none.
@@ -494,14 +614,6 @@ func valueOf(tx *Transaction) *big.Int {
 		return new(big.Int)
 	}
 	return tx.Value
-}
-
-// rejection is the failure of a transaction the node certainly rejected.
-func rejection(kind NodeErrorKind) *TxError {
-	if kind == NodeInsufficientFunds {
-		return &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
-	}
-	return &TxError{Code: TxInvalid, Message: "rejected by the node: " + string(kind)}
 }
 
 // sign builds tx with nonce, gas and fees, signs it and records nonce,
@@ -532,15 +644,9 @@ func (s *Sender) sign(ctx context.Context, tx *Transaction, nonce, gas uint64, f
 	return signed, nil
 }
 
-// feeQuote is the fee part of the transactions of one pump.
-type feeQuote struct {
-	baseFee  *big.Int // nil on legacy networks
-	tip      *big.Int
-	gasPrice *big.Int
-}
-
+// fees returns the network's fee quote (cached for FeeQuoteTTL).
 func (s *Sender) fees(ctx context.Context) (feeQuote, error) {
-	return s.net.cachedFees(func() (feeQuote, error) { return s.quoteFees(ctx) })
+	return s.net.cachedFees(ctx, s.quoteFees)
 }
 
 // quoteFees asks the node for the fees of the next block.
@@ -561,170 +667,6 @@ func (s *Sender) quoteFees(ctx context.Context) (feeQuote, error) {
 		return feeQuote{}, fmt.Errorf("fees: tip: %w", err)
 	}
 	return feeQuote{baseFee: head.BaseFee, tip: tip}, nil
-}
-
-// lastSent is when tx was last signed: submitted or replaced.
-func lastSent(tx *Transaction) time.Time {
-	if tx.Replaced != nil && tx.Replaced.After(*tx.Submitted) {
-		return *tx.Replaced
-	}
-	return *tx.Submitted
-}
-
-// unstick looks after in-flight transactions that take long: those unmined
-// for ReplaceAfter since they were last signed are replaced with higher
-// fees; when the oldest has waited rebroadcastAfter, all are broadcast
-// again (a node may have dropped them). The rows are read only then; sum
-// tells when.
-func (s *Sender) unstick(ctx context.Context, sum InFlightSummary) error {
-	if sum.Count == 0 {
-		return nil
-	}
-	now := s.clock.Now()
-	stuck := now.Sub(sum.OldestSent) >= s.net.replaceAfter()
-	stale := now.Sub(sum.OldestSubmitted) > s.rebroadcastAfter
-	if !stuck && !stale {
-		return nil
-	}
-	inflight, err := s.store.InFlight(ctx, s.account.ID, s.net.Name)
-	if err != nil {
-		return fmt.Errorf("in flight: %w", err)
-	}
-	var fees *feeQuote
-	for _, tx := range inflight {
-		if now.Sub(lastSent(tx)) < s.net.replaceAfter() {
-			continue
-		}
-		if fees == nil {
-			q, err := s.fees(ctx)
-			if err != nil {
-				return err
-			}
-			fees = &q
-		}
-		if err := s.replace(ctx, tx, *fees); err != nil {
-			return err
-		}
-	}
-	if stale {
-		s.rebroadcast(ctx, inflight)
-	}
-	return nil
-}
-
-// bump raises v by the network's fee bump, rounding up, so the result is
-// strictly above what nodes require of a replacement.
-func (s *Sender) bump(v *big.Int) *big.Int {
-	out := new(big.Int).Mul(v, new(big.Int).SetUint64(100+s.net.feeBump()))
-	out.Add(out, big.NewInt(99))
-	return out.Div(out, big.NewInt(100))
-}
-
-// maxOf returns the larger of a and b.
-func maxOf(a, b *big.Int) *big.Int {
-	if a.Cmp(b) >= 0 {
-		return a
-	}
-	return b
-}
-
-// replace signs tx again with the same nonce and fees raised by at least
-// the network's bump (or today's quote when higher), up to the fee cap (the
-// network's MaxFeePerGasCap, or ten times today's quote), persists the new
-// version before broadcasting it, and keeps the earlier hashes: whichever
-// version the chain mines completes the transaction.
-func (s *Sender) replace(ctx context.Context, tx *Transaction, fees feeQuote) error {
-	var old types.Transaction
-	if err := old.UnmarshalBinary(tx.RawTx); err != nil {
-		return fmt.Errorf("replace %s: stored transaction unreadable: %w", tx.ID, err)
-	}
-	to := old.To()
-	var unsigned *types.Transaction
-	if old.Type() == types.DynamicFeeTxType && fees.baseFee != nil {
-		quoteCap := MaxFeePerGas(fees.baseFee, fees.tip)
-		tip := maxOf(s.bump(old.GasTipCap()), fees.tip)
-		feeCap := maxOf(s.bump(old.GasFeeCap()), MaxFeePerGas(fees.baseFee, tip))
-		limit := new(big.Int).Mul(quoteCap, big.NewInt(10))
-		if s.net.MaxFeePerGasCap != nil {
-			limit = s.net.MaxFeePerGasCap
-		}
-		if feeCap.Cmp(limit) > 0 {
-			feeCap = new(big.Int).Set(limit)
-		}
-		if tip.Cmp(feeCap) > 0 {
-			tip = new(big.Int).Set(feeCap)
-		}
-		if feeCap.Cmp(s.bump(old.GasFeeCap())) < 0 || tip.Cmp(s.bump(old.GasTipCap())) < 0 {
-			s.log.Warn("stuck transaction at the fee cap; broadcasting it again as it is", "tx", tx.ID, "nonce", old.Nonce())
-			s.rebroadcast(ctx, []*Transaction{tx})
-			return s.touch(ctx, tx)
-		}
-		unsigned = types.NewTx(&types.DynamicFeeTx{
-			ChainID: s.net.ChainID, Nonce: old.Nonce(), GasTipCap: tip, GasFeeCap: feeCap,
-			Gas: old.Gas(), To: to, Value: old.Value(), Data: old.Data(),
-		})
-	} else {
-		quote := fees.gasPrice
-		if quote == nil {
-			quote = MaxFeePerGas(fees.baseFee, fees.tip)
-		}
-		price := maxOf(s.bump(old.GasPrice()), quote)
-		price, _ = s.net.CapFees(price, nil)
-		if price.Cmp(s.bump(old.GasPrice())) < 0 {
-			s.rebroadcast(ctx, []*Transaction{tx})
-			return s.touch(ctx, tx)
-		}
-		unsigned = types.NewTx(&types.LegacyTx{Nonce: old.Nonce(), GasPrice: price, Gas: old.Gas(), To: to, Value: old.Value(), Data: old.Data()})
-	}
-	if err := s.checkFence(ctx); err != nil {
-		return fmt.Errorf("replace %s: %w", tx.ID, err)
-	}
-	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
-	if err != nil {
-		return fmt.Errorf("replace %s: sign: %w", tx.ID, err)
-	}
-	raw, err := signed.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("replace %s: encode: %w", tx.ID, err)
-	}
-	hash, now := signed.Hash(), s.clock.Now()
-	next := *tx
-	next.Hash, next.RawTx, next.Replaced = &hash, raw, &now
-	if err := s.store.MarkReplaced(ctx, s.fence, &next); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return nil // mined meanwhile
-		}
-		return fmt.Errorf("replace %s: %w", tx.ID, err)
-	}
-	kind := ClassifyNodeError(s.net.Chain.SendTransaction(ctx, signed))
-	s.log.Info("replaced a stuck transaction", "tx", tx.ID, "nonce", old.Nonce(), "old", old.Hash().Hex(), "new", hash.Hex(), "outcome", kind)
-	return nil
-}
-
-// touch records that tx was looked after now, so that the next attempt
-// waits ReplaceAfter again.
-func (s *Sender) touch(ctx context.Context, tx *Transaction) error {
-	now := s.clock.Now()
-	next := *tx
-	next.Replaced = &now
-	if err := s.store.MarkReplaced(ctx, s.fence, &next); err != nil && !errors.Is(err, ErrConflict) {
-		return fmt.Errorf("replace %s: %w", tx.ID, err)
-	}
-	return nil
-}
-
-// rebroadcast sends the persisted signed bytes of txs again, in nonce order.
-func (s *Sender) rebroadcast(ctx context.Context, txs []*Transaction) {
-	for _, tx := range txs {
-		var signed types.Transaction
-		if err := signed.UnmarshalBinary(tx.RawTx); err != nil {
-			s.log.Error("stored signed transaction unreadable", "tx", tx.ID, "err", err)
-			continue
-		}
-		if kind := ClassifyNodeError(s.net.Chain.SendTransaction(ctx, &signed)); kind != NodeOK && kind != NodeAlreadyKnown && kind != NodeNonceTooLow {
-			s.log.Warn("re-broadcast failed", "tx", tx.ID, "kind", kind)
-		}
-	}
 }
 
 // abiOf returns the ABI of tx's contract (nil when unknown), to decode

@@ -18,7 +18,12 @@ import (
 // fakeChain is a scripted node: estimation and broadcast answers come from
 // functions the test sets; every broadcast is recorded.
 type fakeChain struct {
-	nonce    uint64
+	nonce uint64
+	// head is the chain's head (10 when zero); nonceAt, when set, answers
+	// NonceAt at a given block (nil: latest).
+	head     uint64
+	nonceAt  func(block *big.Int) uint64
+	receipts map[common.Hash]*types.Receipt
 	estimate func(msg ethereum.CallMsg) (uint64, error)
 	send     func(tx *types.Transaction) error
 	sent     []*types.Transaction
@@ -26,9 +31,16 @@ type fakeChain struct {
 
 func (c *fakeChain) ChainID(context.Context) (*big.Int, error) { return big.NewInt(1337), nil }
 func (c *fakeChain) HeaderByNumber(context.Context, *big.Int) (*types.Header, error) {
-	return &types.Header{Number: big.NewInt(10), BaseFee: big.NewInt(1_000_000_000)}, nil
+	head := c.head
+	if head == 0 {
+		head = 10
+	}
+	return &types.Header{Number: new(big.Int).SetUint64(head), BaseFee: big.NewInt(1_000_000_000)}, nil
 }
-func (c *fakeChain) NonceAt(context.Context, common.Address, *big.Int) (uint64, error) {
+func (c *fakeChain) NonceAt(_ context.Context, _ common.Address, block *big.Int) (uint64, error) {
+	if c.nonceAt != nil {
+		return c.nonceAt(block), nil
+	}
 	return c.nonce, nil
 }
 func (c *fakeChain) PendingNonceAt(context.Context, common.Address) (uint64, error) {
@@ -58,7 +70,10 @@ func (c *fakeChain) SendTransaction(_ context.Context, tx *types.Transaction) er
 	return nil
 }
 func (c *fakeChain) BlockReceipts(context.Context, uint64) ([]*types.Receipt, error) { return nil, nil }
-func (c *fakeChain) TransactionReceipt(context.Context, common.Hash) (*types.Receipt, error) {
+func (c *fakeChain) TransactionReceipt(_ context.Context, h common.Hash) (*types.Receipt, error) {
+	if r, ok := c.receipts[h]; ok {
+		return r, nil
+	}
 	return nil, ethereum.NotFound
 }
 
@@ -69,10 +84,12 @@ type memStore struct {
 	failWrite error
 	// leases holds the current lease epoch of each account.
 	leases map[string]int64
+	// hashes holds every stored version hash of each transaction.
+	hashes map[string][]common.Hash
 }
 
 func newMemStore() *memStore {
-	return &memStore{txs: map[string]*Transaction{}, leases: map[string]int64{}}
+	return &memStore{txs: map[string]*Transaction{}, leases: map[string]int64{}, hashes: map[string][]common.Hash{}}
 }
 
 // acquire takes the account's lease for a new activation.
@@ -126,8 +143,15 @@ func (m *memStore) InFlightSummary(ctx context.Context, a, n string) (InFlightSu
 		if i == 0 || tx.Submitted.Before(out.OldestSubmitted) {
 			out.OldestSubmitted = *tx.Submitted
 		}
-		if sent := lastSent(tx); i == 0 || sent.Before(out.OldestSent) {
+		sent := *tx.Submitted
+		if tx.Replaced != nil && tx.Replaced.After(sent) {
+			sent = *tx.Replaced
+		}
+		if i == 0 || sent.Before(out.OldestSent) {
 			out.OldestSent = sent
+		}
+		if i == 0 {
+			out.LowestNonce = *tx.Nonce
 		}
 	}
 	return out, nil
@@ -150,8 +174,9 @@ func (m *memStore) markSubmitted(tx *Transaction) error {
 		return ErrConflict
 	}
 	cp := *tx
-	cp.Status = StatusSubmitted
+	cp.Status, cp.Error = StatusSubmitted, nil
 	m.txs[tx.ID] = &cp
+	m.hashes[tx.ID] = append(m.hashes[tx.ID], *tx.Hash)
 	return nil
 }
 
@@ -259,6 +284,7 @@ func (m *memStore) ReleaseNonce(ctx context.Context, f Fence, id string, e *TxEr
 	}
 	tx := m.txs[id]
 	tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted = nil, nil, nil, nil
+	delete(m.hashes, id)
 	if e == nil {
 		tx.Status = StatusNew
 		return nil
@@ -275,7 +301,51 @@ func (m *memStore) MarkReplaced(ctx context.Context, f Fence, tx *Transaction) e
 	if cur.Status != StatusSubmitted || *cur.Nonce != *tx.Nonce {
 		return ErrConflict
 	}
-	cur.Hash, cur.RawTx, cur.Replaced = tx.Hash, tx.RawTx, tx.Replaced
+	cur.Hash, cur.RawTx, cur.Replaced, cur.Error = tx.Hash, tx.RawTx, tx.Replaced, tx.Error
+	m.hashes[tx.ID] = append(m.hashes[tx.ID], *tx.Hash)
+	return nil
+}
+
+func (m *memStore) FailSubmitted(ctx context.Context, f Fence, id string, e *TxError, ended time.Time) error {
+	if err := m.CheckFence(ctx, f); err != nil {
+		return err
+	}
+	tx := m.txs[id]
+	if tx.Status != StatusSubmitted {
+		return ErrConflict
+	}
+	tx.Status, tx.Error, tx.Ended = StatusFailed, e, &ended
+	return nil
+}
+
+func (m *memStore) NoteError(_ context.Context, id string, status TxStatus, e *TxError) error {
+	tx := m.txs[id]
+	if tx.Status != status {
+		return ErrConflict
+	}
+	tx.Error = e
+	return nil
+}
+
+func (m *memStore) HashesOf(_ context.Context, ids []string) (map[string][]common.Hash, error) {
+	out := map[string][]common.Hash{}
+	for _, id := range ids {
+		if hs := m.hashes[id]; len(hs) > 0 {
+			out[id] = append([]common.Hash(nil), hs...)
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) MarkMined(_ context.Context, outcomes []Mined) error {
+	for _, o := range outcomes {
+		tx := m.txs[o.ID]
+		if tx.Status != StatusSubmitted {
+			return ErrConflict
+		}
+		bn, h := o.BlockNumber, o.Hash
+		tx.Status, tx.Error, tx.BlockNumber, tx.Hash, tx.Ended = o.Status, o.Error, &bn, &h, &o.Ended
+	}
 	return nil
 }
 
@@ -391,7 +461,9 @@ func TestSenderBroadcastOutcomes(t *testing.T) {
 		{"timeout counts as sent", context.DeadlineExceeded, StatusSubmitted, "", 1},
 		{"connection lost counts as sent", errors.New("connection reset by peer"), StatusSubmitted, "", 1},
 		{"insufficient funds releases nonce", errors.New("insufficient funds for gas * price + value"), StatusFailed, TxInsufficientFunds, 0},
-		{"underpriced releases nonce", errors.New("transaction underpriced"), StatusFailed, TxInvalid, 0},
+		{"underpriced requeues", errors.New("transaction underpriced"), StatusNew, "", 0},
+		{"pool full requeues", errors.New("txpool is full"), StatusNew, "", 0},
+		{"gas limit fails", errors.New("exceeds block gas limit"), StatusFailed, TxInvalid, 0},
 		{"nonce too low requeues", errors.New("nonce too low"), StatusNew, "", 0},
 	}
 	for _, tt := range tests {
@@ -407,7 +479,7 @@ func TestSenderBroadcastOutcomes(t *testing.T) {
 			store := newMemStore()
 			s := newTestSender(t, chain, store, 1)
 			queue(t, s, "a")
-			if _, err := s.Pump(context.Background()); err != nil {
+			if _, err := s.Pump(context.Background()); err != nil && !errors.Is(err, ErrNodeBusy) {
 				t.Fatal(err)
 			}
 			a := store.txs["a"]
@@ -519,68 +591,6 @@ func TestSenderAppliesFeeCap(t *testing.T) {
 	}
 	if price, tip := (&Network{}).CapFees(big.NewInt(100), nil); price.Int64() != 100 || tip != nil {
 		t.Fatalf("CapFees without cap = %s, %v", price, tip)
-	}
-}
-
-func TestSenderReplacesStuckTransaction(t *testing.T) {
-	chain := &fakeChain{}
-	store := newMemStore()
-	s := newTestSender(t, chain, store, 4)
-	clock := &stepClock{t: time.Unix(1_700_000_000, 0).UTC()}
-	s.clock = clock
-	queue(t, s, "a")
-	if _, err := s.Pump(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	first := chain.sent[0]
-	firstHash := *store.txs["a"].Hash
-
-	// Not yet stuck: nothing happens.
-	clock.t = clock.t.Add(DefaultReplaceAfter - time.Second)
-	if _, err := s.Pump(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if n := versions(chain.sent); n != 1 {
-		t.Fatalf("replaced too early: %d versions sent", n)
-	}
-	// Stuck: replaced with the same nonce and fees raised by at least 15%.
-	clock.t = clock.t.Add(2 * time.Second)
-	if _, err := s.Pump(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if n := versions(chain.sent); n != 2 {
-		t.Fatalf("%d versions sent, want the replacement", n)
-	}
-	second := chain.sent[len(chain.sent)-1]
-	minTip := new(big.Int).Div(new(big.Int).Mul(first.GasTipCap(), big.NewInt(115)), big.NewInt(100))
-	minCap := new(big.Int).Div(new(big.Int).Mul(first.GasFeeCap(), big.NewInt(115)), big.NewInt(100))
-	if second.Nonce() != first.Nonce() || second.Gas() != first.Gas() || second.GasTipCap().Cmp(minTip) < 0 || second.GasFeeCap().Cmp(minCap) < 0 {
-		t.Fatalf("replacement nonce %d gas %d tip %s cap %s; first nonce %d gas %d tip %s cap %s",
-			second.Nonce(), second.Gas(), second.GasTipCap(), second.GasFeeCap(), first.Nonce(), first.Gas(), first.GasTipCap(), first.GasFeeCap())
-	}
-	a := store.txs["a"]
-	if *a.Hash != second.Hash() || *a.Hash == firstHash || a.Replaced == nil || !a.Replaced.Equal(clock.t) {
-		t.Fatalf("stored: hash %s replaced %v", a.Hash, a.Replaced)
-	}
-	// The next replacement waits ReplaceAfter from this one.
-	clock.t = clock.t.Add(time.Minute)
-	if _, err := s.Pump(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if n := versions(chain.sent); n != 2 {
-		t.Fatalf("replaced again within a minute: %d versions", n)
-	}
-	// At the cap no new version is signed: the transaction is sent again as it is.
-	s.net.MaxFeePerGasCap = second.GasFeeCap()
-	clock.t = clock.t.Add(DefaultReplaceAfter)
-	before := len(chain.sent)
-	if _, err := s.Pump(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for _, tx := range chain.sent[before:] {
-		if tx.Hash() != second.Hash() {
-			t.Fatalf("signed a version above the cap: cap %s, sent %s", second.GasFeeCap(), tx.GasFeeCap())
-		}
 	}
 }
 
@@ -786,7 +796,13 @@ func TestSenderStaleFenceSignsStoresBroadcastsNothing(t *testing.T) {
 	// Both transactions get stuck: the stale activation may broadcast the
 	// stored bytes again, but replaces nothing.
 	stored := storedHashes(store)
-	clock.t = clock.t.Add(DefaultReplaceAfter + time.Second)
+	observe(chain, first.net, 10) // both look once: blocks are counted from here
+	for _, s := range []*Sender{first, second} {
+		if _, err := s.Pump(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	observe(chain, first.net, 10+DefaultReplaceBlocks)
 	sentBefore := len(chain.sent)
 	if _, err := first.Pump(context.Background()); !errors.Is(err, ErrFenced) {
 		t.Fatalf("stale Pump of stuck transactions = %v, want ErrFenced", err)
@@ -802,12 +818,13 @@ func TestSenderStaleFenceSignsStoresBroadcastsNothing(t *testing.T) {
 	if got := storedHashes(store); len(got) != len(stored) {
 		t.Fatalf("stale activation changed the stored versions: %v, was %v", got, stored)
 	}
-	// The current activation replaces them.
+	// The current activation replaces the stuck one (the lowest nonce; b's
+	// fees would do once a is mined).
 	if _, err := second.Pump(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if currentSigner.n != 4 || stored[*store.txs["a"].Hash] || stored[*store.txs["b"].Hash] {
-		t.Fatalf("current activation did not replace: %d signatures", currentSigner.n)
+	if currentSigner.n != 3 || stored[*store.txs["a"].Hash] || !stored[*store.txs["b"].Hash] {
+		t.Fatalf("current activation did not replace a alone: %d signatures", currentSigner.n)
 	}
 }
 

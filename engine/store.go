@@ -131,6 +131,8 @@ type InFlightSummary struct {
 	OldestSubmitted time.Time
 	// OldestSent is the earliest last-signed time (submitted or replaced).
 	OldestSent time.Time
+	// LowestNonce is the lowest nonce in flight (0 when none).
+	LowestNonce uint64
 }
 
 // TxStore keeps transactions and their lifecycle.
@@ -161,14 +163,15 @@ type TxStore interface {
 	// InFlightSummary tells, without reading the rows, how many of the
 	// account's transactions on the network are submitted, the earliest of
 	// their submitted times and the earliest time one of them was last
-	// signed (the later of submitted and replaced); zero times when none.
+	// signed (the later of submitted and replaced) and the lowest nonce in
+	// flight; zero values when none.
 	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
 	// MaxNonce returns the highest nonce ever assigned to the account on the
 	// network, and false when none was.
 	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
 	// MarkSubmittedMany records, for every tx, nonce, gas limit, hash,
-	// signed bytes and the submitted time and moves it from new to
-	// submitted, in one database transaction, all or none: ErrConflict (and
+	// signed bytes and the submitted time, clears the error noted while it
+	// was new (NoteError) and moves it from new to submitted, in one database transaction, all or none: ErrConflict (and
 	// nothing stored) if one is no longer new. Each version is recorded as
 	// an attempt (account, nonce, hash, f.Node, f.Epoch, submitted time).
 	// With a non-zero fence f (the fence of the transactions' account), the
@@ -176,14 +179,30 @@ type TxStore interface {
 	// ErrFenced is returned, nothing stored, unless f.Epoch is current.
 	MarkSubmittedMany(ctx context.Context, f Fence, txs []*Transaction) error
 	// MarkReplaced records a replacement of a submitted transaction: the
-	// same nonce signed again with higher fees. Hash, RawTx and Replaced
-	// of tx are stored; the earlier hashes stay known to SubmittedByHash,
+	// same nonce signed again with higher fees, or a filler (a 0-value
+	// transfer to itself that takes the nonce). Hash, RawTx, Replaced and
+	// Error (nil, or the failure a filler ends the transaction with) of tx
+	// are stored; the earlier hashes stay known to SubmittedByHash,
 	// since the chain may still mine an earlier version. ErrConflict if tx
 	// is no longer submitted with this nonce. The version is recorded as an
 	// attempt (at Replaced) and the fence is checked as in MarkSubmittedMany.
 	MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error
 	// MarkFailed moves a transaction that is not terminal to failed.
 	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
+	// FailSubmitted moves a submitted transaction to failed with txErr and
+	// ended, keeping its nonce, hashes and attempts (the nonce was used on
+	// chain, by none of its versions: nonce_consumed). ErrConflict if it is
+	// not submitted; the fence is checked as in MarkSubmittedMany.
+	FailSubmitted(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
+	// NoteError records txErr on a transaction that is in status (new or
+	// submitted) without changing its status: on a new one, why the node
+	// refuses it for now (node_refused); on a submitted one, the failure it
+	// ends with once a filler version takes its nonce (abandoned, or the
+	// node's final refusal). ErrConflict if it is in another status.
+	NoteError(ctx context.Context, id string, status TxStatus, txErr *TxError) error
+	// HashesOf returns every recorded version hash of each of ids
+	// (tx_attempts), for the transactions that have any.
+	HashesOf(ctx context.Context, ids []string) (map[string][]common.Hash, error)
 	// FailQueued is the Sender's MarkFailed: it moves a transaction that is
 	// still new (queued: what the Sender read) to failed with txErr and
 	// ended, in one conditional update. It fails with ErrConflict if the

@@ -105,7 +105,7 @@ func openNetwork(ctx context.Context, nc config.Network, ec config.Engine) (*eng
 		Name: nc.Name, ChainID: id, Confirmations: nc.Confirmations,
 		InFlight: nc.Window(ec.InFlight), GasMarginPercent: nc.Margin(ec.GasMarginPercent),
 		PollInterval: nc.PollInterval, MaxFeePerGasCap: nc.MaxFeeCap(), WSURL: nc.WSURL,
-		ReplaceAfter: nc.ReplaceAfter, FeeBumpPercent: nc.FeeBumpPercent,
+		RebroadcastBlocks: nc.RebroadcastBlocks, ReplaceBlocks: nc.ReplaceBlocks, FeeBumpPercent: nc.FeeBumpPercent,
 		SystemNFTs: nc.SystemNFTAddresses(), Chain: client, FeeQuoteTTL: feeQuoteTTL,
 	}
 	return net, func() error { client.Close(); return nil }, nil

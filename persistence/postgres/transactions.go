@@ -307,11 +307,12 @@ func (s *Store) InFlight(ctx context.Context, accountID, network string) ([]*eng
 // InFlightSummary implements engine.TxStore.
 func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error) {
 	var r struct {
-		Count     int          `db:"n"`
-		Submitted sql.NullTime `db:"submitted"`
-		Sent      sql.NullTime `db:"sent"`
+		Count     int           `db:"n"`
+		Submitted sql.NullTime  `db:"submitted"`
+		Sent      sql.NullTime  `db:"sent"`
+		Lowest    sql.NullInt64 `db:"lowest"`
 	}
-	if err := s.db.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(submitted) AS submitted,
+	if err := s.db.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(submitted) AS submitted, MIN(nonce) AS lowest,
 		MIN(GREATEST(submitted, COALESCE(replaced, submitted))) AS sent
 		FROM transactions WHERE account_id = $1 AND network = $2 AND status = $3`,
 		accountID, network, string(engine.StatusSubmitted)); err != nil {
@@ -323,6 +324,9 @@ func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) 
 	}
 	if r.Sent.Valid {
 		out.OldestSent = fromTS(r.Sent.Time)
+	}
+	if r.Lowest.Valid && r.Lowest.Int64 >= 0 {
+		out.LowestNonce = uint64(r.Lowest.Int64)
 	}
 	return out, nil
 }
@@ -381,7 +385,7 @@ func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, f engine.Fence
 		return fmt.Errorf("postgres: mark %s submitted: %w", tx.ID, err)
 	}
 	res, err := dbtx.ExecContext(ctx, `UPDATE transactions
-		SET status = $1, nonce = $2, gas_limit = $3, hash = $4, raw_tx = $5, submitted = $6
+		SET status = $1, nonce = $2, gas_limit = $3, hash = $4, raw_tx = $5, submitted = $6, error = NULL
 		WHERE id = $7 AND status = $8`,
 		string(engine.StatusSubmitted), nonce, gasLimit, sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx),
 		nullTS(tx.Submitted), tx.ID, string(engine.StatusNew))
@@ -404,13 +408,17 @@ func (s *Store) MarkReplaced(ctx context.Context, f engine.Fence, tx *engine.Tra
 	if err != nil {
 		return fmt.Errorf("postgres: mark %s replaced: %w", tx.ID, err)
 	}
+	errJSON, err := sqlrow.NullJSON("error", tx.Error, tx.Error == nil)
+	if err != nil {
+		return fmt.Errorf("postgres: mark %s replaced: %w", tx.ID, err)
+	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
 		if err := s.lockFence(ctx, dbtx, f); err != nil {
 			return err
 		}
-		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = $1, raw_tx = $2, replaced = $3
-			WHERE id = $4 AND status = $5 AND nonce = $6`,
-			sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx), nullTS(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
+		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = $1, raw_tx = $2, replaced = $3, error = $4
+			WHERE id = $5 AND status = $6 AND nonce = $7`,
+			sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx), nullTS(tx.Replaced), errJSON, tx.ID, string(engine.StatusSubmitted), nonce)
 		if err != nil {
 			return wrap(err, "mark %s replaced", tx.ID)
 		}

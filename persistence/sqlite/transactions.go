@@ -104,8 +104,9 @@ func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) 
 		Count     int           `db:"n"`
 		Submitted sql.NullInt64 `db:"submitted"`
 		Sent      sql.NullInt64 `db:"sent"`
+		Lowest    sql.NullInt64 `db:"lowest"`
 	}
-	if err := s.r.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(submitted) AS submitted,
+	if err := s.r.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(submitted) AS submitted, MIN(nonce) AS lowest,
 		MIN(MAX(submitted, COALESCE(replaced, submitted))) AS sent
 		FROM transactions WHERE account_id = ? AND network = ? AND status = ?`,
 		accountID, network, string(engine.StatusSubmitted)); err != nil {
@@ -117,6 +118,9 @@ func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) 
 	}
 	if r.Sent.Valid {
 		out.OldestSent = fromMillis(r.Sent.Int64)
+	}
+	if r.Lowest.Valid && r.Lowest.Int64 >= 0 {
+		out.LowestNonce = uint64(r.Lowest.Int64)
 	}
 	return out, nil
 }
@@ -175,7 +179,7 @@ func (s *Store) markSubmitted(ctx context.Context, dbtx *sqlx.Tx, f engine.Fence
 		return fmt.Errorf("sqlite: mark %s submitted: %w", tx.ID, err)
 	}
 	res, err := dbtx.ExecContext(ctx, `UPDATE transactions
-		SET status = ?, nonce = ?, gas_limit = ?, hash = ?, raw_tx = ?, submitted = ?
+		SET status = ?, nonce = ?, gas_limit = ?, hash = ?, raw_tx = ?, submitted = ?, error = NULL
 		WHERE id = ? AND status = ?`,
 		string(engine.StatusSubmitted), nonce, gasLimit, sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx),
 		nullMillis(tx.Submitted), tx.ID, string(engine.StatusNew))
@@ -198,13 +202,17 @@ func (s *Store) MarkReplaced(ctx context.Context, f engine.Fence, tx *engine.Tra
 	if err != nil {
 		return fmt.Errorf("sqlite: mark %s replaced: %w", tx.ID, err)
 	}
+	errJSON, err := sqlrow.NullJSON("error", tx.Error, tx.Error == nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: mark %s replaced: %w", tx.ID, err)
+	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
 		if err := checkFence(ctx, dbtx, f); err != nil {
 			return err
 		}
-		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = ?, raw_tx = ?, replaced = ?
+		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET hash = ?, raw_tx = ?, replaced = ?, error = ?
 			WHERE id = ? AND status = ? AND nonce = ?`,
-			sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx), nullMillis(tx.Replaced), tx.ID, string(engine.StatusSubmitted), nonce)
+			sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx), nullMillis(tx.Replaced), errJSON, tx.ID, string(engine.StatusSubmitted), nonce)
 		if err != nil {
 			return wrap(err, "mark %s replaced", tx.ID)
 		}

@@ -51,6 +51,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"MarkMined", testMarkMined},
 		{"MarkMinedIsAtomic", testMarkMinedIsAtomic},
 		{"MarkFailed", testMarkFailed},
+		{"FailSubmitted", testFailSubmitted},
+		{"NoteErrorAndFiller", testNoteErrorAndFiller},
 		{"Cursors", testCursors},
 		{"ProcessedHashes", testProcessedHashes},
 		{"ReleaseNonce", testReleaseNonce},

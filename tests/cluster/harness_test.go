@@ -159,7 +159,7 @@ func (s *stack) config(nd *node, peers []string) string {
 	fmt.Fprintf(&b, "    faucetKey: %q\n", hex.EncodeToString(crypto.FromECDSA(s.serviceFaucet)))
 	// No replacement of a slow transaction during a test: what is checked
 	// is that each nonce was broadcast with one hash.
-	fmt.Fprintf(&b, "    replaceAfter: 1h\n")
+	fmt.Fprintf(&b, "    replaceBlocks: 10000\n")
 	// The tests drive one user (the operator, exempt anyway) hard; the rate
 	// limits are tested in http/.
 	fmt.Fprintf(&b, "rateLimit:\n  perSecond: 100000\n  perHour: 100000000\n")

@@ -91,3 +91,12 @@ func (s *Sim) Pause(paused bool) {
 	defer s.mu.Unlock()
 	s.paused = paused
 }
+
+// MineEmpty drops every pending transaction (a node that forgot them) and
+// commits an empty block, so that blocks pass without them being mined.
+func (s *Sim) MineEmpty() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Backend.Rollback()
+	s.Backend.Commit()
+}

@@ -1,0 +1,79 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
+)
+
+// FailSubmitted implements engine.TxStore: submitted to failed, nonce,
+// hashes and attempts kept, callbacks enqueued; the fence is checked as in
+// MarkSubmittedMany.
+func (s *Store) FailSubmitted(ctx context.Context, f engine.Fence, id string, txErr *engine.TxError, ended time.Time) error {
+	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: fail submitted %s: %w", id, err)
+	}
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := checkFence(ctx, dbtx, f); err != nil {
+			return err
+		}
+		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = ?, error = ?, ended = ?
+			WHERE id = ? AND status = ?`,
+			string(engine.StatusFailed), errJSON, millis(ended), id, string(engine.StatusSubmitted))
+		if err != nil {
+			return wrap(err, "fail submitted %s", id)
+		}
+		if err := s.checkUpdated(ctx, dbtx, res, id, "fail submitted %s", "not submitted"); err != nil {
+			return err
+		}
+		return enqueueCallbacks(ctx, dbtx, id, ended)
+	})
+}
+
+// NoteError implements engine.TxStore.
+func (s *Store) NoteError(ctx context.Context, id string, status engine.TxStatus, txErr *engine.TxError) error {
+	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: note error on %s: %w", id, err)
+	}
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET error = ? WHERE id = ? AND status = ?`,
+			errJSON, id, string(status))
+		if err != nil {
+			return wrap(err, "note error on %s", id)
+		}
+		return s.checkUpdated(ctx, dbtx, res, id, "note error on %s", "not "+string(status))
+	})
+}
+
+// HashesOf implements engine.TxStore.
+func (s *Store) HashesOf(ctx context.Context, ids []string) (map[string][]common.Hash, error) {
+	out := map[string][]common.Hash{}
+	for start := 0; start < len(ids); start += hashChunk {
+		chunk := ids[start:min(start+hashChunk, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		var rows []struct {
+			TxID string `db:"tx_id"`
+			Hash string `db:"hash"`
+		}
+		if err := s.r.SelectContext(ctx, &rows, `SELECT tx_id, hash FROM tx_attempts
+			WHERE tx_id IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`) ORDER BY created, hash`, args...); err != nil {
+			return nil, wrap(err, "versions of %d transactions", len(chunk))
+		}
+		for _, r := range rows {
+			out[r.TxID] = append(out[r.TxID], common.HexToHash(r.Hash))
+		}
+	}
+	return out, nil
+}
