@@ -279,6 +279,24 @@ func (s *System) Wake(accountID, network string, resync bool) {
 	s.sys.Root.Send(pid, &account.Wake{Resync: resync})
 }
 
+// CheckInFlight wakes the account's actor to look at its in-flight
+// transactions now (an operator abandoned one: its nonce is filled). In
+// cluster mode the grain is woken as usual and looks at its next check
+// (within the network's rebroadcastBlocks blocks).
+func (s *System) CheckInFlight(accountID, network string) {
+	if s.isCluster() {
+		s.wakeGrain(accountID, network, false)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pid, err := s.pidLocked(accountID, network)
+	if err != nil {
+		return
+	}
+	s.sys.Root.Send(pid, &account.Wake{Check: true})
+}
+
 // Release implements account.Registry.
 func (s *System) Release(key string, pid *actor.PID) bool {
 	s.mu.Lock()

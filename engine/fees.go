@@ -80,11 +80,32 @@ func (n *Network) forgetFees() {
 	n.fees.mu.Unlock()
 }
 
-// headLog is the latest head a Network's watcher (or a sender) saw.
+// headLog is the latest head a Network's watcher (or a sender) saw, and
+// the last block the watcher of this process completed transactions of.
 type headLog struct {
 	mu     sync.Mutex
 	number uint64
 	seen   time.Time
+	// processed is the watcher's cursor when it runs in this process
+	// (valid: it does).
+	processed uint64
+	valid     bool
+}
+
+// ObserveProcessed records that the network's watcher, in this process,
+// handled every block up to number.
+func (n *Network) ObserveProcessed(number uint64) {
+	n.heads.mu.Lock()
+	n.heads.processed, n.heads.valid = number, true
+	n.heads.mu.Unlock()
+}
+
+// processedThrough returns the watcher's cursor, and false when the
+// watcher does not run in this process (cluster mode, another node).
+func (n *Network) processedThrough() (uint64, bool) {
+	n.heads.mu.Lock()
+	defer n.heads.mu.Unlock()
+	return n.heads.processed, n.heads.valid
 }
 
 // ObserveHead records that the chain's head is at number (the watcher calls

@@ -133,6 +133,7 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 		if err := f.store.SetCursor(ctx, f.net.Name, n, prev); err != nil {
 			return res, err
 		}
+		f.net.ObserveProcessed(n)
 	}
 	for a := range accounts {
 		res.Accounts = append(res.Accounts, a)

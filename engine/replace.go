@@ -32,6 +32,19 @@ type care struct {
 	// now asks the next Pump to check whatever the head (an operator
 	// abandoned a transaction; a broadcast was refused).
 	now bool
+	// checkedAt is when the last check was made (wall clock).
+	checkedAt time.Time
+}
+
+// minCheckEvery is the least time between two checks of one account: on
+// chains faster than a block a second, rebroadcastBlocks blocks pass in
+// less than a watcher's poll, and checking each time would only add load
+// (none without a poll interval: tests drive the head by hand).
+func (s *Sender) minCheckEvery() time.Duration {
+	if s.net.PollInterval <= 0 {
+		return 0
+	}
+	return max(s.net.PollInterval, time.Second)
 }
 
 // reset forgets everything: the window is empty.
@@ -106,10 +119,10 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 		c.lowest, c.moved = sum.LowestNonce, head
 	}
 	every := s.net.rebroadcastBlocks()
-	if !c.now && (blocksSince(head, c.checked) < every || blocksSince(head, c.moved) < every) {
+	if !c.now && (blocksSince(head, c.checked) < every || blocksSince(head, c.moved) < every || time.Since(c.checkedAt) < s.minCheckEvery()) {
 		return nil
 	}
-	c.now, c.checked = false, head
+	c.now, c.checked, c.checkedAt = false, head, time.Now()
 	chainNonce, err := s.net.Chain.NonceAt(ctx, s.account.Address, nil)
 	if err != nil {
 		return fmt.Errorf("in flight: chain nonce: %w", err)
@@ -203,18 +216,32 @@ func (s *Sender) settlePassed(ctx context.Context, head uint64, passed []*Transa
 		return fmt.Errorf("in flight: receipts of %d versions: %w", len(hashes), err)
 	}
 	mined := map[string]*types.Receipt{}
+	lagging := map[string]bool{}
+	processed, local := s.net.processedThrough()
 	for i, r := range receipts {
-		if r != nil && r.BlockNumber != nil && blocksSince(head, r.BlockNumber.Uint64()) >= s.net.Confirmations {
-			mined[owner[hashes[i]].ID] = r
+		if r == nil || r.BlockNumber == nil {
+			continue
+		}
+		id := owner[hashes[i]].ID
+		switch {
+		case blocksSince(head, r.BlockNumber.Uint64()) < s.net.Confirmations:
+			lagging[id] = true // mined, not final yet
+		case local && r.BlockNumber.Uint64() > processed:
+			lagging[id] = true // the watcher has not got there yet: it completes it
+		default:
+			mined[id] = r
 		}
 	}
 	now := s.clock.Now()
 	var outcomes []Mined
 	abis := map[string]*abi.ABI{}
 	for _, tx := range due {
+		if lagging[tx.ID] {
+			continue
+		}
 		delete(c.consumed, tx.ID)
 		if r, ok := mined[tx.ID]; ok {
-			s.log.Warn("settling a transaction the watcher missed, from its receipt", "tx", tx.ID, "nonce", *tx.Nonce, "block", r.BlockNumber)
+			s.log.Info("settling a mined transaction the watcher did not complete, from its receipt", "tx", tx.ID, "nonce", *tx.Nonce, "block", r.BlockNumber)
 			outcomes = append(outcomes, minedOutcome(ctx, s.store, tx, r, abis, now))
 			continue
 		}

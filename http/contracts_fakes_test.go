@@ -68,6 +68,22 @@ func (s *fakeStore) ListTransactions(_ context.Context, f engine.TxFilter) ([]*e
 	return out, next, nil
 }
 
+// NoteError implements Store on the fake.
+func (s *fakeStore) NoteError(_ context.Context, id string, status engine.TxStatus, txErr *engine.TxError) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, found := s.txs[id]
+	if !found {
+		return engine.ErrNotFound
+	}
+	if tx.Status != status {
+		return engine.ErrConflict
+	}
+	tx.Error = txErr
+	s.writes++
+	return nil
+}
+
 // CancelTransaction implements Store on the fake.
 func (s *fakeStore) CancelTransaction(_ context.Context, id string, txErr *engine.TxError, ended time.Time) (*engine.Transaction, error) {
 	s.mu.Lock()

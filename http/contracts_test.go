@@ -494,4 +494,31 @@ func TestListAndCancelTransactions(t *testing.T) {
 	wantError(t, e.req("DELETE", tpl, "/transactions/"+mine[0].ID, e.aliceToken, ""), 409, engine.CodeConflict, "")
 	wantError(t, e.req("DELETE", tpl, "/transactions/"+mine[2].ID, e.bobToken, ""), 404, engine.CodeNotFound, "")
 	wantError(t, e.req("DELETE", tpl, "/transactions/nope", e.aliceToken, ""), 404, engine.CodeNotFound, "")
+
+	// Abandon: operators only (alice is one, bob is not), any user's
+	// transaction; new ends at once, submitted waits for its filler.
+	atpl := "/transactions/{id}/abandon"
+	bobs := mk(e.bob, e.bobAcct, 9, engine.StatusNew, "transfer")
+	wantError(t, e.req("POST", atpl, "/transactions/"+bobs.ID+"/abandon", e.bobToken, ""), 403, engine.CodeForbidden, "")
+	if got := e.store.txs[bobs.ID]; got.Status != engine.StatusNew || got.Error != nil {
+		t.Fatalf("a refused abandon changed the transaction: %s %+v", got.Status, got.Error)
+	}
+	rec = e.req("POST", atpl, "/transactions/"+bobs.ID+"/abandon", e.aliceToken, "")
+	wantStatus(t, rec, 200)
+	decodeData(t, rec, &tx)
+	if tx.Status != engine.StatusFailed || tx.Error == nil || tx.Error.Code != engine.TxAbandoned {
+		t.Fatalf("abandon new: %s", rec.Body.String())
+	}
+	rec = e.req("POST", atpl, "/transactions/"+mine[3].ID+"/abandon", e.aliceToken, "")
+	wantStatus(t, rec, 202)
+	decodeData(t, rec, &tx)
+	if tx.Status != engine.StatusSubmitted || tx.Error == nil || tx.Error.Code != engine.TxAbandoned {
+		t.Fatalf("abandon submitted: %s", rec.Body.String())
+	}
+	if got := e.engine.checked; len(got) != 1 || got[0] != e.aliceAcct.ID+"@dev" {
+		t.Fatalf("account actors asked to check: %v", got)
+	}
+	wantStatus(t, e.req("POST", atpl, "/transactions/"+mine[3].ID+"/abandon", e.aliceToken, ""), 202) // asked again: same answer
+	wantError(t, e.req("POST", atpl, "/transactions/"+mine[1].ID+"/abandon", e.aliceToken, ""), 409, engine.CodeConflict, "")
+	wantError(t, e.req("POST", atpl, "/transactions/00000000-0000-4000-8000-999999999999/abandon", e.aliceToken, ""), 404, engine.CodeNotFound, "")
 }

@@ -283,7 +283,14 @@ type fakeEngine struct {
 	submitted []*engine.Transaction
 	created   []*engine.Account
 	settled   []string
+	checked   []string
 	submitErr error
+}
+
+func (e *fakeEngine) CheckInFlight(accountID, network string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.checked = append(e.checked, accountID+"@"+network)
 }
 
 func (e *fakeEngine) Submit(_ context.Context, tx *engine.Transaction) (*engine.Transaction, error) {

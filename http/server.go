@@ -32,6 +32,9 @@ type Engine interface {
 	// Settled tells the engine that transactions turned terminal outside it
 	// (cancelled), so that the transactions depending on them fail or run.
 	Settled(ctx context.Context, ids []string)
+	// CheckInFlight asks the account's actor to look at its in-flight
+	// transactions now (one was abandoned: its nonce is to be filled).
+	CheckInFlight(accountID, network string)
 }
 
 // Store is the part of engine.Store that the HTTP layer uses. Any
@@ -46,6 +49,9 @@ type Store interface {
 	ListTransactions(ctx context.Context, f engine.TxFilter) ([]*engine.Transaction, *engine.TxCursor, error)
 	// CancelTransaction cancels a transaction still new or waiting.
 	CancelTransaction(ctx context.Context, id string, txErr *engine.TxError, ended time.Time) (*engine.Transaction, error)
+	// NoteError records an error on a transaction without changing its
+	// status (an abandoned submitted transaction).
+	NoteError(ctx context.Context, id string, status engine.TxStatus, txErr *engine.TxError) error
 	engine.IdempotencyStore
 	engine.UserAdminStore
 	// ListTransfers lists a token's indexed transfers, newest first.
@@ -267,6 +273,7 @@ func (s *Server) routes() *gin.Engine {
 
 	api.GET("/networks", s.listNetworks)
 	api.DELETE("/transactions/:id", s.cancelTransaction)
+	api.POST("/transactions/:id/abandon", s.abandonTransaction)
 
 	api.PUT("/contracts", s.idempotent, s.createContract)
 	api.GET("/contracts", s.listContracts)

@@ -198,3 +198,39 @@ func (s *Server) cancelTransaction(c *gin.Context) {
 	s.engine.Settled(ctx, []string{cancelled.ID})
 	ok(c, engine.ViewTransaction(cancelled))
 }
+
+// abandonTransaction serves POST /transactions/{id}/abandon: operators
+// only (403 otherwise), any user's transaction. One still new or waiting
+// fails at once with error code abandoned (200); one submitted gets that
+// error noted and its nonce is filled by a 0-value transfer of the account
+// to itself, so later nonces proceed: 202, and the transaction fails
+// abandoned when the filler is mined (or completes, if one of its own
+// versions is mined first). A transaction that has ended is 409.
+func (s *Server) abandonTransaction(c *gin.Context) {
+	if !currentUser(c).Operator {
+		s.fail(c, engine.Errorf(engine.CodeForbidden, "", "only an operator may abandon a transaction"))
+		return
+	}
+	id, err := pathID(c, "id", "transaction")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	tx, ended, err := engine.Abandon(ctx, s.store, id, s.clock.Now())
+	if engine.IsNotFound(err) {
+		s.fail(c, notFound("", "transaction %s not found", id))
+		return
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if ended {
+		s.engine.Settled(ctx, []string{tx.ID})
+		ok(c, engine.ViewTransaction(tx))
+		return
+	}
+	s.engine.CheckInFlight(tx.AccountID, tx.Network)
+	respond(c, http.StatusAccepted, engine.ViewTransaction(tx))
+}

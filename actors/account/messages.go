@@ -31,6 +31,9 @@ type Wake struct {
 	// (mined, failed, re-synced) makes room, and that wakes it without
 	// Accepted (the watcher, a retry, the periodic tick).
 	Accepted bool
+	// Check asks the submitter to look at its in-flight transactions now,
+	// whatever the head (an operator abandoned one: its nonce is filled).
+	Check bool
 }
 
 // tick is the actor's periodic check of its in-flight transactions (a

@@ -27,6 +27,11 @@ type submitter struct {
 
 	sender     *engine.Sender
 	pumpQueued bool
+	// checkNow is a Wake's Check, for the sender the next pump uses.
+	checkNow bool
+	// failures counts the pumps that failed in a row: the pause before
+	// the next one doubles with each, up to maxRetryAfter.
+	failures int
 	retry      *time.Timer
 	ticker     *time.Ticker
 	tickerDone chan struct{}
@@ -53,7 +58,10 @@ func (s *submitter) Receive(c actor.Context) {
 		if msg.Resync && s.sender != nil {
 			s.sender.Resync()
 		}
-		if msg.Accepted && !msg.Resync && s.retry == nil && s.sender != nil && s.sender.WindowFull() {
+		if msg.Check {
+			s.checkNow = true
+		}
+		if msg.Accepted && !msg.Resync && !msg.Check && s.retry == nil && s.sender != nil && s.sender.WindowFull() {
 			// New work that cannot go out before room is made; the wake
 			// that makes room pumps. (Under load, most group commits
 			// find the window full: each pump read the store for nothing.)
@@ -83,7 +91,15 @@ func (s *submitter) queuePump(c actor.Context) {
 func (s *submitter) pump(c actor.Context) {
 	snd, err := s.getSender()
 	if err == nil {
-		_, err = snd.Pump(s.ctx)
+		if s.checkNow {
+			snd.CheckNow()
+			s.checkNow = false
+		}
+		// A pump never waits on a hung node or database for long: every
+		// call it makes shares this deadline.
+		ctx, cancel := context.WithTimeout(s.ctx, pumpTimeout)
+		_, err = snd.Pump(ctx)
+		cancel()
 		s.resolve(snd.TakeFailed())
 	}
 	if errors.Is(err, engine.ErrFenced) {
@@ -93,18 +109,42 @@ func (s *submitter) pump(c actor.Context) {
 		return
 	}
 	if err != nil {
-		s.cfg.Log.Warn("account pump failed; retrying", "account", s.accountID, "network", s.net.Name, "err", err, "retry_in", s.cfg.RetryAfter)
+		s.failures++
+		wait := backoff(s.cfg.RetryAfter, s.failures)
+		s.cfg.Log.Warn("account pump failed; retrying", "account", s.accountID, "network", s.net.Name, "err", err, "retry_in", wait)
 		if s.retry != nil {
 			s.retry.Stop()
 		}
 		self, root := c.Self(), c.ActorSystem().Root
-		s.retry = time.AfterFunc(s.cfg.RetryAfter, func() { root.Send(self, &Wake{}) })
+		s.retry = time.AfterFunc(wait, func() { root.Send(self, &Wake{}) })
 		return
 	}
+	s.failures = 0
 	if s.retry != nil {
 		s.retry.Stop()
 		s.retry = nil
 	}
+}
+
+// pumpTimeout bounds one pump: its node and database calls together.
+const pumpTimeout = 2 * time.Minute
+
+// maxRetryAfter bounds the pause between failed pumps.
+const maxRetryAfter = 30 * time.Second
+
+// backoff is the pause after the n-th failed pump in a row: base, doubled
+// with each failure, at most maxRetryAfter. A node that is down, or that
+// refuses transactions for now (pool full, rate limits), is not asked
+// again every base interval.
+func backoff(base time.Duration, n int) time.Duration {
+	if base <= 0 {
+		base = time.Second
+	}
+	d := base
+	for i := 1; i < n && d < maxRetryAfter; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryAfter)
 }
 
 // getSender loads the account and builds its Sender on first use.

@@ -26,6 +26,9 @@ Usage:
                                                   faucet key, supply to the operator's default
                                                   account, registered to the operator (run it
                                                   while the service is stopped)
+  txengine transactions abandon ID [--config FILE]
+                                                  abandon a transaction that does not end: its
+                                                  nonce is filled, it fails with abandoned
   txengine help                                   show this help
 
 Run "txengine COMMAND --help" for the flags of a command.
@@ -77,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return migrate(ctx, args, stdout, stderr, getenv)
 	case "users":
 		return users(ctx, args, stdout, stderr, getenv)
+	case "transactions":
+		return transactionsCmd(ctx, args, stdout, stderr, getenv)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

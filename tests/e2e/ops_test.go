@@ -24,7 +24,7 @@ import (
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"-h"}, {"help"}, {"serve", "--help"}, {"migrate", "--help"},
-		{"users", "--help"}, {"users", "create", "--help"},
+		{"users", "--help"}, {"users", "create", "--help"}, {"transactions", "--help"}, {"transactions", "abandon", "--help"},
 	} {
 		out, err := exec.Command(binary, args...).CombinedOutput()
 		if err != nil {
