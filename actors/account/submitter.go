@@ -31,7 +31,7 @@ type submitter struct {
 	checkNow bool
 	// failures counts the pumps that failed in a row: the pause before
 	// the next one doubles with each, up to maxRetryAfter.
-	failures int
+	failures   int
 	retry      *time.Timer
 	ticker     *time.Ticker
 	tickerDone chan struct{}
