@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -21,6 +22,8 @@ import (
 // options are the command-line settings of one run.
 type options struct {
 	URL, Token, TokenID string
+	// Callback, when set, is the callback URL of every transfer.
+	Callback            string
 	N, Accounts, Conc   int
 	Recipients          int
 	Rate                float64
@@ -342,6 +345,11 @@ func (r *runner) load(ctx context.Context, tk token, senders []account, recipien
 	n := r.opt.N
 	value := big.NewInt(r.opt.Value)
 	path := "/tokens/" + tk.ID + "/transfers"
+	callbacks := ""
+	if r.opt.Callback != "" {
+		raw, _ := json.Marshal([]string{r.opt.Callback})
+		callbacks = `,"callbacks":` + string(raw)
+	}
 	type job struct {
 		i     int
 		sched time.Time // when the request was due (rate mode), for latency
@@ -364,7 +372,7 @@ func (r *runner) load(ctx context.Context, tk token, senders []account, recipien
 			defer wg.Done()
 			for j := range jobs {
 				from, to := senders[j.i%len(senders)], recipients[j.i%len(recipients)]
-				body := []byte(`{"to":"` + to + `","value":"` + value.String() + `","from":"` + from.ID + `"}`)
+				body := []byte(`{"to":"` + to + `","value":"` + value.String() + `","from":"` + from.ID + `"` + callbacks + `}`)
 				began := time.Now()
 				if !j.sched.IsZero() {
 					began = j.sched

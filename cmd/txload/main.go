@@ -44,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Token, "token", os.Getenv("TXENGINE_TOKEN"), "operator token (default $TXENGINE_TOKEN)")
 	fs.StringVar(&o.TokenID, "token-id", "", "token contract id (default: the first of GET /tokens)")
 	fs.IntVar(&o.N, "n", 1000, "transfers to send")
+	fs.StringVar(&o.Callback, "callback", "", "callback URL of every transfer (none when empty)")
 	fs.IntVar(&o.Accounts, "accounts", 1, "sending accounts (1: the operator's default account; more: created and funded)")
 	fs.IntVar(&o.Conc, "concurrency", 64, "concurrent clients")
 	fs.IntVar(&o.Recipients, "recipients", 100, "fresh random recipient addresses")
