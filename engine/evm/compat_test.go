@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -437,12 +438,26 @@ func TestCallTimeout(t *testing.T) {
 	to := common.HexToAddress("0x1")
 	msg := ethereum.CallMsg{To: &to, Data: []byte{1}}
 	calls := map[string]func(context.Context) error{
-		"ChainID":        func(ctx context.Context) error { _, err := c.ChainID(ctx); return err },
-		"HeaderByNumber": func(ctx context.Context) error { _, err := c.HeaderByNumber(ctx, nil); return err },
-		"NonceAt":        func(ctx context.Context) error { _, err := c.NonceAt(ctx, to, nil); return err },
-		"EstimateGas":    func(ctx context.Context) error { _, err := c.EstimateGas(ctx, msg); return err },
-		"CallContract":   func(ctx context.Context) error { _, err := c.CallContract(ctx, msg, nil); return err },
-		"BlockReceipts":  func(ctx context.Context) error { _, err := c.BlockReceipts(ctx, 1); return err },
+		"ChainID":          func(ctx context.Context) error { _, err := c.ChainID(ctx); return err },
+		"HeaderByNumber":   func(ctx context.Context) error { _, err := c.HeaderByNumber(ctx, nil); return err },
+		"NonceAt":          func(ctx context.Context) error { _, err := c.NonceAt(ctx, to, nil); return err },
+		"PendingNonceAt":   func(ctx context.Context) error { _, err := c.PendingNonceAt(ctx, to); return err },
+		"BalanceAt":        func(ctx context.Context) error { _, err := c.BalanceAt(ctx, to, nil); return err },
+		"EstimateGas":      func(ctx context.Context) error { _, err := c.EstimateGas(ctx, msg); return err },
+		"SuggestGasPrice":  func(ctx context.Context) error { _, err := c.SuggestGasPrice(ctx); return err },
+		"SuggestGasTipCap": func(ctx context.Context) error { _, err := c.SuggestGasTipCap(ctx); return err },
+		"CallContract":     func(ctx context.Context) error { _, err := c.CallContract(ctx, msg, nil); return err },
+		"SendTransaction": func(ctx context.Context) error {
+			return c.SendTransaction(ctx, types.NewTx(&types.LegacyTx{}))
+		},
+		"BlockReceipts":       func(ctx context.Context) error { _, err := c.BlockReceipts(ctx, 1); return err },
+		"TransactionReceipt":  func(ctx context.Context) error { _, err := c.TransactionReceipt(ctx, common.Hash{1}); return err },
+		"PendingCallContract": func(ctx context.Context) error { _, err := c.PendingCallContract(ctx, msg); return err },
+		"FilterLogs": func(ctx context.Context) error {
+			_, err := c.FilterLogs(ctx, ethereum.FilterQuery{Addresses: []common.Address{to}})
+			return err
+		},
+		"TransactionCount": func(ctx context.Context) error { _, err := c.TransactionCount(ctx, common.Hash{1}); return err },
 		"TransactionReceipts": func(ctx context.Context) error {
 			_, err := c.TransactionReceipts(ctx, []common.Hash{{1}})
 			return err
@@ -451,23 +466,41 @@ func TestCallTimeout(t *testing.T) {
 			_, err := c.BatchCall(ctx, []engine.CallRequest{{To: to}})
 			return err
 		},
+		"BatchBalances": func(ctx context.Context) error {
+			_, _, err := c.BatchBalances(ctx, []engine.BalanceQuery{{Holder: to, ETH: true}})
+			return err
+		},
+		"BatchEstimateGas": func(ctx context.Context) error {
+			_, _, err := c.BatchEstimateGas(ctx, []ethereum.CallMsg{msg})
+			return err
+		},
 		"BatchSendTransactions": func(ctx context.Context) error {
 			_, err := c.BatchSendTransactions(ctx, []*types.Transaction{types.NewTx(&types.LegacyTx{})})
 			return err
 		},
 	}
-	for name, call := range calls {
-		t.Run(name, func(t *testing.T) {
-			start := time.Now()
-			err := call(context.Background())
-			if took := time.Since(start); took < timeout || took > timeout+slack {
-				t.Errorf("returned after %s, want about %s", took, timeout)
-			}
-			if !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("err = %v, want context.DeadlineExceeded", err)
-			}
-		})
+	// Every method of engine.Chain is among them.
+	chainType := reflect.TypeFor[engine.Chain]()
+	for i := range chainType.NumMethod() {
+		if _, ok := calls[chainType.Method(i).Name]; !ok {
+			t.Errorf("engine.Chain's %s is not tested for its timeout", chainType.Method(i).Name)
+		}
 	}
+	t.Run("calls", func(t *testing.T) {
+		for name, call := range calls {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				start := time.Now()
+				err := call(context.Background())
+				if took := time.Since(start); took < timeout || took > timeout+slack {
+					t.Errorf("returned after %s, want about %s", took, timeout)
+				}
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("err = %v, want context.DeadlineExceeded", err)
+				}
+			})
+		}
+	})
 	// A caller's sooner deadline stays.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
