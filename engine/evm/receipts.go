@@ -12,7 +12,11 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/txengine/txengine/engine"
 )
+
+var _ engine.ReceiptBatcher = (*Client)(nil)
 
 // ErrReceiptMissing is returned by BlockReceipts on a node without
 // eth_getBlockReceipts when the node has a block but not yet the receipt of
