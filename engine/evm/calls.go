@@ -14,14 +14,16 @@ import (
 
 // The methods below override those of the embedded *ethclient.Client that
 // the engine, the indexer and the HTTP API call, so that each has the call
-// timeout. Their errors are the node's as ethclient returns them, unwrapped:
-// engine.ClassifyNodeError and the revert decoding read them as they are.
+// timeout. Their errors are the node's as ethclient returns them, unwrapped
+// (engine.ClassifyNodeError and the revert decoding read them as they are),
+// but without the node URL's path, query or user (redactURL).
 
 // ChainID implements engine.Chain (eth_chainId).
 func (c *Client) ChainID(ctx context.Context) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.ChainID(ctx)
+	v, err := c.Client.ChainID(ctx)
+	return v, redactURL(err)
 }
 
 // HeaderByNumber implements engine.Chain (eth_getBlockByNumber); nil
@@ -29,14 +31,16 @@ func (c *Client) ChainID(ctx context.Context) (*big.Int, error) {
 func (c *Client) HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.HeaderByNumber(ctx, number)
+	v, err := c.Client.HeaderByNumber(ctx, number)
+	return v, redactURL(err)
 }
 
 // NonceAt implements engine.Chain (eth_getTransactionCount).
 func (c *Client) NonceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (uint64, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.NonceAt(ctx, account, blockNumber)
+	v, err := c.Client.NonceAt(ctx, account, blockNumber)
+	return v, redactURL(err)
 }
 
 // PendingNonceAt implements engine.Chain (eth_getTransactionCount at
@@ -44,28 +48,32 @@ func (c *Client) NonceAt(ctx context.Context, account common.Address, blockNumbe
 func (c *Client) PendingNonceAt(ctx context.Context, account common.Address) (uint64, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.PendingNonceAt(ctx, account)
+	v, err := c.Client.PendingNonceAt(ctx, account)
+	return v, redactURL(err)
 }
 
 // BalanceAt implements engine.Chain (eth_getBalance).
 func (c *Client) BalanceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.BalanceAt(ctx, account, blockNumber)
+	v, err := c.Client.BalanceAt(ctx, account, blockNumber)
+	return v, redactURL(err)
 }
 
 // SuggestGasPrice implements engine.Chain (eth_gasPrice).
 func (c *Client) SuggestGasPrice(ctx context.Context) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.SuggestGasPrice(ctx)
+	v, err := c.Client.SuggestGasPrice(ctx)
+	return v, redactURL(err)
 }
 
 // SuggestGasTipCap implements engine.Chain (eth_maxPriorityFeePerGas).
 func (c *Client) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.SuggestGasTipCap(ctx)
+	v, err := c.Client.SuggestGasTipCap(ctx)
+	return v, redactURL(err)
 }
 
 // SendTransaction implements engine.Chain (eth_sendRawTransaction). A
@@ -73,7 +81,7 @@ func (c *Client) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
 func (c *Client) SendTransaction(ctx context.Context, tx *types.Transaction) error {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.SendTransaction(ctx, tx)
+	return redactURL(c.Client.SendTransaction(ctx, tx))
 }
 
 // TransactionReceipt implements engine.Chain (eth_getTransactionReceipt);
@@ -81,7 +89,8 @@ func (c *Client) SendTransaction(ctx context.Context, tx *types.Transaction) err
 func (c *Client) TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.TransactionReceipt(ctx, hash)
+	v, err := c.Client.TransactionReceipt(ctx, hash)
+	return v, redactURL(err)
 }
 
 // TransactionCount returns the number of transactions of the block with
@@ -89,14 +98,16 @@ func (c *Client) TransactionReceipt(ctx context.Context, hash common.Hash) (*typ
 func (c *Client) TransactionCount(ctx context.Context, blockHash common.Hash) (uint, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.TransactionCount(ctx, blockHash)
+	v, err := c.Client.TransactionCount(ctx, blockHash)
+	return v, redactURL(err)
 }
 
 // FilterLogs implements engine.IndexChain (eth_getLogs).
 func (c *Client) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.Client.FilterLogs(ctx, q)
+	v, err := c.Client.FilterLogs(ctx, q)
+	return v, redactURL(err)
 }
 
 // EstimateGas implements engine.Chain (eth_estimateGas at the latest

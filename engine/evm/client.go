@@ -5,9 +5,11 @@ package evm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -84,7 +86,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	}
 	c, err := rpc.DialOptions(ctx, url, rpcOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("dial node: %w", err)
+		return nil, fmt.Errorf("dial node: %w", redactURL(err))
 	}
 	cl := NewClient(c, opts...)
 	cl.transport = tr
@@ -101,7 +103,7 @@ func DialNetwork(ctx context.Context, httpURL, wsURL string, opts ...Option) (*C
 	case wsURL != "":
 		c, err := rpc.DialWebsocket(ctx, wsURL, "")
 		if err != nil {
-			return nil, fmt.Errorf("dial node over websocket: %w", err)
+			return nil, fmt.Errorf("dial node over websocket: %w", redactURL(err))
 		}
 		return NewClient(c, opts...), nil
 	}
@@ -142,7 +144,24 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 func (c *Client) call(ctx context.Context, result any, method string, args ...any) error {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.rpc.CallContext(ctx, result, method, args...)
+	return redactURL(c.rpc.CallContext(ctx, result, method, args...))
+}
+
+// redactURL cuts the node URL in a transport error of err (a *url.Error of
+// the HTTP client, `Post "https://host/v3/KEY": ...`) to its scheme and
+// host, in place: a path, a query or a user in it may hold an API key, and
+// errors end in logs and responses. err is returned as it is otherwise, so
+// errors.Is and errors.As see what they saw.
+func redactURL(err error) error {
+	var ue *url.Error
+	if err != nil && errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+			ue.URL = u.Scheme + "://" + u.Host
+		} else {
+			ue.URL = "node"
+		}
+	}
+	return err
 }
 
 var _ engine.BatchCaller = (*Client)(nil)
@@ -310,5 +329,5 @@ func (c *Client) batch(ctx context.Context, elems []rpc.BatchElem) error {
 func (c *Client) batchOnce(ctx context.Context, elems []rpc.BatchElem) error {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return c.rpc.BatchCallContext(ctx, elems)
+	return redactURL(c.rpc.BatchCallContext(ctx, elems))
 }

@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -541,5 +544,47 @@ func TestCallTimeout(t *testing.T) {
 	}
 	if c.ReadsReceiptsByTransaction() {
 		t.Error("a timeout switched the client to receipts by transaction")
+	}
+}
+
+// TestErrorsDoNotNameTheURL: errors of calls to a node that cannot be
+// reached keep the node's scheme and host but not the rest of its URL (an
+// API key in the path or query, a user and password), and stay transport
+// errors for errors.As.
+func TestErrorsDoNotNameTheURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // connections to addr are refused from now on
+	c, err := Dial(context.Background(), "http://user:PASSWORD@"+addr+"/v3/SECRETKEY?key=SECRET2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	to := common.HexToAddress("0x1")
+	ctx := context.Background()
+	errs := map[string]error{}
+	_, errs["ChainID"] = c.ChainID(ctx)
+	_, errs["HeaderByNumber"] = c.HeaderByNumber(ctx, nil)
+	errs["SendTransaction"] = c.SendTransaction(ctx, types.NewTx(&types.LegacyTx{}))
+	_, errs["EstimateGas"] = c.EstimateGas(ctx, ethereum.CallMsg{To: &to})
+	_, errs["BatchCall"] = c.BatchCall(ctx, []engine.CallRequest{{To: to}})
+	_, errs["BlockReceipts"] = c.BlockReceipts(ctx, 1)
+	_, errs["TransactionReceipts"] = c.TransactionReceipts(ctx, []common.Hash{{1}})
+	for name, err := range errs {
+		var ue *neturl.Error
+		switch {
+		case err == nil:
+			t.Errorf("%s: no error from a refusing port", name)
+		case strings.Contains(err.Error(), "SECRET") || strings.Contains(err.Error(), "PASSWORD"):
+			t.Errorf("%s: %v names the URL", name, err)
+		case !strings.Contains(err.Error(), addr) || !errors.As(err, &ue):
+			t.Errorf("%s: %v, want a transport error naming the host", name, err)
+		}
+	}
+	if c.ReadsReceiptsByTransaction() {
+		t.Error("a refused connection switched the client to receipts by transaction")
 	}
 }
