@@ -70,6 +70,10 @@ type Network struct {
 	// PollInterval is how often the watcher polls without a subscription
 	// (and the safety-net poll with one). Default 1s.
 	PollInterval time.Duration `yaml:"pollInterval"`
+	// RPCTimeout bounds every call to the node (one request or one
+	// JSON-RPC batch): a node that hangs fails the call after this long,
+	// and the caller retries with backoff. Default 10s.
+	RPCTimeout time.Duration `yaml:"rpcTimeout"`
 	// InFlight overrides engine.inFlight on this network (0: inherit).
 	InFlight int `yaml:"inFlight"`
 	// GasMarginPercent overrides engine.gasMarginPercent (absent: inherit).

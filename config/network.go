@@ -18,6 +18,7 @@ var networkNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
 // Defaults of a network's optional keys.
 const (
 	DefaultPollInterval = time.Second
+	DefaultRPCTimeout   = 10 * time.Second
 	DefaultFaucetWei    = "100000000000000000" // 0.1 ETH
 )
 
@@ -28,6 +29,9 @@ func (n *Network) setDefaults() {
 	}
 	if n.FaucetWei == "" {
 		n.FaucetWei = DefaultFaucetWei
+	}
+	if n.RPCTimeout == 0 {
+		n.RPCTimeout = DefaultRPCTimeout
 	}
 }
 
@@ -55,6 +59,9 @@ func (n *Network) validate(prefix string) error {
 	}
 	if n.PollInterval < 10*time.Millisecond {
 		return fmt.Errorf("%s.pollInterval: must be at least 10ms, got %s", prefix, n.PollInterval)
+	}
+	if n.RPCTimeout < 100*time.Millisecond || n.RPCTimeout > 10*time.Minute {
+		return fmt.Errorf("%s.rpcTimeout: must be from 100ms to 10m, got %s", prefix, n.RPCTimeout)
 	}
 	if n.InFlight < 0 || n.InFlight > 4096 {
 		return fmt.Errorf("%s.inFlight: must be between 1 and 4096 (0 or absent: engine.inFlight), got %d", prefix, n.InFlight)

@@ -109,6 +109,8 @@ func TestNetworkValidationNamesKey(t *testing.T) {
 		{"  - name: a\n    chainId: 1\n    httpUrl: ws://x:1\n", "networks[0].httpUrl: "},
 		{"  - name: a\n    chainId: 1\n    wsUrl: http://x:1\n", "networks[0].wsUrl: "},
 		{good + "    pollInterval: 1ms\n", "networks[0].pollInterval:"},
+		{good + "    rpcTimeout: 10ms\n", "networks[0].rpcTimeout:"},
+		{good + "    rpcTimeout: 1h\n", "networks[0].rpcTimeout:"},
 		{good + "    inFlight: 5000\n", "networks[0].inFlight:"},
 		{good + "    gasMarginPercent: 2000\n", "networks[0].gasMarginPercent:"},
 		{good + "    maxFeePerGasCap: \"1e9\"\n", "networks[0].maxFeePerGasCap:"},
@@ -128,7 +130,7 @@ func TestNetworkValidationNamesKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := cfg.Networks[0]
-	if n.PollInterval != DefaultPollInterval || n.FaucetWei != DefaultFaucetWei || n.Margin(20) != 20 || n.MaxFeeCap() != nil {
+	if n.PollInterval != DefaultPollInterval || n.RPCTimeout != DefaultRPCTimeout || n.FaucetWei != DefaultFaucetWei || n.Margin(20) != 20 || n.MaxFeeCap() != nil {
 		t.Fatalf("defaults not applied: %+v", n)
 	}
 	if k, err := n.Faucet(); k != nil || err != nil {
@@ -147,7 +149,7 @@ func TestNetworkEnvShortcut(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Network{Name: "geth", ChainID: 1337, HTTPURL: "http://127.0.0.1:1", WSURL: "ws://127.0.0.1:2",
-		FaucetKey: key, Confirmations: 2, PollInterval: DefaultPollInterval, FaucetWei: DefaultFaucetWei}
+		FaucetKey: key, Confirmations: 2, PollInterval: DefaultPollInterval, RPCTimeout: DefaultRPCTimeout, FaucetWei: DefaultFaucetWei}
 	if len(cfg.Networks) != 1 || !reflect.DeepEqual(cfg.Networks[0], want) {
 		t.Fatalf("networks = %+v, want [%+v]", cfg.Networks, want)
 	}

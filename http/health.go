@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"sort"
 	"strings"
@@ -67,8 +68,10 @@ func (s *Server) readyz(c *gin.Context) {
 }
 
 // Ready checks the database ("database") and each configured network
-// ("network:<name>", by asking for the latest header), in parallel, each
-// within ReadyTimeout. Each result is "ok" or the reason of the failure.
+// ("network:<name>": the node serves the configured chain id and its latest
+// header, not too old), in parallel, each within ReadyTimeout. Each result
+// is "ok" or the reason of the failure: what the node answered (never its
+// URL, which may hold an API key).
 func (s *Server) Ready(ctx context.Context) map[string]string {
 	type check struct {
 		name string
@@ -80,9 +83,16 @@ func (s *Server) Ready(ctx context.Context) map[string]string {
 			if nw.Chain == nil {
 				return errors.New("no client")
 			}
+			id, err := nw.Chain.ChainID(ctx)
+			if err != nil {
+				return nodeCallError{method: "eth_chainId", err: err}
+			}
+			if nw.ChainID != nil && id.Cmp(nw.ChainID) != 0 {
+				return errWrongChain{got: id, want: nw.ChainID}
+			}
 			head, err := nw.Chain.HeaderByNumber(ctx, nil)
 			if err != nil {
-				return err
+				return nodeCallError{method: "eth_getBlockByNumber", err: err}
 			}
 			return s.checkHeadAge(head.Time)
 		}})
@@ -132,6 +142,26 @@ func (s *Server) checkHeadAge(headTime uint64) error {
 	return nil
 }
 
+// errWrongChain is the reason of a network whose node serves another chain.
+type errWrongChain struct{ got, want *big.Int }
+
+func (e errWrongChain) Error() string {
+	return fmt.Sprintf("the node serves chain id %s, not the configured %s", e.got, e.want)
+}
+
+// nodeCallError is a readiness call to the node that failed.
+type nodeCallError struct {
+	method string
+	err    error
+}
+
+func (e nodeCallError) Error() string { return e.method + ": " + e.err.Error() }
+func (e nodeCallError) Unwrap() error { return e.err }
+
+// maxReasonLen bounds a reason taken from the node's answer (an HTTP error
+// status can come with a whole HTML page).
+const maxReasonLen = 300
+
 // readyReason is a short reason for a failed check of what ("node",
 // "database"), without its address.
 func (s *Server) readyReason(ctx context.Context, what string, err error) string {
@@ -142,5 +172,23 @@ func (s *Server) readyReason(ctx context.Context, what string, err error) string
 	if errors.As(err, &stale) {
 		return stale.Error()
 	}
-	return unreachableReason(what, err)
+	var wrong errWrongChain
+	if errors.As(err, &wrong) {
+		return wrong.Error()
+	}
+	var call nodeCallError
+	if !errors.As(err, &call) {
+		return unreachableReason(what, err)
+	}
+	// A JSON-RPC error is the node refusing the call: say so, with its
+	// message and code, so that an operator sees what the node wants.
+	var refused interface{ ErrorCode() int }
+	reason := unreachableReason(what, call.err)
+	if errors.As(call.err, &refused) {
+		reason = fmt.Sprintf("node refused %s: %s (code %d)", call.method, reason, refused.ErrorCode())
+	}
+	if r := []rune(reason); len(r) > maxReasonLen {
+		reason = string(r[:maxReasonLen]) + "..."
+	}
+	return reason
 }

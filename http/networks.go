@@ -65,7 +65,7 @@ func (s *Server) networkStatus(ctx context.Context, name string, nw *engine.Netw
 	defer cancel()
 	head, err := nw.Chain.HeaderByNumber(ctx, nil)
 	if err != nil {
-		v.Error = s.readyReason(ctx, "node", err)
+		v.Error = s.readyReason(ctx, "node", nodeCallError{method: "eth_getBlockByNumber", err: err})
 		return v
 	}
 	v.LatestBlock = &blockSummary{Number: head.Number.Uint64(), Hash: head.Hash().Hex(), Timestamp: engine.FormatTime(time.Unix(int64(head.Time), 0))}

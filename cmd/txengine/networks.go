@@ -88,7 +88,7 @@ func startNetworks(ctx context.Context, cfg config.Config) (*networks, error) {
 func openNetwork(ctx context.Context, nc config.Network, ec config.Engine) (*engine.Network, func() error, error) {
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	client, err := evm.DialNetwork(dctx, nc.HTTPURL, nc.WSURL)
+	client, err := evm.DialNetwork(dctx, nc.HTTPURL, nc.WSURL, evm.WithCallTimeout(nc.RPCTimeout))
 	if err != nil {
 		return nil, nil, fmt.Errorf("network %s: %w", nc.Name, err)
 	}

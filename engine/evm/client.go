@@ -5,11 +5,14 @@ package evm
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -23,15 +26,44 @@ import (
 
 var _ engine.Chain = (*Client)(nil)
 
-// Client is a go-ethereum JSON-RPC client that implements engine.Chain. The
-// embedded *ethclient.Client provides every method but BlockReceipts by
-// number; use RPC for raw and batch calls.
+// Client is a go-ethereum JSON-RPC client that implements engine.Chain for
+// any node that speaks standard JSON-RPC (geth, Hardhat's node, hosted
+// providers). The embedded *ethclient.Client provides the methods the Client
+// does not override; the engine's methods are overridden so that every call
+// has a timeout (WithCallTimeout), call objects carry their data once, and
+// receipts fall back to one lookup per transaction on nodes without
+// eth_getBlockReceipts. Use RPC for raw and batch calls.
 type Client struct {
 	*ethclient.Client
 	rpc *rpc.Client
 	// transport is the HTTP transport of an http(s) connection, nil
 	// otherwise; Close drops its idle connections.
 	transport *http.Transport
+	// timeout bounds every call to the node whose context has no sooner
+	// deadline.
+	timeout time.Duration
+	// noBlockReceipts is set once the node refused eth_getBlockReceipts as
+	// a method it does not have; BlockReceipts then reads receipts by
+	// transaction hash.
+	noBlockReceipts atomic.Bool
+}
+
+// DefaultRPCTimeout bounds a call to the node (one request or one JSON-RPC
+// batch) when WithCallTimeout does not say otherwise.
+const DefaultRPCTimeout = 10 * time.Second
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithCallTimeout bounds every call to the node (one request, or one
+// JSON-RPC batch of at most MaxBatch requests) to d, unless the caller's
+// context ends sooner; d <= 0 keeps DefaultRPCTimeout.
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.timeout = d
+		}
+	}
 }
 
 // maxIdleRPCConns is how many idle keep-alive connections an http(s)
@@ -42,20 +74,21 @@ type Client struct {
 // sockets in TIME_WAIT).
 const maxIdleRPCConns = 64
 
-// Dial connects to the node at url (http, ws or ipc).
-func Dial(ctx context.Context, url string) (*Client, error) {
-	var opts []rpc.ClientOption
+// Dial connects to the node at url (http, ws or ipc). Errors do not repeat
+// url: it may hold an API key.
+func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
+	var rpcOpts []rpc.ClientOption
 	var tr *http.Transport
 	if strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://") {
 		tr = http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = maxIdleRPCConns, maxIdleRPCConns
-		opts = append(opts, rpc.WithHTTPClient(&http.Client{Transport: tr}))
+		rpcOpts = append(rpcOpts, rpc.WithHTTPClient(&http.Client{Transport: tr}))
 	}
-	c, err := rpc.DialOptions(ctx, url, opts...)
+	c, err := rpc.DialOptions(ctx, url, rpcOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", url, err)
+		return nil, fmt.Errorf("dial node: %w", redactURL(err))
 	}
-	cl := NewClient(c)
+	cl := NewClient(c, opts...)
 	cl.transport = tr
 	return cl, nil
 }
@@ -63,27 +96,35 @@ func Dial(ctx context.Context, url string) (*Client, error) {
 // DialNetwork connects to a node for calls: over httpURL when it is set,
 // otherwise over the WebSocket wsURL (a lost WebSocket connection is dialled
 // again on the next call). Subscriptions are HeadSource's business.
-func DialNetwork(ctx context.Context, httpURL, wsURL string) (*Client, error) {
+func DialNetwork(ctx context.Context, httpURL, wsURL string, opts ...Option) (*Client, error) {
 	switch {
 	case httpURL != "":
-		return Dial(ctx, httpURL)
+		return Dial(ctx, httpURL, opts...)
 	case wsURL != "":
 		c, err := rpc.DialWebsocket(ctx, wsURL, "")
 		if err != nil {
-			return nil, fmt.Errorf("dial %s: %w", wsURL, err)
+			return nil, fmt.Errorf("dial node over websocket: %w", redactURL(err))
 		}
-		return NewClient(c), nil
+		return NewClient(c, opts...), nil
 	}
 	return nil, fmt.Errorf("dial: no http or ws URL")
 }
 
 // NewClient wraps an RPC connection; closing the Client closes it.
-func NewClient(c *rpc.Client) *Client {
-	return &Client{Client: ethclient.NewClient(c), rpc: c}
+func NewClient(c *rpc.Client, opts ...Option) *Client {
+	cl := &Client{Client: ethclient.NewClient(c), rpc: c, timeout: DefaultRPCTimeout}
+	for _, o := range opts {
+		o(cl)
+	}
+	return cl
 }
 
-// RPC returns the underlying RPC connection, for batch calls.
+// RPC returns the underlying RPC connection, for batch calls. Calls made on
+// it directly get no timeout from the Client.
 func (c *Client) RPC() *rpc.Client { return c.rpc }
+
+// CallTimeout returns the bound of one call to the node.
+func (c *Client) CallTimeout() time.Duration { return c.timeout }
 
 // Close closes the connection.
 func (c *Client) Close() {
@@ -93,18 +134,34 @@ func (c *Client) Close() {
 	}
 }
 
-// BlockReceipts returns the receipts of every transaction of block number,
-// in transaction order, with one eth_getBlockReceipts call. It returns
-// ethereum.NotFound if the node does not have the block.
-func (c *Client) BlockReceipts(ctx context.Context, number uint64) ([]*types.Receipt, error) {
-	if number > math.MaxInt64 {
-		return nil, fmt.Errorf("block receipts: block number %d out of range", number)
+// withTimeout returns ctx bounded by the call timeout; a sooner deadline
+// of ctx stays.
+func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.timeout)
+}
+
+// call is one JSON-RPC request within the call timeout.
+func (c *Client) call(ctx context.Context, result any, method string, args ...any) error {
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return redactURL(c.rpc.CallContext(ctx, result, method, args...))
+}
+
+// redactURL cuts the node URL in a transport error of err (a *url.Error of
+// the HTTP client, `Post "https://host/v3/KEY": ...`) to its scheme and
+// host, in place: a path, a query or a user in it may hold an API key, and
+// errors end in logs and responses. err is returned as it is otherwise, so
+// errors.Is and errors.As see what they saw.
+func redactURL(err error) error {
+	var ue *url.Error
+	if err != nil && errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+			ue.URL = u.Scheme + "://" + u.Host
+		} else {
+			ue.URL = "node"
+		}
 	}
-	receipts, err := c.Client.BlockReceipts(ctx, rpc.BlockNumberOrHashWithNumber(rpc.BlockNumber(number)))
-	if err != nil {
-		return nil, fmt.Errorf("block receipts of %d: %w", number, err)
-	}
-	return receipts, nil
+	return err
 }
 
 var _ engine.BatchCaller = (*Client)(nil)
@@ -113,19 +170,12 @@ var _ engine.BatchCaller = (*Client)(nil)
 // JSON-RPC batch. A failed call (a revert) is reported in its result; the
 // error is that of the batch as a whole.
 func (c *Client) BatchCall(ctx context.Context, reqs []engine.CallRequest) ([]engine.CallResult, error) {
-	type callArg struct {
-		From common.Address `json:"from"`
-		To   common.Address `json:"to"`
-		// Data goes as both input (current name) and data (older nodes).
-		Input hexutil.Bytes `json:"input"`
-		Data  hexutil.Bytes `json:"data"`
-	}
 	elems := make([]rpc.BatchElem, len(reqs))
 	outs := make([]hexutil.Bytes, len(reqs))
 	for i, r := range reqs {
 		elems[i] = rpc.BatchElem{
 			Method: "eth_call",
-			Args:   []any{callArg{From: r.From, To: r.To, Input: r.Data, Data: r.Data}, "latest"},
+			Args:   []any{callArg(ethereum.CallMsg{From: r.From, To: &r.To, Data: r.Data}), "latest"},
 			Result: &outs[i],
 		}
 	}
@@ -154,7 +204,7 @@ func (c *Client) BatchBalances(ctx context.Context, qs []engine.BalanceQuery) ([
 		data := engine.BalanceOfCall(q.Holder)
 		elems[i] = rpc.BatchElem{
 			Method: "eth_call",
-			Args:   []any{map[string]any{"to": q.Token, "input": hexutil.Bytes(data), "data": hexutil.Bytes(data)}, "latest"},
+			Args:   []any{callArg(ethereum.CallMsg{To: &q.Token, Data: data}), "latest"},
 			Result: &calls[i],
 		}
 	}
@@ -176,11 +226,20 @@ func (c *Client) BatchBalances(ctx context.Context, qs []engine.BalanceQuery) ([
 	return out, errs, nil
 }
 
-// callArg is the JSON-RPC form of a call message (as ethclient sends it).
+// callArg is the JSON-RPC form of a call message, as ethclient builds it
+// but for the call data, which goes once, as "data".
+//
+// Nodes disagree on the name: go-ethereum's ethclient sends "input" (the
+// current name); Hardhat's node reads "input" as another name of "data" and
+// refuses an object holding both ("duplicate field data"), which is what
+// this client sent before; older nodes and some providers read only "data"
+// and would silently run the call without its data if sent "input" alone.
+// Every node we know accepts "data" alone: geth 1.17 reads "input", else
+// "data" (TransactionArgs), and refuses only both with different values.
+// So "data" it is, with no detection and no second attempt.
 func callArg(msg ethereum.CallMsg) map[string]any {
 	arg := map[string]any{"from": msg.From, "to": msg.To}
 	if len(msg.Data) > 0 {
-		arg["input"] = hexutil.Bytes(msg.Data)
 		arg["data"] = hexutil.Bytes(msg.Data)
 	}
 	if msg.Value != nil {
@@ -191,6 +250,15 @@ func callArg(msg ethereum.CallMsg) map[string]any {
 	}
 	if msg.GasPrice != nil {
 		arg["gasPrice"] = (*hexutil.Big)(msg.GasPrice)
+	}
+	if msg.GasFeeCap != nil {
+		arg["maxFeePerGas"] = (*hexutil.Big)(msg.GasFeeCap)
+	}
+	if msg.GasTipCap != nil {
+		arg["maxPriorityFeePerGas"] = (*hexutil.Big)(msg.GasTipCap)
+	}
+	if msg.AccessList != nil {
+		arg["accessList"] = msg.AccessList
 	}
 	return arg
 }
@@ -246,12 +314,20 @@ func (c *Client) BatchSendTransactions(ctx context.Context, txs []*types.Transac
 const MaxBatch = 500
 
 // batch sends elems in JSON-RPC batches of at most MaxBatch requests, in
-// order. An error is that of a whole batch (transport, node down).
+// order, each within the call timeout. An error is that of a whole batch
+// (transport, node down, timeout).
 func (c *Client) batch(ctx context.Context, elems []rpc.BatchElem) error {
 	for start := 0; start < len(elems); start += MaxBatch {
-		if err := c.rpc.BatchCallContext(ctx, elems[start:min(start+MaxBatch, len(elems))]); err != nil {
+		if err := c.batchOnce(ctx, elems[start:min(start+MaxBatch, len(elems))]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// batchOnce sends elems as one JSON-RPC batch within the call timeout.
+func (c *Client) batchOnce(ctx context.Context, elems []rpc.BatchElem) error {
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return redactURL(c.rpc.BatchCallContext(ctx, elems))
 }

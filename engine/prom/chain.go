@@ -229,3 +229,17 @@ func (c *chain) BatchSendTransactions(ctx context.Context, txs []*types.Transact
 	c.m.rpcBatched.WithLabelValues(c.network, "eth_sendRawTransaction").Add(float64(len(txs)))
 	return errs, err
 }
+
+// TransactionReceipts implements engine.ReceiptBatcher: one JSON-RPC batch
+// when the wrapped chain batches, one call after the other otherwise.
+func (c *chain) TransactionReceipts(ctx context.Context, hashes []common.Hash) ([]*types.Receipt, error) {
+	b, ok := c.next.(engine.ReceiptBatcher)
+	if !ok {
+		return engine.ReceiptsEach(ctx, c, hashes) // each call counted by TransactionReceipt
+	}
+	start := time.Now()
+	v, err := b.TransactionReceipts(ctx, hashes)
+	c.observe("batch", start, err)
+	c.m.rpcBatched.WithLabelValues(c.network, "eth_getTransactionReceipt").Add(float64(len(hashes)))
+	return v, err
+}

@@ -198,6 +198,33 @@ func TestInstrumentedChainKeepsCapabilities(t *testing.T) {
 	if v := testutil.ToFloat64(m.rpcRequests.WithLabelValues("dev", "batch", "ok")); v != 1 {
 		t.Fatalf("batch counted %v times, want 1", v)
 	}
+
+	// Receipts: one lookup per hash unless the chain batches them.
+	hashes := []common.Hash{{1}, {2}}
+	if got, err := engine.Receipts(ctx, plain, hashes); err != nil || len(got) != 2 || got[0] != nil {
+		t.Fatalf("receipts without batching: %v, %v", got, err)
+	}
+	if v := testutil.ToFloat64(m.rpcRequests.WithLabelValues("dev", "eth_getTransactionReceipt", "not_found")); v != 2 {
+		t.Fatalf("receipt lookups counted %v times, want 2", v)
+	}
+	receipts := m.InstrumentChain("dev", receiptBatchChain{})
+	if got, err := engine.Receipts(ctx, receipts, hashes); err != nil || len(got) != 2 || got[1].TxHash != hashes[1] {
+		t.Fatalf("receipts with batching: %v, %v", got, err)
+	}
+	if v := testutil.ToFloat64(m.rpcBatched.WithLabelValues("dev", "eth_getTransactionReceipt")); v != 2 {
+		t.Fatalf("batched receipt lookups counted %v times, want 2", v)
+	}
+}
+
+// receiptBatchChain reads receipts in batches: every hash has one.
+type receiptBatchChain struct{ fakeChain }
+
+func (receiptBatchChain) TransactionReceipts(_ context.Context, hashes []common.Hash) ([]*types.Receipt, error) {
+	out := make([]*types.Receipt, len(hashes))
+	for i, h := range hashes {
+		out[i] = &types.Receipt{TxHash: h}
+	}
+	return out, nil
 }
 
 // TestLiveAccounts: the gauge reads the live count at every scrape.
