@@ -216,33 +216,3 @@ func SendEach(ctx context.Context, chain Chain, txs []*types.Transaction) ([]err
 	return errs, nil
 }
 
-// ReceiptBatcher is a Chain that reads the receipts of many transactions
-// in one JSON-RPC batch.
-type ReceiptBatcher interface {
-	// TransactionReceipts returns the receipt of each of hashes, in order,
-	// nil where the node has none; the error is that of the batch.
-	TransactionReceipts(ctx context.Context, hashes []common.Hash) ([]*types.Receipt, error)
-}
-
-// Receipts returns the receipt of each of hashes (nil where the chain has
-// none), in one round trip when chain is a ReceiptBatcher.
-func Receipts(ctx context.Context, chain Chain, hashes []common.Hash) ([]*types.Receipt, error) {
-	if len(hashes) == 0 {
-		return nil, nil
-	}
-	if b, ok := chain.(ReceiptBatcher); ok {
-		return b.TransactionReceipts(ctx, hashes)
-	}
-	out := make([]*types.Receipt, len(hashes))
-	for i, h := range hashes {
-		r, err := chain.TransactionReceipt(ctx, h)
-		switch {
-		case errors.Is(err, ethereum.NotFound):
-		case err != nil:
-			return nil, fmt.Errorf("receipt of %s: %w", h.Hex(), err)
-		default:
-			out[i] = r
-		}
-	}
-	return out, nil
-}
