@@ -46,6 +46,10 @@ type Client struct {
 	// a method it does not have; BlockReceipts then reads receipts by
 	// transaction hash.
 	noBlockReceipts atomic.Bool
+	// sendInOrder is set once the node answered a batch of transactions
+	// out of order (it refused a nonce whose predecessor in the same batch
+	// it took): transactions then go one request each, in order.
+	sendInOrder atomic.Bool
 }
 
 // DefaultRPCTimeout bounds a call to the node (one request or one JSON-RPC
@@ -291,6 +295,9 @@ func (c *Client) BatchSendTransactions(ctx context.Context, txs []*types.Transac
 	if len(txs) == 0 {
 		return nil, nil
 	}
+	if c.sendInOrder.Load() {
+		return c.sendEach(ctx, txs, nil), nil
+	}
 	elems := make([]rpc.BatchElem, len(txs))
 	for i, tx := range txs {
 		raw, err := tx.MarshalBinary()
@@ -306,7 +313,45 @@ func (c *Client) BatchSendTransactions(ctx context.Context, txs []*types.Transac
 	for i := range elems {
 		errs[i] = elems[i].Error
 	}
+	// A node that handles the requests of a batch concurrently (Hardhat's
+	// automine mines each transaction as it arrives and refuses a nonce
+	// ahead of the next one) refuses a nonce whose predecessor in the same
+	// batch it took. Those go again one by one, in order, and so does every
+	// later batch of transactions to this node.
+	var again []int
+	accepted := false
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			accepted = true
+		case accepted && engine.ClassifyNodeError(err) == engine.NodeNonceTooHigh:
+			again = append(again, i)
+		}
+	}
+	if len(again) > 0 {
+		c.sendInOrder.Store(true)
+		retried := c.sendEach(ctx, txs, again)
+		for _, i := range again {
+			errs[i] = retried[i]
+		}
+	}
 	return errs, nil
+}
+
+// sendEach sends txs (those of only, when not nil) one request each, in
+// order, and returns each one's error.
+func (c *Client) sendEach(ctx context.Context, txs []*types.Transaction, only []int) []error {
+	errs := make([]error, len(txs))
+	if only == nil {
+		only = make([]int, len(txs))
+		for i := range only {
+			only[i] = i
+		}
+	}
+	for _, i := range only {
+		errs[i] = c.SendTransaction(ctx, txs[i])
+	}
+	return errs
 }
 
 // MaxBatch bounds the requests of one JSON-RPC batch; geth refuses batches
