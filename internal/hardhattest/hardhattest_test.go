@@ -46,7 +46,7 @@ func transfer(ctx context.Context, c *ethclient.Client, key *ecdsa.PrivateKey, n
 	return tx, c.SendTransaction(ctx, tx)
 }
 
-func TestStartAndControls(t *testing.T) {
+func TestHardhatNodeControls(t *testing.T) {
 	n, c, ctx := startNode(t)
 	id, err := c.ChainID(ctx)
 	if err != nil || id.Int64() != ChainID {
@@ -138,7 +138,7 @@ func TestStartAndControls(t *testing.T) {
 	}
 }
 
-func TestDropTransaction(t *testing.T) {
+func TestHardhatDropTransaction(t *testing.T) {
 	n, c, ctx := startNode(t)
 	n.SetAutomine(false)
 	tx, err := transfer(ctx, c, n.FaucetKey, 0)
@@ -180,7 +180,7 @@ func TestDropTransaction(t *testing.T) {
 	}
 }
 
-func TestIntervalMining(t *testing.T) {
+func TestHardhatIntervalMining(t *testing.T) {
 	n, _, _ := startNode(t)
 	n.SetAutomine(false)
 	n.SetIntervalMining(200)
