@@ -14,6 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/txengine/txengine/internal/rpcproxy"
 )
 
 func startNode(t *testing.T) (*Node, *ethclient.Client, context.Context) {
@@ -196,5 +198,45 @@ func TestHardhatIntervalMining(t *testing.T) {
 	time.Sleep(time.Second)
 	if h := n.Head(); h != stopped {
 		t.Fatalf("head moved from %d to %d after SetIntervalMining(0)", stopped, h)
+	}
+}
+
+// TestHardhatBehindProxy runs the fault proxy in front of the node: a
+// transaction whose answer is lost is mined all the same, a refused send is
+// not, and every call is counted.
+func TestHardhatBehindProxy(t *testing.T) {
+	n, direct, ctx := startNode(t)
+	p := rpcproxy.Start(t, n.URL())
+	c, err := ethclient.DialContext(ctx, p.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	p.LoseAnswer("eth_sendRawTransaction", 1)
+	lost, err := transfer(ctx, c, n.FaucetKey, 0)
+	if err == nil {
+		t.Fatal("a send whose answer was lost reported success")
+	}
+	if r, err := direct.TransactionReceipt(ctx, lost.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
+		t.Fatalf("the node's receipt of the send whose answer was lost: %+v, %v; want mined", r, err)
+	}
+
+	p.Refuse("eth_sendRawTransaction", 1, rpcproxy.Error{Code: -32003, Message: "transaction underpriced"})
+	refused, err := transfer(ctx, c, n.FaucetKey, 1)
+	if err == nil || err.Error() != "transaction underpriced" {
+		t.Fatalf("refused send: %v, want the injected error", err)
+	}
+	if _, err := direct.TransactionReceipt(ctx, refused.Hash()); !errors.Is(err, ethereum.NotFound) {
+		t.Fatalf("a refused send reached the node: %v", err)
+	}
+	if _, err := transfer(ctx, c, n.FaucetKey, 1); err != nil {
+		t.Fatalf("the send after the refusal: %v", err)
+	}
+	if st := p.Stats(); st.Calls["eth_sendRawTransaction"] != 3 || st.Lost != 1 || st.Refused != 1 {
+		t.Fatalf("proxy stats %+v; want 3 sends, 1 lost, 1 refused", st)
+	}
+	if got, err := direct.NonceAt(ctx, crypto.PubkeyToAddress(n.FaucetKey.PublicKey), nil); err != nil || got != 2 {
+		t.Fatalf("faucet nonce %d, %v; want 2", got, err)
 	}
 }

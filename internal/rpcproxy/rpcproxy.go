@@ -43,10 +43,11 @@ type Stats struct {
 	Requests, Batches, BatchCalls int
 	// Calls counts the calls per method; each element of a batch counts.
 	Calls map[string]int
-	// Refused, Reset and Delayed count the faults injected: calls
+	// Refused, Reset, Lost and Delayed count the faults injected: calls
 	// answered with an injected error, requests whose connection was
-	// reset, requests delayed.
-	Refused, Reset, Delayed int
+	// reset before they were forwarded, requests forwarded whose answer
+	// was replaced by a reset, requests delayed.
+	Refused, Reset, Lost, Delayed int
 }
 
 // Proxy is a running proxy. Its methods are safe for concurrent use.
@@ -64,6 +65,8 @@ type Proxy struct {
 	// remaining resets per method (Always: every time).
 	resetNext int
 	resetOn   map[string]int
+	// loseOn is the remaining lost answers per method (Always: every time).
+	loseOn map[string]int
 }
 
 type refusal struct {
@@ -94,6 +97,7 @@ func Start(t testing.TB, upstream string) *Proxy {
 		refuse:   map[string]*refusal{},
 		delay:    map[string]time.Duration{},
 		resetOn:  map[string]int{},
+		loseOn:   map[string]int{},
 		stats:    Stats{Calls: map[string]int{}},
 	}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
@@ -179,6 +183,20 @@ func (p *Proxy) ResetOn(method string, times int) {
 	p.resetOn[method] = times
 }
 
+// LoseAnswer forwards the next times requests containing method (Always:
+// every time) to the upstream, waits for its answer and then resets the
+// connection instead of passing the answer on: the node acted on the
+// request, the client cannot tell.
+func (p *Proxy) LoseAnswer(method string, times int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if times == 0 {
+		delete(p.loseOn, method)
+		return
+	}
+	p.loseOn[method] = times
+}
+
 // ClearFaults removes every fault; counts stay.
 func (p *Proxy) ClearFaults() {
 	p.mu.Lock()
@@ -187,6 +205,7 @@ func (p *Proxy) ClearFaults() {
 	p.delay = map[string]time.Duration{}
 	p.resetNext = 0
 	p.resetOn = map[string]int{}
+	p.loseOn = map[string]int{}
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
@@ -205,7 +224,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, body)
 		return
 	}
-	refused, reset, delay := p.account(calls, batch)
+	refused, reset, lose, delay := p.account(calls, batch)
 	if reset {
 		resetConn(w)
 		return
@@ -216,6 +235,14 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+	}
+	if lose {
+		if res, err := p.post(r, body); err == nil {
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+		resetConn(w)
+		return
 	}
 	if len(refused) == 0 {
 		p.forward(w, r, body)
@@ -229,8 +256,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // account counts the request and decides its faults: for each call the
-// injected error (nil: forward it), whether to reset, how long to wait.
-func (p *Proxy) account(calls []call, batch bool) (refused map[int]*Error, reset bool, delay time.Duration) {
+// injected error (nil: forward it), whether to reset before or after
+// forwarding, how long to wait.
+func (p *Proxy) account(calls []call, batch bool) (refused map[int]*Error, reset, lose bool, delay time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stats.Requests++
@@ -246,20 +274,18 @@ func (p *Proxy) account(calls []call, batch bool) (refused map[int]*Error, reset
 		reset = true
 	}
 	for _, c := range calls {
-		if left, ok := p.resetOn[c.Method]; ok && !reset {
+		if !reset && take(p.resetOn, c.Method) {
 			reset = true
-			if left > 0 {
-				if left == 1 {
-					delete(p.resetOn, c.Method)
-				} else {
-					p.resetOn[c.Method] = left - 1
-				}
-			}
 		}
 	}
 	if reset {
 		p.stats.Reset++
-		return nil, true, 0
+		return nil, true, false, 0
+	}
+	for _, c := range calls {
+		if !lose && take(p.loseOn, c.Method) {
+			lose = true
+		}
 	}
 	delay = p.delay[""]
 	for _, c := range calls {
@@ -267,6 +293,10 @@ func (p *Proxy) account(calls []call, batch bool) (refused map[int]*Error, reset
 	}
 	if delay > 0 {
 		p.stats.Delayed++
+	}
+	if lose {
+		p.stats.Lost++
+		return nil, false, true, delay
 	}
 	for i, c := range calls {
 		rf, ok := p.refuse[c.Method]
@@ -285,7 +315,23 @@ func (p *Proxy) account(calls []call, batch bool) (refused map[int]*Error, reset
 			}
 		}
 	}
-	return refused, false, delay
+	return refused, false, false, delay
+}
+
+// take consumes one of the faults left for method in m and reports whether
+// there was one.
+func take(m map[string]int, method string) bool {
+	left, ok := m[method]
+	if !ok {
+		return false
+	}
+	switch {
+	case left == 1:
+		delete(m, method)
+	case left > 1:
+		m[method] = left - 1
+	}
+	return true
 }
 
 // parse reads the calls of a JSON-RPC request or batch.

@@ -300,3 +300,25 @@ func TestTCP(t *testing.T) {
 		t.Fatalf("ws through toxiproxy = %q, %v", s, err)
 	}
 }
+
+func TestLoseAnswer(t *testing.T) {
+	svc, up := upstream(t)
+	p := Start(t, up.URL)
+	c := dial(t, p.URL())
+	p.LoseAnswer("test_add", 2)
+	var n int
+	for i := 0; i < 2; i++ {
+		if err := c.CallContext(ctx(t), &n, "test_add", 1, 1); err == nil {
+			t.Fatalf("call %d with its answer lost succeeded", i)
+		}
+	}
+	if got := svc.adds.Load(); got != 2 {
+		t.Fatalf("upstream served %d adds, want 2: a lost answer's request reaches it", got)
+	}
+	if err := c.CallContext(ctx(t), &n, "test_add", 2, 3); err != nil || n != 5 {
+		t.Fatalf("the call after the lost answers: %d, %v", n, err)
+	}
+	if st := p.Stats(); st.Lost != 2 || st.Reset != 0 || st.Calls["test_add"] != 3 {
+		t.Fatalf("stats %+v; want 2 lost of 3 adds", st)
+	}
+}
