@@ -267,6 +267,14 @@ func (n *Node) SetBalance(addr common.Address, wei *big.Int) {
 	n.call(nil, "hardhat_setBalance", addr, (*hexutil.Big)(wei))
 }
 
+// SetBlockGasLimit sets the gas limit of the blocks to come
+// (evm_setBlockGasLimit); the node then refuses a transaction whose gas
+// exceeds it.
+func (n *Node) SetBlockGasLimit(gas uint64) {
+	n.t.Helper()
+	n.call(nil, "evm_setBlockGasLimit", hexutil.Uint64(gas))
+}
+
 // start runs `hardhat node` in dir on port and waits until it answers
 // eth_chainId with ChainID.
 func (n *Node) start(bin, dir string, port int) error {

@@ -131,6 +131,13 @@ func TestHardhatNodeControls(t *testing.T) {
 	if bal, err := c.BalanceAt(ctx, poor, nil); err != nil || bal.Int64() != 42 {
 		t.Fatalf("balance after SetBalance(42) = %v, %v", bal, err)
 	}
+	// A block gas limit below a transaction's gas: the node refuses it.
+	n.SetBlockGasLimit(20000)
+	if _, err := transfer(ctx, c, n.FaucetKey, 8); err == nil || !strings.Contains(err.Error(), "gas limit") {
+		t.Fatalf("a 21000 gas transaction under a 20000 block gas limit: %v, want a gas limit error", err)
+	}
+	n.SetBlockGasLimit(30_000_000)
+	n.Mine(1)
 	spike := big.NewInt(500e9)
 	n.SetNextBlockBaseFeePerGas(spike)
 	n.Mine(1)
