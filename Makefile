@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-cluster fuzz-short vet bench bench-cluster contracts proto clean soak
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-hardhat test-cluster fuzz-short vet bench bench-cluster contracts proto clean soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -72,6 +72,12 @@ test: vet
 ## restarted mid-burst, the service killed mid-burst, a transfer accepted while the node is down
 test-faults:
 	$(GO) test -race -count=1 -timeout 20m -v -run '^(TestFault|TestKillDuringBurst|TestGethOutage)' ./tests/e2e/
+
+## test-hardhat: the tests on Hardhat's node (npm hardhat@2.29.1, which internal/hardhattest
+## installs into .cache/hardhat with npm ci from its committed lock file; they skip without
+## Node.js and npm, and fail without them under CI=true)
+test-hardhat:
+	$(GO) test -race -count=1 -timeout 20m -v -run Hardhat ./internal/hardhattest/ ./tests/e2e/
 
 ## test-cluster: three txengine nodes on loopback sharing PostgreSQL and geth --dev (and
 ## etcd, for the etcd membership provider): a burst over all three with one node killed -9,

@@ -1,0 +1,476 @@
+// Package hardhattest runs Hardhat's node (npm hardhat@2) for tests: it
+// installs the Hardhat pinned by node/package-lock.json once into
+// <module root>/.cache/hardhat with `npm ci`, starts `hardhat node` on a free
+// loopback port with node/hardhat.config.js, and drives the node's test
+// controls (mining, snapshots, dropped transactions, fee spikes, nonces and
+// balances set from outside) so tests can make a real node misbehave.
+package hardhattest
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// Version is the Hardhat release node/package-lock.json pins.
+const Version = "2.29.1"
+
+// ChainID is the chain id node/hardhat.config.js gives the node.
+const ChainID = 31337
+
+// FaucetKeyHex is the private key of Hardhat's account #0, the same on every
+// Hardhat node (publicly known: never use it on a real network). Tests use it
+// as the faucet.
+const FaucetKeyHex = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+
+// FaucetAddress is the address of FaucetKeyHex.
+const FaucetAddress = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
+
+// FaucetBalance is what each of Hardhat's default accounts holds at genesis:
+// 10000 ETH.
+var FaucetBalance = new(big.Int).Mul(big.NewInt(10000), big.NewInt(1e18))
+
+// The project's npm files: Install copies them into the cache and runs
+// `npm ci` there; Start runs the node with the config.
+var (
+	//go:embed node/package.json
+	packageJSON []byte
+	//go:embed node/package-lock.json
+	packageLock []byte
+	//go:embed node/.npmrc
+	npmrc []byte
+	//go:embed node/hardhat.config.js
+	hardhatConfig []byte
+)
+
+// Node is a running (or stopped) Hardhat node. Its state lives in memory:
+// it is gone once the node stops.
+type Node struct {
+	// HTTPURL and WSURL are the node's JSON-RPC endpoints (Hardhat serves
+	// both on one port).
+	HTTPURL, WSURL string
+	// FaucetKey is the key of FaucetKeyHex, holding FaucetBalance at start.
+	FaucetKey *ecdsa.PrivateKey
+
+	t       testing.TB
+	rpc     *rpc.Client
+	logPath string
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+}
+
+// Start installs Hardhat if needed, starts its node on a free loopback port
+// and waits until it answers eth_chainId. It skips the test when Node.js or
+// npm is missing or the install fails, unless CI=true, where that fails the
+// test. The node stops at the end of the test.
+func Start(t testing.TB) *Node {
+	t.Helper()
+	bin, err := Install()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("hardhattest: %v", err)
+		}
+		t.Skipf("hardhattest: %v\nto enable: install Node.js (20 or later) and npm; the harness installs hardhat@%s into <module root>/.cache/hardhat itself", err, Version)
+	}
+	key, err := crypto.HexToECDSA(FaucetKeyHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// The node runs in a project of its own: the config, and the cached
+	// node_modules, where Hardhat looks for itself.
+	if err := os.WriteFile(filepath.Join(dir, "hardhat.config.js"), hardhatConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(filepath.Dir(bin)), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{FaucetKey: key, t: t, logPath: filepath.Join(dir, "hardhat.log")}
+	t.Cleanup(func() {
+		n.stop()
+		if n.rpc != nil {
+			n.rpc.Close()
+		}
+		if t.Failed() {
+			t.Logf("hardhat log (tail):\n%s", n.LogTail(60))
+		}
+	})
+	// A free port may be taken between the probe and the node's listen:
+	// try a few.
+	var startErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		port := freePort(t)
+		n.HTTPURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+		n.WSURL = fmt.Sprintf("ws://127.0.0.1:%d", port)
+		if startErr = n.start(bin, dir, port); startErr == nil {
+			break
+		}
+	}
+	if startErr != nil {
+		t.Fatalf("hardhattest: %v\n%s", startErr, n.LogTail(40))
+	}
+	c, err := rpc.Dial(n.HTTPURL)
+	if err != nil {
+		t.Fatalf("hardhattest: dial %s: %v", n.HTTPURL, err)
+	}
+	n.rpc = c
+	return n
+}
+
+// URL returns the node's HTTP JSON-RPC endpoint (HTTPURL).
+func (n *Node) URL() string { return n.HTTPURL }
+
+// Stop kills the node (its process group) and waits until it has exited; its
+// port stops answering and its chain is gone. It is a no-op on a stopped
+// node.
+func (n *Node) Stop() {
+	n.t.Helper()
+	if err := n.stop(); err != nil {
+		n.t.Fatalf("hardhattest: stop: %v", err)
+	}
+}
+
+// LogTail returns the last lines of the node's output (it logs every
+// JSON-RPC method it serves).
+func (n *Node) LogTail(lines int) string {
+	b, _ := os.ReadFile(n.logPath)
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// Call sends one JSON-RPC request to the node. Unlike the control methods
+// below it reports errors instead of failing the test, so it may be used
+// from any goroutine.
+func (n *Node) Call(ctx context.Context, result any, method string, args ...any) error {
+	if err := n.rpc.CallContext(ctx, result, method, args...); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// The control methods fail the test on error: call them from the test's
+// goroutine (or use Call).
+
+// call is Call with a timeout that fails the test on error.
+func (n *Node) call(result any, method string, args ...any) {
+	n.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Call(ctx, result, method, args...); err != nil {
+		n.t.Fatalf("hardhattest: %v", err)
+	}
+}
+
+// Head returns the number of the node's latest block.
+func (n *Node) Head() uint64 {
+	n.t.Helper()
+	var head hexutil.Uint64
+	n.call(&head, "eth_blockNumber")
+	return uint64(head)
+}
+
+// Mine mines blocks blocks at once (hardhat_mine); the first takes what the
+// mempool holds.
+func (n *Node) Mine(blocks int) {
+	n.t.Helper()
+	n.call(nil, "hardhat_mine", hexutil.Uint64(blocks))
+}
+
+// Snapshot saves the chain's state (evm_snapshot) and returns its id for
+// Revert. Mining new blocks after a Revert replaces the reverted ones: a
+// reorg.
+func (n *Node) Snapshot() string {
+	n.t.Helper()
+	var id string
+	n.call(&id, "evm_snapshot")
+	return id
+}
+
+// Revert returns the chain to snapshot id (evm_revert), dropping every block
+// and pending transaction since. A snapshot can be reverted to once.
+func (n *Node) Revert(id string) {
+	n.t.Helper()
+	var ok bool
+	n.call(&ok, "evm_revert", id)
+	if !ok {
+		n.t.Fatalf("hardhattest: evm_revert %s: no such snapshot", id)
+	}
+}
+
+// SetAutomine switches mining a block for each transaction on or off
+// (evm_setAutomine). With it off and interval mining off, transactions wait
+// in the mempool until Mine.
+func (n *Node) SetAutomine(on bool) {
+	n.t.Helper()
+	n.call(nil, "evm_setAutomine", on)
+}
+
+// SetIntervalMining mines a block every ms milliseconds
+// (evm_setIntervalMining); 0 turns interval mining off.
+func (n *Node) SetIntervalMining(ms int) {
+	n.t.Helper()
+	n.call(nil, "evm_setIntervalMining", ms)
+}
+
+// DropTransaction removes a pending transaction from the mempool
+// (hardhat_dropTransaction), as a node that forgets it would. It reports
+// whether the node held it; a mined transaction cannot be dropped.
+func (n *Node) DropTransaction(hash common.Hash) bool {
+	n.t.Helper()
+	var dropped bool
+	n.call(&dropped, "hardhat_dropTransaction", hash)
+	return dropped
+}
+
+// SetNextBlockBaseFeePerGas sets the base fee of the next block
+// (hardhat_setNextBlockBaseFeePerGas): a fee spike.
+func (n *Node) SetNextBlockBaseFeePerGas(wei *big.Int) {
+	n.t.Helper()
+	n.call(nil, "hardhat_setNextBlockBaseFeePerGas", (*hexutil.Big)(wei))
+}
+
+// SetNonce sets addr's nonce (hardhat_setNonce), as if its key had sent
+// transactions elsewhere. Hardhat refuses to lower a nonce.
+func (n *Node) SetNonce(addr common.Address, nonce uint64) {
+	n.t.Helper()
+	n.call(nil, "hardhat_setNonce", addr, hexutil.Uint64(nonce))
+}
+
+// SetBalance sets addr's balance (hardhat_setBalance).
+func (n *Node) SetBalance(addr common.Address, wei *big.Int) {
+	n.t.Helper()
+	n.call(nil, "hardhat_setBalance", addr, (*hexutil.Big)(wei))
+}
+
+// SetBlockGasLimit sets the gas limit of the blocks to come
+// (evm_setBlockGasLimit); the node then refuses a transaction whose gas
+// exceeds it.
+func (n *Node) SetBlockGasLimit(gas uint64) {
+	n.t.Helper()
+	n.call(nil, "evm_setBlockGasLimit", hexutil.Uint64(gas))
+}
+
+// start runs `hardhat node` in dir on port and waits until it answers
+// eth_chainId with ChainID.
+func (n *Node) start(bin, dir string, port int) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		return errors.New("already running")
+	}
+	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("hardhat log: %w", err)
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd := exec.Command(bin, "node", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HARDHAT_DISABLE_TELEMETRY_PROMPT=true")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group: stop kills node and whatever it spawned.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { // owned by the Node: ends when the process exits, which stop waits for
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	n.cmd, n.exited = cmd, exited
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		id, err := chainID(ctx, url)
+		if err == nil {
+			if id != ChainID {
+				return fmt.Errorf("the node on %s has chain id %d, want %d", url, id, ChainID)
+			}
+			return nil
+		}
+		select {
+		case <-exited:
+			n.cmd = nil
+			return fmt.Errorf("hardhat node exited during start-up: %v", cmd.ProcessState)
+		case <-ctx.Done():
+			return fmt.Errorf("hardhat node did not answer on %s within 60s: %w", url, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) stop() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return nil
+	}
+	cmd, exited := n.cmd, n.exited
+	n.cmd = nil
+	// The state is in memory: nothing to shut down cleanly.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("hardhat node did not exit within 30s of SIGKILL")
+	}
+}
+
+func chainID(ctx context.Context, url string) (uint64, error) {
+	c, err := rpc.DialContext(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	var id hexutil.Uint64
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := c.CallContext(cctx, &id, "eth_chainId"); err != nil {
+		return 0, err
+	}
+	return uint64(id), nil
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Install returns the path of the hardhat executable in
+// <module root>/.cache/hardhat/node_modules/.bin, installing it there first
+// (node/package.json and node/package-lock.json copied in, then `npm ci`)
+// when it is missing or was installed from other files. A file lock keeps
+// concurrent test binaries from installing twice.
+func Install() (string, error) {
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", fmt.Errorf("%s not on PATH: %w", tool, err)
+		}
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, ".cache", "hardhat")
+	bin := filepath.Join(dir, "node_modules", ".bin", "hardhat")
+	marker := filepath.Join(dir, ".installed")
+	want := installID()
+	installed := func() bool {
+		got, err := os.ReadFile(marker)
+		return err == nil && string(got) == want && isExecutable(bin)
+	}
+	if installed() {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cache dir: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(root, ".cache", "hardhat-install.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("install lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("install lock: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
+	// Another test binary may have installed it while we waited.
+	if installed() {
+		return bin, nil
+	}
+	_ = os.Remove(marker)
+	for name, content := range map[string][]byte{"package.json": packageJSON, "package-lock.json": packageLock, ".npmrc": npmrc} {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			return "", fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	var out bytes.Buffer
+	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("`npm ci` of hardhat@%s in %s failed: %v\n%s", Version, dir, err, lastLines(out.String(), 20))
+	}
+	if !isExecutable(bin) {
+		return "", fmt.Errorf("npm ci in %s did not produce %s", dir, bin)
+	}
+	if err := os.WriteFile(marker, []byte(want), 0o644); err != nil {
+		return "", fmt.Errorf("install marker: %w", err)
+	}
+	return bin, nil
+}
+
+// installID identifies the npm files an install came from.
+func installID() string {
+	h := sha256.New()
+	for _, b := range [][]byte{packageJSON, packageLock, npmrc} {
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// moduleRoot returns the directory of txengine's go.mod above the working
+// directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/txengine/txengine\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("txengine's go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
