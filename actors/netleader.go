@@ -18,6 +18,15 @@ import (
 // also wakes every account with pending work when it takes the lease, on
 // every change of the cluster's membership and every RecoverEvery, so that
 // the grains of a lost node resume.
+//
+// Expiry is the database's: the watcher's writes carry the tenure's fence
+// (engine.NetworkFence) and the store refuses them once the lease is
+// another's or expired by the database's clock. The leader stops following
+// before that can happen: at the first renewal that fails, when the lease
+// turns out to be another's, when the watcher's write is refused, and when
+// its own monotonic clock says the lease may expire within leaseMargin: the
+// deadline is counted from when the last successful renewal was sent, which
+// is no later than when the database set the expiry.
 type netLeader struct {
 	s     *System
 	cc    *ClusterConfig
@@ -27,13 +36,19 @@ type netLeader struct {
 	stop  context.CancelFunc
 	held  bool
 	epoch int64
-	// renewed is when the lease was last confirmed.
-	renewed     time.Time
+	// deadline is when the leader stops following unless it renewed
+	// meanwhile: the send time of the last successful renewal plus the ttl
+	// minus leaseMargin.
+	deadline    time.Time
 	recovered   time.Time
 	children    []*actor.PID
 	tickerDone  chan struct{}
 	tickerEvery time.Duration
 }
+
+// leaseMargin is how long before the lease's earliest possible expiry the
+// leader stops following: a third of the ttl.
+func leaseMargin(ttl time.Duration) time.Duration { return ttl / 3 }
 
 // leaderTick asks the leader to take or renew its lease.
 type leaderTick struct{}
@@ -44,8 +59,23 @@ func (leaderTick) NotInfluenceReceiveTimeout() {}
 // topologyChanged tells the leader that members joined or left.
 type topologyChanged struct{}
 
+// leaseLost tells the leader that the store refused a write of its watcher
+// started at epoch: the tenure is over.
+type leaseLost struct{ epoch int64 }
+
+// leaderStatus asks the leader for its leaderState.
+type leaderStatus struct{}
+
+// leaderState is whether the leader holds the lease, at which epoch, and
+// how many children (watcher, indexer) it runs.
+type leaderState struct {
+	Held     bool
+	Epoch    int64
+	Children int
+}
+
 func (l *netLeader) Receive(c actor.Context) {
-	switch c.Message().(type) {
+	switch m := c.Message().(type) {
 	case *actor.Started:
 		l.ctx, l.stop = context.WithCancel(context.Background())
 		l.tickerEvery = l.cc.NetworkLeaseTTL / 3
@@ -63,23 +93,43 @@ func (l *netLeader) Receive(c actor.Context) {
 		l.stop()
 	case leaderTick:
 		l.tick(c)
+	case leaseLost:
+		if l.held && m.epoch == l.epoch {
+			l.s.cfg.Log.Warn("network lease: the store refused the watcher's write", "network", l.net.Name, "epoch", m.epoch)
+			l.demote(c)
+		}
 	case topologyChanged:
 		if l.held {
 			l.recover()
 		}
+	case leaderStatus:
+		c.Respond(leaderState{Held: l.held, Epoch: l.epoch, Children: len(l.children)})
 	}
 }
 
 func (l *netLeader) tick(c actor.Context) {
-	ctx, cancel := context.WithTimeout(l.ctx, l.tickerEvery)
-	held, epoch, err := l.cc.Leases.AcquireNetworkLease(ctx, l.net.Name, l.cc.Node, l.cc.NetworkLeaseTTL)
+	ttl := l.cc.NetworkLeaseTTL
+	timeout := l.tickerEvery
+	if l.held {
+		left := time.Until(l.deadline)
+		if left <= 0 {
+			l.s.cfg.Log.Warn("network lease: not renewed in time; no longer following before it may expire",
+				"network", l.net.Name, "epoch", l.epoch)
+			l.demote(c)
+		} else {
+			// A renewal that answers after the deadline is a failed one.
+			timeout = min(timeout, left)
+		}
+	}
+	ctx, cancel := context.WithTimeout(l.ctx, timeout)
+	sent := time.Now()
+	held, epoch, err := l.cc.Leases.AcquireNetworkLease(ctx, l.net.Name, l.cc.Node, ttl)
 	cancel()
-	now := time.Now()
 	switch {
 	case err != nil:
 		l.s.cfg.Log.Warn("network lease: cannot renew", "network", l.net.Name, "err", err)
-		if l.held && now.Sub(l.renewed) >= l.cc.NetworkLeaseTTL {
-			// It may have expired and gone to another node.
+		if l.held {
+			// It may expire before the next renewal and go to another node.
 			l.demote(c)
 		}
 		return
@@ -89,22 +139,32 @@ func (l *netLeader) tick(c actor.Context) {
 		}
 		return
 	}
-	l.renewed = now
-	if !l.held || epoch != l.epoch {
+	l.deadline = sent.Add(ttl - leaseMargin(ttl))
+	if l.held && epoch != l.epoch {
+		// The tenure lapsed and this node took the lease again: the
+		// watcher of the old tenure goes, one with the new fence starts.
+		l.demote(c)
+	}
+	if !l.held {
 		l.held, l.epoch = true, epoch
 		l.s.cfg.Log.Info("network lease taken: following the network", "network", l.net.Name, "node", l.cc.Node, "epoch", epoch)
 		l.promote(c)
 		l.recover()
 		return
 	}
-	if now.Sub(l.recovered) >= l.cc.RecoverEvery {
+	if time.Since(l.recovered) >= l.cc.RecoverEvery {
 		l.recover()
 	}
 }
 
-// promote starts the watcher and indexer of the network.
+// promote starts the watcher, whose writes carry the fence of the tenure
+// at l.epoch, and the indexer of the network.
 func (l *netLeader) promote(c actor.Context) {
-	l.children = append(l.children, c.Spawn(watcher.Props(l.wcfg)))
+	fence := engine.NetworkFence{Network: l.net.Name, Node: l.cc.Node, Epoch: l.epoch}
+	root, self, epoch := c.ActorSystem().Root, c.Self(), l.epoch
+	wcfg := l.wcfg
+	wcfg.Store = newFollowerStore(l.s.cfg.Store, fence, l.s.cfg.Log, func() { root.Send(self, leaseLost{epoch: epoch}) })
+	l.children = append(l.children, c.Spawn(watcher.Props(wcfg)))
 	props, err := indexer.Props(indexer.Config{Network: l.net, Store: l.s.cfg.Store, Log: l.s.cfg.Log})
 	if err != nil {
 		l.s.cfg.Log.Error("transfer indexer cannot start", "network", l.net.Name, "err", err)
@@ -115,7 +175,7 @@ func (l *netLeader) promote(c actor.Context) {
 
 // demote stops the watcher and indexer.
 func (l *netLeader) demote(c actor.Context) {
-	l.s.cfg.Log.Info("network lease lost: no longer following the network", "network", l.net.Name, "node", l.cc.Node)
+	l.s.cfg.Log.Info("network lease lost: no longer following the network", "network", l.net.Name, "node", l.cc.Node, "epoch", l.epoch)
 	for _, pid := range l.children {
 		_ = c.StopFuture(pid).Wait()
 	}

@@ -28,6 +28,7 @@ import (
 type Store interface {
 	account.Store
 	engine.FollowerStore
+	engine.FencedFollowerStore
 	engine.IndexerStore
 	engine.DispatcherStore
 	PendingAccounts(ctx context.Context, network string) ([]string, error)
@@ -138,7 +139,10 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
 	}
 	for name, net := range cfg.Networks {
-		wcfg := watcher.Config{Network: net, Store: cfg.Store, Clock: cfg.Clock, Log: cfg.Log, Waker: s, Conditions: s.conds, Metrics: cfg.Metrics}
+		// Single-node mode: the zero fence (nothing checked), outcomes the
+		// store skipped are logged.
+		store := newFollowerStore(cfg.Store, engine.NetworkFence{Network: name}, cfg.Log, nil)
+		wcfg := watcher.Config{Network: net, Store: store, Clock: cfg.Clock, Log: cfg.Log, Waker: s, Conditions: s.conds, Metrics: cfg.Metrics}
 		if cfg.NewHeads != nil {
 			wcfg.NewHeads = func() watcher.Heads { return cfg.NewHeads(net) }
 		}
@@ -173,7 +177,8 @@ func (s *System) startClusterMode(cc *ClusterConfig, ccfg callbacks.Config) erro
 		return err
 	}
 	for _, net := range s.cfg.Networks {
-		wcfg := watcher.Config{Network: net, Store: s.cfg.Store, Clock: s.cfg.Clock, Log: s.cfg.Log, Waker: s, Conditions: s.conds, Metrics: s.cfg.Metrics}
+		// The leader gives each watcher it starts the fence of its tenure.
+		wcfg := watcher.Config{Network: net, Clock: s.cfg.Clock, Log: s.cfg.Log, Waker: s, Conditions: s.conds, Metrics: s.cfg.Metrics}
 		if s.cfg.NewHeads != nil {
 			wcfg.NewHeads = func() watcher.Heads { return s.cfg.NewHeads(net) }
 		}

@@ -80,6 +80,15 @@ func (c *countingStore) MarkMined(ctx context.Context, outcomes []engine.Mined) 
 	return err
 }
 
+// MarkMinedFenced is what the watcher calls (through its fenced store).
+func (c *countingStore) MarkMinedFenced(ctx context.Context, f engine.NetworkFence, outcomes []engine.Mined) ([]string, error) {
+	skipped, err := c.Store.MarkMinedFenced(ctx, f, outcomes)
+	if err == nil {
+		c.inflight.Add(-int64(len(outcomes) - len(skipped)))
+	}
+	return skipped, err
+}
+
 // fixture is a simulated chain, a store, a funded account holding a token,
 // and the actor system over them.
 type fixture struct {

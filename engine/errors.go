@@ -68,6 +68,13 @@ var ErrFenced = errors.New("fenced: another activation holds the account's lease
 // they are back in the queue and the caller should back off.
 var ErrNodeBusy = errors.New("the node refuses transactions for now")
 
+// ErrLeaseLost is returned (wrapped) by the watcher's writes fenced with a
+// NetworkFence whose tenure is over: the network's lease is held by another
+// node, by this node under a later epoch, or it expired by the database's
+// clock; nothing was written. The watcher that gets it must stop following
+// the network.
+var ErrLeaseLost = errors.New("network lease lost: another tenure follows the network")
+
 // ErrorCode returns the code of err: the Code of the first *Error in its
 // chain, or CodeInternal for any other non-nil error.
 func ErrorCode(err error) Code {

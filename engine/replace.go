@@ -258,15 +258,18 @@ func (s *Sender) settlePassed(ctx context.Context, head uint64, passed []*Transa
 		s.failed = append(s.failed, tx.ID)
 		s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
 	}
-	if len(outcomes) == 0 {
-		return nil
-	}
-	if err := s.store.MarkMined(ctx, outcomes); err != nil {
-		return fmt.Errorf("settle %d mined transactions: %w", len(outcomes), err)
-	}
+	// One at a time: the watcher may complete one meanwhile (MarkMined
+	// applies nothing when a row is no longer submitted).
 	for _, o := range outcomes {
+		if err := s.store.MarkMined(ctx, []Mined{o}); err != nil {
+			if errors.Is(err, ErrConflict) {
+				continue
+			}
+			return fmt.Errorf("settle mined transaction %s: %w", o.ID, err)
+		}
 		if o.Status == StatusFailed {
 			s.failed = append(s.failed, o.ID)
+			s.metrics.TxFailed(s.account.ID, s.net.Name, o.Error.Code)
 		}
 	}
 	return nil

@@ -221,7 +221,11 @@ type TxStore interface {
 	// which a broadcast version has one of hashes; the Hash of each is the
 	// matching one.
 	SubmittedByHash(ctx context.Context, network string, hashes []common.Hash) ([]*Transaction, error)
-	// MarkMined applies the outcomes in one database transaction.
+	// MarkMined applies the outcomes in one database transaction, all or
+	// none: a transaction is mined only from submitted, so it fails with
+	// ErrConflict (nothing applied) if one is not submitted and ErrNotFound
+	// if one does not exist. (The watcher uses MarkMinedFenced, which skips
+	// what is not submitted.)
 	MarkMined(ctx context.Context, outcomes []Mined) error
 	// ReleaseNonce undoes MarkSubmittedMany for a submitted transaction that
 	// the node certainly rejected: nonce, gas limit, hash, signed bytes and
@@ -233,7 +237,8 @@ type TxStore interface {
 	// and with ErrFenced (nothing changed) as MarkSubmittedMany does.
 	ReleaseNonce(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
 	// Unmine moves every transaction of the network that was mined in block
-	// fromBlock or later (completed, or failed with a block number) back to
+	// fromBlock or later (completed, or failed with a block number; no
+	// other status is touched) back to
 	// submitted, clearing block number, block hash, gas used, events, error
 	// and ended, because those blocks left the chain. It returns the ids of
 	// the accounts concerned (each once).
@@ -319,6 +324,36 @@ type LeaseStore interface {
 	ReleaseNetworkLease(ctx context.Context, network, node string) error
 }
 
+// NetworkFence identifies one tenure of a network's lease
+// (AcquireNetworkLease): the writes of the watcher that holds it carry it.
+// The zero NetworkFence (Epoch 0) is single-node mode: nothing is checked.
+type NetworkFence struct {
+	Network, Node string
+	Epoch         int64
+}
+
+// IsZero reports whether f is the zero NetworkFence of single-node mode.
+func (f NetworkFence) IsZero() bool { return f.Epoch == 0 }
+
+// FencedFollowerStore is the watcher's writes (FollowerStore's) fenced by
+// the network lease. With a non-zero fence f, each method checks in its
+// database transaction (holding the lease row, so that a new tenure cannot
+// begin meanwhile) that f.Node holds f.Network's lease at f.Epoch and that
+// the lease has not expired by the database's clock; otherwise it returns
+// ErrLeaseLost (wrapped) and writes nothing. The zero fence checks nothing.
+type FencedFollowerStore interface {
+	// SetCursorFenced is SetCursor of f.Network, fenced.
+	SetCursorFenced(ctx context.Context, f NetworkFence, block uint64, hash common.Hash) error
+	// MarkMinedFenced is MarkMined of f.Network, fenced, that applies the
+	// outcomes whose transactions are still submitted and leaves the
+	// others unchanged: it returns their ids (skipped) instead of failing,
+	// so the watcher walks on. ErrNotFound (nothing applied) if one does
+	// not exist.
+	MarkMinedFenced(ctx context.Context, f NetworkFence, outcomes []Mined) (skipped []string, err error)
+	// UnmineFenced is Unmine of f.Network, fenced.
+	UnmineFenced(ctx context.Context, f NetworkFence, fromBlock uint64) ([]string, error)
+}
+
 // Attempt is one broadcast version of a transaction, as recorded by
 // MarkSubmittedMany and MarkReplaced.
 type Attempt struct {
@@ -372,6 +407,7 @@ type Store interface {
 	TransferIndexStore
 	CallbackStore
 	LeaseStore
+	FencedFollowerStore
 	AttemptStore
 	RateCounterStore
 	// Ping checks that the database answers.

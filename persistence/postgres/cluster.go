@@ -25,6 +25,9 @@ const (
 	// hookAccountLease: AcquireAccountLease incremented the epoch and has
 	// not committed yet.
 	hookAccountLease = "account lease"
+	// hookNetworkFenced: a write of the watcher holds the network lease
+	// row (FOR SHARE) and found its tenure current; its writes follow.
+	hookNetworkFenced = "network fenced"
 )
 
 // at runs the test hook at point, if one is set.
@@ -129,6 +132,39 @@ func (s *Store) ReleaseNetworkLease(ctx context.Context, network, node string) e
 		WHERE network = $1 AND node = $2 AND expires > now()`, network, node); err != nil {
 		return wrap(err, "release the lease of network %s by %s", network, node)
 	}
+	return nil
+}
+
+// lockNetworkFence locks the lease row of f's network in dbtx (FOR SHARE:
+// the writes of one tenure do not wait for each other; AcquireNetworkLease
+// waits for them, so a new tenure begins after they committed) and returns
+// engine.ErrLeaseLost unless f.Node holds the lease at f.Epoch and it has
+// not expired by the database's clock (clock_timestamp(): the time of the
+// check, not of the transaction's start). It does nothing for the zero
+// fence.
+func (s *Store) lockNetworkFence(ctx context.Context, dbtx *sqlx.Tx, f engine.NetworkFence) error {
+	if f.IsZero() {
+		return nil
+	}
+	var lease struct {
+		Node  string `db:"node"`
+		Epoch int64  `db:"epoch"`
+		Live  bool   `db:"live"`
+	}
+	err := dbtx.GetContext(ctx, &lease, `SELECT node, epoch, expires > clock_timestamp() AS live
+		FROM network_leases WHERE network = $1 FOR SHARE`, f.Network)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("postgres: network %s has no lease (%s at epoch %d): %w", f.Network, f.Node, f.Epoch, engine.ErrLeaseLost)
+	case err != nil:
+		return wrap(err, "read the lease of network %s", f.Network)
+	case lease.Node != f.Node || lease.Epoch != f.Epoch:
+		return fmt.Errorf("postgres: the lease of network %s is held by %s at epoch %d, the fence is %s at %d: %w",
+			f.Network, lease.Node, lease.Epoch, f.Node, f.Epoch, engine.ErrLeaseLost)
+	case !lease.Live:
+		return fmt.Errorf("postgres: the lease of network %s (%s at epoch %d) has expired: %w", f.Network, f.Node, f.Epoch, engine.ErrLeaseLost)
+	}
+	s.at(hookNetworkFenced)
 	return nil
 }
 

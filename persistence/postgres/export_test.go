@@ -50,8 +50,9 @@ func ExplainListTransactions(ctx context.Context, s *Store, f engine.TxFilter) (
 
 // Hook points of the fencing tests.
 const (
-	HookFenced       = hookFenced
-	HookAccountLease = hookAccountLease
+	HookFenced        = hookFenced
+	HookAccountLease  = hookAccountLease
+	HookNetworkFenced = hookNetworkFenced
 )
 
 // SetHook makes s call fn at the hook points of cluster.go. Set it before

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -212,5 +213,56 @@ func TestFencedQueueWritesWaitForAcquisition(t *testing.T) {
 				t.Fatalf("transaction after the refused write: %+v, %v", got, err)
 			}
 		})
+	}
+}
+
+// TestNetworkFencedWriteFinishesBeforeTakeover: a write of the watcher that
+// found its tenure current holds the network's lease row, so another node
+// taking the (meanwhile expired) lease waits for it to commit; from then on
+// the old tenure's writes are refused.
+func TestNetworkFencedWriteFinishesBeforeTakeover(t *testing.T) {
+	ctx := context.Background()
+	f := newFenceFixture(t)
+	const ttl = 500 * time.Millisecond
+	held, epoch, err := f.s.AcquireNetworkLease(ctx, "dev", "node-a", ttl)
+	if err != nil || !held || epoch != 1 {
+		t.Fatalf("AcquireNetworkLease = %v, %d, %v; want held at epoch 1", held, epoch, err)
+	}
+	old := engine.NetworkFence{Network: "dev", Node: "node-a", Epoch: 1}
+	taken := make(chan error, 1)
+	var once sync.Once
+	postgres.SetHook(f.s, func(point string) {
+		if point != postgres.HookNetworkFenced {
+			return
+		}
+		once.Do(func() {
+			time.Sleep(ttl + 100*time.Millisecond) // expired while the write runs
+			go func() {
+				held, epoch, err := f.s.AcquireNetworkLease(ctx, "dev", "node-b", time.Minute)
+				if err == nil && (!held || epoch != 2) {
+					err = fmt.Errorf("AcquireNetworkLease by node-b = %v, %d; want held at epoch 2", held, epoch)
+				}
+				taken <- err
+			}()
+			waitForLockWaiter(t, f.s)
+			select {
+			case err := <-taken:
+				t.Errorf("the takeover did not wait for the fenced write: %v", err)
+				taken <- err
+			default:
+			}
+		})
+	})
+	if err := f.s.SetCursorFenced(ctx, old, 9, common.Hash{9}); err != nil {
+		t.Fatalf("the fenced write that held the lease row: %v", err)
+	}
+	if err := <-taken; err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := f.s.Cursor(ctx, "dev"); err != nil || !ok || got != 9 {
+		t.Fatalf("cursor = %d, %v, %v; want the fenced write's 9", got, ok, err)
+	}
+	if err := f.s.SetCursorFenced(ctx, old, 10, common.Hash{10}); !errors.Is(err, engine.ErrLeaseLost) {
+		t.Fatalf("a write of the old tenure after the takeover = %v, want ErrLeaseLost", err)
 	}
 }

@@ -33,11 +33,20 @@ func (s *Store) Cursor(ctx context.Context, network string) (uint64, bool, error
 
 // SetCursor implements engine.NetworkStore.
 func (s *Store) SetCursor(ctx context.Context, network string, block uint64, hash common.Hash) error {
+	return s.SetCursorFenced(ctx, engine.NetworkFence{Network: network}, block, hash)
+}
+
+// SetCursorFenced implements engine.FencedFollowerStore.
+func (s *Store) SetCursorFenced(ctx context.Context, f engine.NetworkFence, block uint64, hash common.Hash) error {
+	network := f.Network
 	b, err := sqlrow.Int64Of("block", block)
 	if err != nil {
 		return fmt.Errorf("postgres: set cursor of %s: %w", network, err)
 	}
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := s.lockNetworkFence(ctx, tx, f); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO network_cursors (network, block) VALUES ($1, $2)
 			ON CONFLICT (network) DO UPDATE SET block = excluded.block`, network, b); err != nil {
 			return wrap(err, "set cursor of %s", network)

@@ -304,6 +304,27 @@ func TestMigration0008Backfill(t *testing.T) {
 	})
 }
 
+// TestMigration0009DuplicateNonces: migration 0009 refuses existing
+// duplicate nonces, naming their count, and applies once they are resolved.
+func TestMigration0009DuplicateNonces(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.New(t)
+	old, err := postgres.OpenAt(ctx, url, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = old.Close() })
+	storetest.DuplicateNonces0009(t, old, func(q string, args ...any) error {
+		return postgres.ExecForTest(ctx, old, sqlx.Rebind(sqlx.DOLLAR, q), args...)
+	}, func() (engine.Store, error) {
+		s, err := postgres.Open(ctx, url)
+		if err == nil {
+			t.Cleanup(func() { _ = s.Close() })
+		}
+		return s, err
+	})
+}
+
 // BenchmarkAccountReads is the store's part of an account's pump on an
 // idle account: the in-flight summary and the ready transactions, two
 // queries with arguments. binary=no is lib/pq's default protocol (each

@@ -521,27 +521,50 @@ func (s *Store) SubmittedByHash(ctx context.Context, network string, hashes []co
 	return decoded(sqlrow.Transactions(rows))
 }
 
-// MarkMined applies the outcomes in one database transaction: status, block
-// number and hash, gas used, events, error and ended of each. If one
-// transaction does not exist, nothing is applied and the error wraps
-// engine.ErrNotFound.
+// MarkMined implements engine.TxStore: the outcomes are applied in one
+// database transaction, all or none. A transaction is mined only from
+// submitted: one in another status is engine.ErrConflict and one that does
+// not exist engine.ErrNotFound, and nothing is applied.
 func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
+	_, err := s.markMined(ctx, engine.NetworkFence{}, outcomes, true)
+	return err
+}
+
+// MarkMinedFenced implements engine.FencedFollowerStore: MarkMined that
+// leaves the transactions that are not submitted unchanged and returns
+// their ids, with the network lease checked first (lockNetworkFence).
+func (s *Store) MarkMinedFenced(ctx context.Context, f engine.NetworkFence, outcomes []engine.Mined) ([]string, error) {
+	return s.markMined(ctx, f, outcomes, false)
+}
+
+// markMined applies the outcomes of transactions in status submitted, in
+// one database transaction: status, block number and hash, gas used,
+// events, error and ended of each, and the callbacks of each. One that is
+// not submitted is engine.ErrConflict when strict (nothing applied) and
+// skipped (its id returned) otherwise; one that does not exist is
+// engine.ErrNotFound (nothing applied).
+func (s *Store) markMined(ctx context.Context, f engine.NetworkFence, outcomes []engine.Mined, strict bool) ([]string, error) {
 	if len(outcomes) == 0 {
-		return nil
+		return nil, nil // nothing to write
 	}
 	enc := make([]sqlrow.MinedValues, len(outcomes))
 	for i, o := range outcomes {
 		e, err := sqlrow.EncodeMined(o)
 		if err != nil {
-			return fmt.Errorf("postgres: mark %s mined: %w", o.ID, err)
+			return nil, fmt.Errorf("postgres: mark %s mined: %w", o.ID, err)
 		}
 		enc[i] = e
 	}
-	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+	var skipped []string
+	err := s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		skipped = nil
+		if err := s.lockNetworkFence(ctx, dbtx, f); err != nil {
+			return err
+		}
 		stmt, err := dbtx.PreparexContext(ctx, `UPDATE transactions
 			SET status = $1, block_number = $2, block_hash = $3, gas_used = $4, events = $5, error = $6, ended = $7,
 				hash = COALESCE($9, hash)
-			WHERE id = $8`)
+			WHERE id = $8 AND status = $10`)
 		if err != nil {
 			return wrap(err, "mark mined: prepare")
 		}
@@ -558,26 +581,30 @@ func (s *Store) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
 				}
 				return wrap(err, "mark %s mined", o.ID)
 			}
-			if !engine.TxStatus(before.Status).Terminal() && o.Status.Terminal() {
+			if engine.TxStatus(before.Status) != engine.StatusSubmitted {
+				if strict {
+					return conflict("mark %s mined: status is %s, not submitted", o.ID, before.Status)
+				}
+				skipped = append(skipped, o.ID)
+				continue
+			}
+			if o.Status.Terminal() {
 				if err := insertCallbacks(ctx, dbtx, o.ID, before.Callbacks, o.Ended); err != nil {
 					return err
 				}
 			}
-			res, err := stmt.ExecContext(ctx, string(o.Status), e.BlockNumber, o.BlockHash.Hex(), e.GasUsed,
-				e.Events, e.Error, ts(o.Ended), o.ID, e.Hash)
-			if err != nil {
+			// The row is locked: the status cannot have changed since it was read.
+			if _, err := stmt.ExecContext(ctx, string(o.Status), e.BlockNumber, o.BlockHash.Hex(), e.GasUsed,
+				e.Events, e.Error, ts(o.Ended), o.ID, e.Hash, string(engine.StatusSubmitted)); err != nil {
 				return wrap(err, "mark %s mined", o.ID)
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return wrap(err, "mark %s mined", o.ID)
-			}
-			if n == 0 {
-				return notFound("mark %s mined: no such transaction", o.ID)
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return skipped, nil
 }
 
 // ReleaseNonce implements engine.TxStore; the fence is checked as in
@@ -615,20 +642,36 @@ func (s *Store) ReleaseNonce(ctx context.Context, f engine.Fence, id string, txE
 	})
 }
 
-// Unmine implements engine.TxStore. One UPDATE both moves the rows back
-// and names their accounts, so no row mined meanwhile slips between a read
-// and the write.
+// Unmine implements engine.TxStore.
 func (s *Store) Unmine(ctx context.Context, network string, fromBlock uint64) ([]string, error) {
+	return s.UnmineFenced(ctx, engine.NetworkFence{Network: network}, fromBlock)
+}
+
+// UnmineFenced implements engine.FencedFollowerStore. One UPDATE both moves
+// the rows back and names their accounts, so no row mined meanwhile slips
+// between a read and the write; only completed and failed rows move.
+func (s *Store) UnmineFenced(ctx context.Context, f engine.NetworkFence, fromBlock uint64) ([]string, error) {
 	from, err := sqlrow.NullUint("fromBlock", &fromBlock)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: unmine: %w", err)
 	}
 	var touched []string
-	if err := s.db.SelectContext(ctx, &touched, `UPDATE transactions SET status = $1, block_number = NULL,
-		block_hash = NULL, gas_used = NULL, events = NULL, error = NULL, ended = NULL
-		WHERE network = $2 AND block_number >= $3
-		RETURNING account_id`, string(engine.StatusSubmitted), network, from); err != nil {
-		return nil, wrap(err, "unmine %s from %d", network, fromBlock)
+	err = s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		touched = nil
+		if err := s.lockNetworkFence(ctx, dbtx, f); err != nil {
+			return err
+		}
+		if err := dbtx.SelectContext(ctx, &touched, `UPDATE transactions SET status = $1, block_number = NULL,
+			block_hash = NULL, gas_used = NULL, events = NULL, error = NULL, ended = NULL
+			WHERE network = $2 AND block_number >= $3 AND status IN ($4, $5)
+			RETURNING account_id`, string(engine.StatusSubmitted), f.Network, from,
+			string(engine.StatusCompleted), string(engine.StatusFailed)); err != nil {
+			return wrap(err, "unmine %s from %d", f.Network, fromBlock)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(touched)
 	return slices.Compact(touched), nil

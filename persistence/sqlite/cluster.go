@@ -112,6 +112,34 @@ func (s *Store) ReleaseNetworkLease(ctx context.Context, network, node string) e
 	return nil
 }
 
+// checkNetworkFence returns engine.ErrLeaseLost unless f.Node holds the
+// lease of f's network at f.Epoch and it has not expired by this process's
+// clock, read inside the write transaction dbtx (no other writer, so no
+// acquisition, runs meanwhile). It does nothing for the zero fence.
+func checkNetworkFence(ctx context.Context, dbtx *sqlx.Tx, f engine.NetworkFence) error {
+	if f.IsZero() {
+		return nil
+	}
+	var lease struct {
+		Node    string `db:"node"`
+		Epoch   int64  `db:"epoch"`
+		Expires int64  `db:"expires"`
+	}
+	err := dbtx.GetContext(ctx, &lease, `SELECT node, epoch, expires FROM network_leases WHERE network = ?`, f.Network)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("sqlite: network %s has no lease (%s at epoch %d): %w", f.Network, f.Node, f.Epoch, engine.ErrLeaseLost)
+	case err != nil:
+		return wrap(err, "read the lease of network %s", f.Network)
+	case lease.Node != f.Node || lease.Epoch != f.Epoch:
+		return fmt.Errorf("sqlite: the lease of network %s is held by %s at epoch %d, the fence is %s at %d: %w",
+			f.Network, lease.Node, lease.Epoch, f.Node, f.Epoch, engine.ErrLeaseLost)
+	case lease.Expires <= millis(time.Now()):
+		return fmt.Errorf("sqlite: the lease of network %s (%s at epoch %d) has expired: %w", f.Network, f.Node, f.Epoch, engine.ErrLeaseLost)
+	}
+	return nil
+}
+
 // insertAttempt records the version of tx just stored in dbtx (hash, and
 // account and nonce as the row holds them) with f's node and epoch, signed
 // at at.

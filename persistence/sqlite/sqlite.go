@@ -205,6 +205,11 @@ func (s *Store) applyMigration(ctx context.Context, m schema.Migration) error {
 		if n > 0 {
 			return nil
 		}
+		if check := migrationCheck(m.Version); check != nil {
+			if err := check(ctx, tx); err != nil {
+				return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 			return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 		}
@@ -214,6 +219,37 @@ func (s *Store) applyMigration(ctx context.Context, m schema.Migration) error {
 		}
 		return nil
 	})
+}
+
+// migrationCheck returns the precondition of the migration of version, or
+// nil: run in the migration's transaction before its SQL, it refuses data
+// the migration must not change silently.
+func migrationCheck(version int) func(ctx context.Context, tx *sqlx.Tx) error {
+	switch version {
+	case 9:
+		return checkNonceDuplicates
+	}
+	return nil
+}
+
+// ErrDuplicateNonces is the error (wrapped) of migration 0009 when
+// transactions share an (account, network, nonce): the unique index it
+// creates cannot hold, and which row keeps the nonce is an operator's call.
+var ErrDuplicateNonces = errors.New("transactions share an (account, network, nonce)")
+
+// checkNonceDuplicates fails when some (account, network, nonce) is held
+// by more than one transaction, naming how many such keys there are.
+func checkNonceDuplicates(ctx context.Context, tx *sqlx.Tx) error {
+	var dups int64
+	if err := tx.GetContext(ctx, &dups, `SELECT COUNT(*) FROM (SELECT 1 FROM transactions
+		WHERE nonce IS NOT NULL GROUP BY account_id, network, nonce HAVING COUNT(*) > 1)`); err != nil {
+		return fmt.Errorf("count duplicate nonces: %w", err)
+	}
+	if dups > 0 {
+		return fmt.Errorf("%d (account, network, nonce) keys are held by more than one transaction; resolve them before upgrading: %w",
+			dups, ErrDuplicateNonces)
+	}
+	return nil
 }
 
 // inTx runs fn in a write transaction and commits it when fn returns nil.

@@ -167,3 +167,24 @@ func TestMigration0008Backfill(t *testing.T) {
 		return mustOpen(t, path)
 	})
 }
+
+// TestMigration0009DuplicateNonces: migration 0009 refuses existing
+// duplicate nonces, naming their count, and applies once they are resolved.
+func TestMigration0009DuplicateNonces(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "txengine.db")
+	old, err := sqlite.OpenAt(ctx, path, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = old.Close() })
+	storetest.DuplicateNonces0009(t, old, func(q string, args ...any) error {
+		return sqlite.ExecForTest(ctx, old, q, args...)
+	}, func() (engine.Store, error) {
+		s, err := sqlite.Open(ctx, path)
+		if err == nil {
+			t.Cleanup(func() { _ = s.Close() })
+		}
+		return s, err
+	})
+}

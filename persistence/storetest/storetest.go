@@ -83,6 +83,10 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"ClaimDueCallbacks", testClaimDueCallbacks},
 		{"ConcurrentClaims", testConcurrentClaims},
 		{"RateCounters", testRateCounters},
+		{"NonceUnique", testNonceUnique},
+		{"MarkMinedOnlySubmitted", testMarkMinedOnlySubmitted},
+		{"UnmineOnlyMined", testUnmineOnlyMined},
+		{"NetworkFence", testNetworkFence},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
