@@ -70,6 +70,8 @@ type Actor struct {
 	forward  sync.WaitGroup
 	head     uint64
 	lastErr  error
+	// failures counts the polls that failed in a row (backoff).
+	failures int
 }
 
 // Receive implements actor.Actor.
@@ -127,11 +129,17 @@ func (a *Actor) shutdown() {
 }
 
 func (a *Actor) poll(c actor.Context) {
-	res, err := a.follower.Poll(a.ctx)
+	// One poll never hangs the watcher on a node or database that does not
+	// answer: its calls share this deadline.
+	ctx, cancel := context.WithTimeout(a.ctx, pollTimeout)
+	res, err := a.follower.Poll(ctx)
+	cancel()
 	a.lastErr = err
 	if err != nil {
-		a.cfg.Log.Warn("watcher poll failed", "network", a.cfg.Network.Name, "err", err)
+		a.failures++
+		a.cfg.Log.Warn("watcher poll failed", "network", a.cfg.Network.Name, "err", err, "retry_in", a.nextPoll(err))
 	} else {
+		a.failures = 0
 		a.head = res.Head
 	}
 	for _, id := range res.Reorged {
@@ -179,10 +187,25 @@ func (a *Actor) conditions(settled []string) {
 // without a working subscription or after a failure, a multiple of it while
 // the subscription drives the watcher.
 func (a *Actor) nextPoll(err error) time.Duration {
-	if a.heads != nil && err == nil {
+	if err != nil {
+		// A node (or database) that is down is not asked every poll
+		// interval: the pause doubles with each failure in a row.
+		d := a.cfg.Network.PollInterval
+		for i := 1; i < a.failures && d < maxPollBackoff; i++ {
+			d *= 2
+		}
+		return min(d, maxPollBackoff)
+	}
+	if a.heads != nil {
 		if up, _ := a.heads.Connected(); up {
 			return SafetyPollFactor * a.cfg.Network.PollInterval
 		}
 	}
 	return a.cfg.Network.PollInterval
 }
+
+// pollTimeout bounds one poll of the follower.
+const pollTimeout = time.Minute
+
+// maxPollBackoff bounds the pause between failed polls.
+const maxPollBackoff = 15 * time.Second

@@ -2,6 +2,7 @@ package watcher
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math/big"
 	"sync"
@@ -120,5 +121,22 @@ func TestWatcherPollsOnHeads(t *testing.T) {
 			t.Fatalf("head source started %v closed %v", heads.started.Load(), heads.closed.Load())
 		}
 		sys.Shutdown()
+	}
+}
+
+// TestPollBacksOffWhileFailing: after failed polls the pause doubles from
+// the poll interval up to 15 s, and a successful poll goes back to it.
+func TestPollBacksOffWhileFailing(t *testing.T) {
+	a := &Actor{cfg: Config{Network: &engine.Network{PollInterval: time.Second}}}
+	fail := errors.New("connection refused")
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 15 * time.Second, 15 * time.Second} {
+		a.failures = i + 1
+		if got := a.nextPoll(fail); got != want {
+			t.Errorf("after %d failures: next poll in %s, want %s", i+1, got, want)
+		}
+	}
+	a.failures = 0
+	if got := a.nextPoll(nil); got != time.Second {
+		t.Errorf("after a success: next poll in %s, want 1s", got)
 	}
 }
