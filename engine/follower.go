@@ -248,15 +248,20 @@ type contractReader interface {
 // minedOutcome is the outcome of tx (submitted; Hash is the mined version)
 // from its receipt r: completed with its decoded events, failed reverted,
 // or, when the mined version is a filler of a transaction that was to fail
-// (Error set: abandoned, refused by the node), failed with that error.
+// (abandoned, refused by the node), failed with its noted error.
 func minedOutcome(ctx context.Context, store contractReader, tx *Transaction, r *types.Receipt, abis map[string]*abi.ABI, now time.Time) Mined {
 	m := Mined{
 		ID: tx.ID, Hash: r.TxHash, BlockNumber: r.BlockNumber.Uint64(), BlockHash: r.BlockHash,
 		GasUsed: r.GasUsed, Ended: now, Events: []Event{},
 	}
 	switch {
-	case tx.Error != nil && IsFillerReceipt(r):
+	case IsFillerReceipt(r):
+		// The service's own calls always carry data, so cost more: this
+		// is the filler that took the transaction's nonce.
 		m.Status, m.Error = StatusFailed, tx.Error
+		if m.Error == nil { // noted before a reorg that cleared it
+			m.Error = &TxError{Code: TxInvalid, Message: "the transaction's nonce was filled by a 0-value transfer of the account to itself"}
+		}
 	case r.Status == types.ReceiptStatusSuccessful:
 		m.Status = StatusCompleted
 		m.Events = decodeEvents(ctx, store, tx, r, abis)
