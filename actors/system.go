@@ -271,8 +271,14 @@ func (s *System) pidLocked(accountID, network string) (*actor.PID, error) {
 // Wake implements watcher.Waker and account.Registry: it wakes (or starts)
 // an account actor.
 func (s *System) Wake(accountID, network string, resync bool) {
+	s.wake(accountID, network, &account.Wake{Resync: resync})
+}
+
+// wake sends msg to the account's actor (starting it), or wakes its grain
+// in cluster mode (where only Resync travels).
+func (s *System) wake(accountID, network string, msg *account.Wake) {
 	if s.isCluster() {
-		s.wakeGrain(accountID, network, resync)
+		s.wakeGrain(accountID, network, msg.Resync)
 		return
 	}
 	s.mu.Lock()
@@ -281,7 +287,7 @@ func (s *System) Wake(accountID, network string, resync bool) {
 	if err != nil {
 		return
 	}
-	s.sys.Root.Send(pid, &account.Wake{Resync: resync})
+	s.sys.Root.Send(pid, msg)
 }
 
 // CheckInFlight wakes the account's actor to look at its in-flight
@@ -289,17 +295,7 @@ func (s *System) Wake(accountID, network string, resync bool) {
 // cluster mode the grain is woken as usual and looks at its next check
 // (within the network's rebroadcastBlocks blocks).
 func (s *System) CheckInFlight(accountID, network string) {
-	if s.isCluster() {
-		s.wakeGrain(accountID, network, false)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pid, err := s.pidLocked(accountID, network)
-	if err != nil {
-		return
-	}
-	s.sys.Root.Send(pid, &account.Wake{Check: true})
+	s.wake(accountID, network, &account.Wake{Check: true})
 }
 
 // Release implements account.Registry.

@@ -17,9 +17,16 @@ import (
 // hashes and attempts kept, callbacks enqueued; the fence is checked as in
 // MarkSubmittedMany.
 func (s *Store) FailSubmitted(ctx context.Context, f engine.Fence, id string, txErr *engine.TxError, ended time.Time) error {
+	return s.failFrom(ctx, f, engine.StatusSubmitted, id, txErr, ended)
+}
+
+// failFrom moves transaction id from status from to failed with txErr and
+// ended in one conditional update (ErrConflict in another status), with
+// its callbacks, after checking the fence as MarkSubmittedMany does.
+func (s *Store) failFrom(ctx context.Context, f engine.Fence, from engine.TxStatus, id string, txErr *engine.TxError, ended time.Time) error {
 	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
 	if err != nil {
-		return fmt.Errorf("postgres: fail submitted %s: %w", id, err)
+		return fmt.Errorf("postgres: fail %s %s: %w", from, id, err)
 	}
 	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
 		if err := s.lockFence(ctx, dbtx, f); err != nil {
@@ -27,11 +34,11 @@ func (s *Store) FailSubmitted(ctx context.Context, f engine.Fence, id string, tx
 		}
 		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = $1, error = $2, ended = $3
 			WHERE id = $4 AND status = $5`,
-			string(engine.StatusFailed), errJSON, ts(ended), id, string(engine.StatusSubmitted))
+			string(engine.StatusFailed), errJSON, ts(ended), id, string(from))
 		if err != nil {
-			return wrap(err, "fail submitted %s", id)
+			return wrap(err, "fail %s %s", from, id)
 		}
-		if err := s.checkUpdated(ctx, dbtx, res, id, "fail submitted %s", "not submitted"); err != nil {
+		if err := s.checkUpdated(ctx, dbtx, res, id, "fail %s", "not "+string(from)); err != nil {
 			return err
 		}
 		return enqueueCallbacks(ctx, dbtx, id, ended)

@@ -479,25 +479,7 @@ func (s *Store) MarkFailed(ctx context.Context, id string, txErr *engine.TxError
 // is locked FOR SHARE first). The callbacks are enqueued in the same
 // database transaction.
 func (s *Store) FailQueued(ctx context.Context, f engine.Fence, id string, txErr *engine.TxError, ended time.Time) error {
-	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
-	if err != nil {
-		return fmt.Errorf("postgres: fail queued %s: %w", id, err)
-	}
-	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
-		if err := s.lockFence(ctx, dbtx, f); err != nil {
-			return err
-		}
-		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = $1, error = $2, ended = $3
-			WHERE id = $4 AND status = $5`,
-			string(engine.StatusFailed), errJSON, ts(ended), id, string(engine.StatusNew))
-		if err != nil {
-			return wrap(err, "fail queued %s", id)
-		}
-		if err := s.checkUpdated(ctx, dbtx, res, id, "fail queued %s", "not new"); err != nil {
-			return err
-		}
-		return enqueueCallbacks(ctx, dbtx, id, ended)
-	})
+	return s.failFrom(ctx, f, engine.StatusNew, id, txErr, ended)
 }
 
 // SubmittedByHash returns the transactions in status submitted on the

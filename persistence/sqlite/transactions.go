@@ -272,25 +272,7 @@ func (s *Store) MarkFailed(ctx context.Context, id string, txErr *engine.TxError
 // from new, with the fence checked as in MarkSubmittedMany. The callbacks
 // are enqueued in the same database transaction.
 func (s *Store) FailQueued(ctx context.Context, f engine.Fence, id string, txErr *engine.TxError, ended time.Time) error {
-	errJSON, err := sqlrow.NullJSON("error", txErr, txErr == nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: fail queued %s: %w", id, err)
-	}
-	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
-		if err := checkFence(ctx, dbtx, f); err != nil {
-			return err
-		}
-		res, err := dbtx.ExecContext(ctx, `UPDATE transactions SET status = ?, error = ?, ended = ?
-			WHERE id = ? AND status = ?`,
-			string(engine.StatusFailed), errJSON, millis(ended), id, string(engine.StatusNew))
-		if err != nil {
-			return wrap(err, "fail queued %s", id)
-		}
-		if err := s.checkUpdated(ctx, dbtx, res, id, "fail queued %s", "not new"); err != nil {
-			return err
-		}
-		return enqueueCallbacks(ctx, dbtx, id, ended)
-	})
+	return s.failFrom(ctx, f, engine.StatusNew, id, txErr, ended)
 }
 
 // hashChunk bounds the bound parameters of one IN list.
