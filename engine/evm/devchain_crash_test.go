@@ -176,7 +176,9 @@ func runAndKill(t *testing.T, dir string, period int, delay time.Duration) map[u
 			heads[n] = common.HexToHash(h)
 		}
 	}
-	ready := time.After(30 * time.Second)
+	// Opening a chain with a log index takes a second, and far longer
+	// under -race (reading the head filter map).
+	ready := time.After(2 * time.Minute)
 wait:
 	for {
 		select {
@@ -188,8 +190,11 @@ wait:
 				break wait
 			}
 		case <-ready:
+			// SIGQUIT: the helper dumps its goroutines on stderr.
+			_ = cmd.Process.Signal(syscall.SIGQUIT)
+			time.Sleep(2 * time.Second)
 			_ = cmd.Process.Kill()
-			t.Fatal("helper not ready after 30s")
+			t.Fatal("helper not ready after 2m")
 		}
 	}
 	timer := time.After(delay)
@@ -219,7 +224,7 @@ kill:
 // consistent and goes on.
 func checkReopened(t *testing.T, dir string, round, period int, delay time.Duration, seen map[uint64]common.Hash) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // -race is slow
 	defer cancel()
 	dc, key := startCrashChain(t, dir, 0)
 	defer dc.Close()
