@@ -16,6 +16,8 @@ import (
 	"github.com/ethereum/go-ethereum/eth/catalyst"
 	"github.com/ethereum/go-ethereum/eth/ethconfig"
 	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/ethdb"
+	"github.com/ethereum/go-ethereum/event"
 	"github.com/ethereum/go-ethereum/node"
 	"github.com/ethereum/go-ethereum/p2p"
 	"github.com/ethereum/go-ethereum/rpc"
@@ -71,13 +73,16 @@ func (cfg DevChainConfig) sanitize() (DevChainConfig, error) {
 
 // DevChain is an in-process go-ethereum dev chain (node, eth service and
 // simulated beacon, assembled as geth --dev --datadir does) whose state
-// survives a clean Close and restart on the same DataDir. After a hard kill
-// it comes back at its last persisted head, losing the newest blocks.
+// survives a clean Close and restart on the same DataDir. Every new head is
+// synced to the data dir as it is set (headSyncer), so after a hard kill it
+// comes back at the head it had, or the one before if the kill came between
+// setting a head and syncing it; blocks, receipts and state always agree.
 type DevChain struct {
 	stack   *node.Node
 	client  *Client
 	chainID *big.Int
 	faucet  common.Address
+	syncer  *headSyncer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -165,6 +170,10 @@ func startOnNode(stack *node.Node, cfg DevChainConfig, faucet common.Address) (*
 	})
 	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(filterSystem)}})
 
+	// Registered before the beacon, so it follows every block mined.
+	syncer := newHeadSyncer(backend.BlockChain(), backend.ChainDb())
+	stack.RegisterLifecycle(syncer)
+
 	beacon, err := catalyst.NewSimulatedBeacon(uint64(cfg.Period/time.Second), faucet, backend)
 	if err != nil {
 		// The eth service holds files (and locks) that only its Stop
@@ -189,7 +198,102 @@ func startOnNode(stack *node.Node, cfg DevChainConfig, faucet common.Address) (*
 		client:  NewClient(stack.Attach()),
 		chainID: new(big.Int).Set(chainID),
 		faucet:  faucet,
+		syncer:  syncer,
 	}, nil
+}
+
+// headSyncer makes every new head of the chain durable against a crash of
+// the process (kill -9) as soon as it is set.
+//
+// go-ethereum writes its pebble database without syncing (pebble.NoSync),
+// and pebble then keeps each record in the current 32 KiB block of its
+// write-ahead log in the process's memory until a sync is asked for or the
+// block fills. A dev chain writes little (an empty block is a few hundred
+// bytes), so a kill -9 lost every write of the last seconds, often minutes:
+// blocks that RPC clients had seen, with their receipts and state, and the
+// head marker. The chain stayed consistent (the log is replayed in order, so
+// the head always has its state) but came back far behind what its clients
+// had seen; go-ethereum's local-transaction journal, written at once to its
+// own file, then put the lost blocks' transactions back in the pool ten
+// seconds later, so they were mined again in blocks with other hashes: the
+// history looked rewound and replaced while the burst's effects stayed.
+//
+// Syncing the key-value store after each new head writes the block, its
+// receipts, its state (archive mode commits every block's trie before the
+// head moves) and the head marker through to the file. What a kill can still
+// lose is the block whose head was set but not yet synced, a window of a
+// sync's duration; the log's order keeps even that case consistent.
+type headSyncer struct {
+	chain *core.BlockChain
+	db    ethdb.KeyValueSyncer
+
+	sub  event.Subscription
+	done chan struct{}
+
+	mu  sync.Mutex
+	err error // the first failed sync
+}
+
+func newHeadSyncer(chain *core.BlockChain, db ethdb.KeyValueSyncer) *headSyncer {
+	return &headSyncer{chain: chain, db: db, done: make(chan struct{})}
+}
+
+// Start implements node.Lifecycle: it syncs what the opening wrote (a
+// repair may have moved the head) and follows new heads until Stop.
+func (h *headSyncer) Start() error {
+	heads := make(chan core.ChainHeadEvent, 64)
+	h.sub = h.chain.SubscribeChainHeadEvent(heads)
+	h.sync()
+	go h.loop(heads)
+	return nil
+}
+
+func (h *headSyncer) loop(heads <-chan core.ChainHeadEvent) {
+	defer close(h.done)
+	for {
+		select {
+		case <-heads:
+			// One sync covers every head set before it.
+			for drained := false; !drained; {
+				select {
+				case <-heads:
+				default:
+					drained = true
+				}
+			}
+			h.sync()
+		case <-h.sub.Err(): // Unsubscribe in Stop
+			return
+		}
+	}
+}
+
+func (h *headSyncer) sync() {
+	if err := h.db.SyncKeyValue(); err != nil {
+		h.mu.Lock()
+		if h.err == nil {
+			h.err = fmt.Errorf("sync chain database: %w", err)
+		}
+		h.mu.Unlock()
+	}
+}
+
+// Stop implements node.Lifecycle; the eth service, stopped after it,
+// persists the rest.
+func (h *headSyncer) Stop() error {
+	if h.sub == nil { // never started
+		return nil
+	}
+	h.sub.Unsubscribe()
+	<-h.done
+	return h.Err()
+}
+
+// Err returns the first failed sync, nil if none.
+func (h *headSyncer) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
 }
 
 // devGenesis returns the dev genesis for a new data dir, and nil if the data
