@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -79,3 +80,25 @@ func (c *Claim) Err() error {
 	<-c.done
 	return c.err
 }
+
+// NotCommitted marks err, the error of a store's write, as certain to have
+// committed nothing: it failed before COMMIT was sent (a refused
+// connection, a statement the database refused, a deadline before the
+// commit). A CommitQueue settles any other failure of an insert by reading
+// the rows again. The message and code of err are unchanged.
+func NotCommitted(err error) error {
+	if err == nil {
+		return nil
+	}
+	return notCommitted{err}
+}
+
+// IsNotCommitted reports whether err was marked by NotCommitted.
+func IsNotCommitted(err error) bool {
+	var nc notCommitted
+	return errors.As(err, &nc)
+}
+
+type notCommitted struct{ error }
+
+func (e notCommitted) Unwrap() error { return e.error }

@@ -294,9 +294,13 @@ func (q *CommitQueue) write(txs []*Transaction) error {
 
 // certainFailure reports whether err of an insert means that nothing was
 // committed: the database refused a row (a taken id or key, a missing
-// reference, an invalid value) and rolled back. Anything else (a lost
+// reference, an invalid value) and rolled back, or the store marked the
+// error NotCommitted (it failed before the commit). Anything else (a lost
 // connection, a deadline, a failed COMMIT) leaves the outcome unknown.
 func certainFailure(err error) bool {
+	if IsNotCommitted(err) {
+		return true
+	}
 	switch ErrorCode(err) {
 	case CodeConflict, CodeNotFound, CodeInvalidArgument:
 		return true

@@ -324,6 +324,15 @@ func TestCommitQueueUnknownOutcome(t *testing.T) {
 			t.Fatalf("stored %v after %d reads", f.stored, f.reads)
 		}
 	})
+	t.Run("certainly not committed", func(t *testing.T) {
+		f := &recordingInsert{in: make(chan struct{}, 100), lost: NotCommitted(lost)}
+		q := NewCommitQueue(f, 0)
+		defer q.Close()
+		err := q.InsertTransactions(context.Background(), txsNamed("a"))
+		if !errors.Is(err, lost) || f.reads != 0 {
+			t.Fatalf("a: %v after %d reads, want the error without a read", err, f.reads)
+		}
+	})
 	t.Run("unreadable", func(t *testing.T) {
 		f := &recordingInsert{in: make(chan struct{}, 100), lost: lost, lostAfter: true, readErr: errors.New("database down")}
 		q := NewCommitQueue(f, 0)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -66,7 +67,12 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 		}
 	}
 	if len(idems) == 0 && len(depTx) == 0 && len(rows) <= maxSingleInsert {
-		return s.insertRows(ctx, rows, txs[0].ID)
+		err := s.insertRows(ctx, rows, txs[0].ID)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			// Not even connected: nothing was sent.
+			return engine.NotCommitted(err)
+		}
+		return err
 	}
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if err := copyRows(ctx, tx, rows); err != nil {

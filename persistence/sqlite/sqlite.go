@@ -220,11 +220,11 @@ func (s *Store) applyMigration(ctx context.Context, m schema.Migration) error {
 func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	tx, err := s.w.BeginTxx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: begin: %w", err)
+		return engine.NotCommitted(fmt.Errorf("sqlite: begin: %w", err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return engine.NotCommitted(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
