@@ -251,6 +251,10 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return engine.NotCommitted(err)
 	}
 	if err := tx.Commit(); err != nil {
+		if pq.As(err) != nil {
+			// The server answered COMMIT with an error: rolled back.
+			return engine.NotCommitted(wrap(err, "commit"))
+		}
 		return wrap(err, "commit")
 	}
 	return nil

@@ -68,8 +68,10 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 	}
 	if len(idems) == 0 && len(depTx) == 0 && len(rows) <= maxSingleInsert {
 		err := s.insertRows(ctx, rows, txs[0].ID)
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			// Not even connected: nothing was sent.
+		if errors.Is(err, syscall.ECONNREFUSED) || pq.As(err) != nil {
+			// Not even connected, or the server answered with an error: a
+			// statement in its own transaction that fails commits nothing.
+			// Only a connection lost before the answer leaves it unknown.
 			return engine.NotCommitted(err)
 		}
 		return err
