@@ -123,7 +123,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		grains:   map[string]*actor.PID{},
 	}
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
-	s.commits = engine.NewCommitQueue(cfg.Store.InsertTransactions, cfg.MaxBatch)
+	s.commits = engine.NewCommitQueue(cfg.Store, cfg.MaxBatch)
 	s.acfg = account.Config{
 		Store: cfg.Store, Commits: s.commits, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
 		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: cfg.CheckInFlight,
@@ -207,7 +207,11 @@ func (s *System) startIndexer(net *engine.Network) error {
 }
 
 // Submit hands tx to its account actor, which stores it durably (group
-// commit) before answering. An error means nothing was stored.
+// commit) before answering. An error means nothing was stored: when the
+// wait ends (SubmitTimeout or ctx's deadline) before the answer, the
+// transaction is abandoned if it still waits for its commit, and is then
+// never written; if a commit already holds it, Submit waits for that
+// commit's outcome and answers it, late rather than wrong.
 func (s *System) Submit(ctx context.Context, tx *engine.Transaction) (*engine.Transaction, error) {
 	if _, ok := s.cfg.Networks[tx.Network]; !ok {
 		return nil, engine.Errorf(engine.CodeUnavailable, "", "network %q is not configured", tx.Network)
@@ -216,8 +220,9 @@ func (s *System) Submit(ctx context.Context, tx *engine.Transaction) (*engine.Tr
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
 	}
+	claim := engine.NewClaim()
 	for attempt := 0; attempt < 3; attempt++ {
-		fut, err := s.request(tx.AccountID, tx.Network, &account.Submit{Tx: tx}, timeout)
+		fut, err := s.request(tx.AccountID, tx.Network, &account.Submit{Tx: tx, Claim: claim}, timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +231,7 @@ func (s *System) Submit(ctx context.Context, tx *engine.Transaction) (*engine.Tr
 			continue // the actor stopped meanwhile; spawn a new one
 		}
 		if err != nil {
-			return nil, engine.Errorf(engine.CodeUnavailable, "", "transaction not accepted in time")
+			return s.awaitCommit(tx, claim)
 		}
 		acc := res.(*account.Accepted)
 		if acc.Err != nil {
@@ -234,7 +239,35 @@ func (s *System) Submit(ctx context.Context, tx *engine.Transaction) (*engine.Tr
 		}
 		return acc.Tx, nil
 	}
-	return nil, engine.Errorf(engine.CodeUnavailable, "", "account actor unavailable")
+	if claim.Abandon() {
+		return nil, engine.Errorf(engine.CodeUnavailable, "", "account actor unavailable")
+	}
+	return s.awaitCommit(tx, claim)
+}
+
+// maxCommitWait bounds the wait for the outcome of a commit that holds a
+// transaction whose Submit ran out of time. The commit queue settles every
+// commit well within it (its own timeout, then the re-read of an unknown
+// outcome); it is a guard against an account actor that died mid-commit.
+const maxCommitWait = 3 * time.Minute
+
+// awaitCommit ends a Submit whose wait for the account actor ran out: the
+// transaction is abandoned (never written) if it still waits for its
+// commit; otherwise a commit holds it, and its outcome is the answer.
+func (s *System) awaitCommit(tx *engine.Transaction, claim *engine.Claim) (*engine.Transaction, error) {
+	if claim.Abandon() {
+		return nil, engine.ErrAbandoned
+	}
+	select {
+	case <-claim.Done():
+	case <-time.After(maxCommitWait):
+		s.cfg.Log.Error("commit outcome not known in time", "tx", tx.ID, "waited", maxCommitWait)
+		return nil, engine.Errorf(engine.CodeInternal, "", "the outcome of transaction %s is unknown", tx.ID)
+	}
+	if err := claim.Err(); err != nil {
+		return nil, err
+	}
+	return tx, nil
 }
 
 // request sends msg to the account actor, spawning it when needed. The send

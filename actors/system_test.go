@@ -40,6 +40,10 @@ type countingStore struct {
 	// panics is how many of the next ReadyTransactions calls panic (a bug
 	// in an actor, for the supervision test).
 	panics atomic.Int64
+	// insertHook, when set, runs each insert of new transactions: it calls
+	// insert (the real one) or not, and returns what the commit queue sees
+	// (faults injected around the commit).
+	insertHook atomic.Pointer[func(insert func() error) error]
 }
 
 func (c *countingStore) ReadyTransactions(ctx context.Context, accountID, network string, limit int) ([]*engine.Transaction, error) {
@@ -50,12 +54,25 @@ func (c *countingStore) ReadyTransactions(ctx context.Context, accountID, networ
 }
 
 func (c *countingStore) InsertTransactions(ctx context.Context, txs []*engine.Transaction) error {
-	err := c.Store.InsertTransactions(ctx, txs)
-	if err == nil {
-		c.inserts.Add(1)
-		c.rows.Add(int64(len(txs)))
+	insert := func() error {
+		err := c.Store.InsertTransactions(ctx, txs)
+		if err == nil {
+			c.inserts.Add(1)
+			c.rows.Add(int64(len(txs)))
+		}
+		return err
 	}
-	return err
+	if hook := c.insertHook.Load(); hook != nil {
+		return (*hook)(insert)
+	}
+	return insert()
+}
+
+// hookInserts makes hook run every insert of new transactions until the
+// test ends.
+func (c *countingStore) hookInserts(t *testing.T, hook func(insert func() error) error) {
+	c.insertHook.Store(&hook)
+	t.Cleanup(func() { c.insertHook.Store(nil) })
 }
 
 func (c *countingStore) MarkSubmittedMany(ctx context.Context, f engine.Fence, txs []*engine.Transaction) error {
@@ -661,5 +678,132 @@ func TestConflictFailsOnlyItsRequest(t *testing.T) {
 	}
 	if batches := f.store.inserts.Load(); batches >= n+1 {
 		t.Logf("note: %d group commits for %d requests: no shared commit this run", batches, n+1)
+	}
+}
+
+// TestLateSubmitIsDroppedBeforeItsCommit: a Submit whose deadline passes
+// while it waits behind a slow commit answers 503 unavailable, and its
+// transaction is never stored, even though the account actor gets to it
+// after the answer.
+func TestLateSubmitIsDroppedBeforeItsCommit(t *testing.T) {
+	f := newFixture(t, 16, time.Minute)
+	gate, entered := make(chan struct{}), make(chan struct{}, 10)
+	f.store.hookInserts(t, func(insert func() error) error {
+		entered <- struct{}{}
+		<-gate
+		return insert()
+	})
+	slow := f.transfer(common.HexToAddress("0x1"), 1)
+	slowErr := make(chan error, 1)
+	go func() { _, err := f.sys.Submit(context.Background(), slow); slowErr <- err }()
+	<-entered // the commit of slow holds the writer and the account actor
+
+	late := f.transfer(common.HexToAddress("0x2"), 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := f.sys.Submit(ctx, late)
+	if engine.ErrorCode(err) != engine.CodeUnavailable {
+		t.Fatalf("late Submit: %v, want unavailable", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("late Submit answered after %v, want at its deadline", d)
+	}
+	close(gate)
+	if err := <-slowErr; err != nil {
+		t.Fatalf("slow Submit: %v", err)
+	}
+	// The actor handles its mailbox in order: once a later Submit is
+	// answered, the late one has been through the commit queue.
+	after := f.transfer(common.HexToAddress("0x3"), 1)
+	if _, err := f.sys.Submit(context.Background(), after); err != nil {
+		t.Fatalf("later Submit: %v", err)
+	}
+	if _, err := f.store.TransactionByID(context.Background(), late.ID); !engine.IsNotFound(err) {
+		t.Fatalf("the late transaction after its 503: %v, want not stored", err)
+	}
+	for _, id := range []string{slow.ID, after.ID} {
+		if _, err := f.store.TransactionByID(context.Background(), id); err != nil {
+			t.Fatalf("accepted transaction %s: %v", id, err)
+		}
+	}
+}
+
+// TestSubmitInCommitWaitsPastItsDeadline: a Submit whose deadline passes
+// while a commit holds its transaction answers with the commit's outcome
+// (stored), late rather than wrong.
+func TestSubmitInCommitWaitsPastItsDeadline(t *testing.T) {
+	f := newFixture(t, 16, time.Minute)
+	gate, entered := make(chan struct{}), make(chan struct{}, 10)
+	f.store.hookInserts(t, func(insert func() error) error {
+		entered <- struct{}{}
+		<-gate
+		return insert()
+	})
+	tx := f.transfer(common.HexToAddress("0x1"), 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	type outcome struct {
+		tx  *engine.Transaction
+		err error
+	}
+	res := make(chan outcome, 1)
+	go func() { got, err := f.sys.Submit(ctx, tx); res <- outcome{got, err} }()
+	<-entered // taken into the commit
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case o := <-res:
+		t.Fatalf("Submit answered while its commit was open: %v", o.err)
+	default:
+	}
+	close(gate)
+	o := <-res
+	if o.err != nil || o.tx == nil || o.tx.ID != tx.ID {
+		t.Fatalf("Submit: %v, %v; want the stored transaction", o.tx, o.err)
+	}
+	if _, err := f.store.TransactionByID(context.Background(), tx.ID); err != nil {
+		t.Fatalf("the accepted transaction: %v", err)
+	}
+}
+
+// TestCommitWithUnknownOutcome: an insert that committed and then failed
+// (the connection lost at COMMIT) is answered as stored, exactly once,
+// including the Idempotency-Key record written with it; one that failed
+// without committing is an error, and nothing is stored.
+func TestCommitWithUnknownOutcome(t *testing.T) {
+	f := newFixture(t, 16, time.Minute)
+	ctx := context.Background()
+	var before atomic.Bool // the connection is lost before COMMIT, not after
+	f.store.hookInserts(t, func(insert func() error) error {
+		if before.Load() {
+			return errors.New("connection reset before COMMIT")
+		}
+		if err := insert(); err != nil {
+			return err
+		}
+		return errors.New("connection lost at COMMIT")
+	})
+	tx := f.transfer(common.HexToAddress("0x1"), 1)
+	tx.Idempotency = &engine.IdempotencyRecord{UserID: f.user.ID, Key: "k-unknown", RequestHash: "h", Status: 202, Body: []byte("{}"), Created: engine.SystemClock{}.Now()}
+	if _, err := f.sys.Submit(ctx, tx); err != nil {
+		t.Fatalf("committed, then the connection was lost: %v, want accepted", err)
+	}
+	if _, err := f.store.TransactionByID(ctx, tx.ID); err != nil {
+		t.Fatalf("the accepted transaction: %v", err)
+	}
+	if rec, err := f.store.IdempotencyRecord(ctx, f.user.ID, "k-unknown"); err != nil || rec.RequestHash != "h" {
+		t.Fatalf("its idempotency record: %v, %v", rec, err)
+	}
+	if n := f.store.inserts.Load(); n != 1 {
+		t.Fatalf("%d inserts committed, want 1", n)
+	}
+
+	before.Store(true)
+	gone := f.transfer(common.HexToAddress("0x2"), 1)
+	if _, err := f.sys.Submit(ctx, gone); err == nil {
+		t.Fatal("a commit that did not happen was accepted")
+	}
+	if _, err := f.store.TransactionByID(ctx, gone.ID); !engine.IsNotFound(err) {
+		t.Fatalf("the refused transaction: %v, want not stored", err)
 	}
 }

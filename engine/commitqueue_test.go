@@ -10,18 +10,25 @@ import (
 	"time"
 )
 
-// recordingInsert is an insert that records the ids of every call, fails
-// any call that holds a transaction whose id is in bad, and blocks while
-// gate is held.
+// recordingInsert is a store that records the ids of every insert, fails
+// any insert that holds a transaction whose id is in bad, and blocks while
+// gate is held. Rows it committed are in stored. lost, when set, is the
+// error of the next inserts: after committing if lostAfter, else instead
+// (an unknown outcome either way); reads fail while readErr is set.
 type recordingInsert struct {
-	mu    sync.Mutex
-	calls [][]string
-	bad   map[string]bool
-	gate  sync.RWMutex
-	in    chan struct{} // gets a value when a call starts (buffered)
+	mu        sync.Mutex
+	calls     [][]string
+	bad       map[string]bool
+	stored    map[string]bool
+	lost      error
+	lostAfter bool
+	readErr   error
+	reads     int
+	gate      sync.RWMutex
+	in        chan struct{} // gets a value when a call starts (buffered)
 }
 
-func (f *recordingInsert) insert(_ context.Context, txs []*Transaction) error {
+func (f *recordingInsert) InsertTransactions(_ context.Context, txs []*Transaction) error {
 	f.in <- struct{}{}
 	f.gate.RLock()
 	defer f.gate.RUnlock()
@@ -33,11 +40,33 @@ func (f *recordingInsert) insert(_ context.Context, txs []*Transaction) error {
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, ids)
 	for _, id := range ids {
-		if f.bad[id] {
+		if f.bad[id] || f.stored[id] {
 			return fmt.Errorf("insert %s: %w", id, ErrConflict)
 		}
 	}
-	return nil
+	if f.lost != nil && !f.lostAfter {
+		return f.lost
+	}
+	if f.stored == nil {
+		f.stored = map[string]bool{}
+	}
+	for _, id := range ids {
+		f.stored[id] = true
+	}
+	return f.lost
+}
+
+func (f *recordingInsert) TransactionByID(_ context.Context, id string) (*Transaction, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	if f.readErr != nil {
+		return nil, f.readErr
+	}
+	if !f.stored[id] {
+		return nil, fmt.Errorf("transaction %s: %w", id, ErrNotFound)
+	}
+	return &Transaction{ID: id}, nil
 }
 
 // waitQueued waits (5 s at most) until ok holds of the queue's waiting
@@ -72,7 +101,7 @@ func txsNamed(ids ...string) []*Transaction {
 // fails only the batch at fault.
 func TestCommitQueueMerges(t *testing.T) {
 	f := &recordingInsert{bad: map[string]bool{"bad": true}, in: make(chan struct{}, 100)}
-	q := NewCommitQueue(f.insert, 0)
+	q := NewCommitQueue(f, 0)
 	defer q.Close()
 
 	f.gate.Lock() // the first commit stays on disk until the others queued
@@ -125,7 +154,7 @@ func TestCommitQueueMerges(t *testing.T) {
 // single batch is written whole.
 func TestCommitQueueMaxRows(t *testing.T) {
 	f := &recordingInsert{in: make(chan struct{}, 100)}
-	q := NewCommitQueue(f.insert, 3)
+	q := NewCommitQueue(f, 3)
 	defer q.Close()
 	f.gate.Lock()
 	var wg sync.WaitGroup
@@ -138,7 +167,7 @@ func TestCommitQueueMaxRows(t *testing.T) {
 			}
 		})
 		// Queue them in this order.
-		waitQueued(t, q, b[0]+" last", func(w []*commitRequest) bool { return len(w) > 0 && w[len(w)-1].txs[0].ID == b[0] })
+		waitQueued(t, q, b[0]+" last", func(w []*commitRequest) bool { return len(w) > 0 && w[len(w)-1].all[0].ID == b[0] })
 	}
 	f.gate.Unlock()
 	wg.Wait()
@@ -153,7 +182,7 @@ func TestCommitQueueMaxRows(t *testing.T) {
 // TestCommitQueueClose: Close writes what is queued, then refuses.
 func TestCommitQueueClose(t *testing.T) {
 	f := &recordingInsert{in: make(chan struct{}, 100)}
-	q := NewCommitQueue(f.insert, 0)
+	q := NewCommitQueue(f, 0)
 	f.gate.Lock()
 	errs := make(chan error, 2)
 	go func() { errs <- q.InsertTransactions(context.Background(), txsNamed("a")) }()
@@ -176,4 +205,142 @@ func TestCommitQueueClose(t *testing.T) {
 	if len(f.calls) != 2 {
 		t.Fatalf("calls %v", f.calls)
 	}
+}
+
+// TestCommitQueueDropsAbandoned: a transaction whose waiter gave up while
+// it was queued behind a slow commit is never written; the others of its
+// batch are; a batch with nothing left is answered without a write.
+func TestCommitQueueDropsAbandoned(t *testing.T) {
+	f := &recordingInsert{in: make(chan struct{}, 100)}
+	q := NewCommitQueue(f, 0)
+	defer q.Close()
+	f.gate.Lock() // the first commit is slow
+	first := make(chan error, 1)
+	go func() { first <- q.InsertTransactions(context.Background(), txsNamed("a")) }()
+	<-f.in
+
+	claims := []*Claim{NewClaim(), NewClaim()}
+	lone := []*Claim{NewClaim()}
+	mixed, gone := make(chan []error, 1), make(chan []error, 1)
+	go func() { mixed <- q.Commit(context.Background(), txsNamed("b1", "b2"), claims) }()
+	waitQueued(t, q, "b", func(w []*commitRequest) bool { return len(w) == 1 })
+	go func() { gone <- q.Commit(context.Background(), txsNamed("c"), lone) }()
+	waitQueued(t, q, "b and c", func(w []*commitRequest) bool { return len(w) == 2 })
+	// Their waiters' deadlines pass while they are queued.
+	if !claims[0].Abandon() || !lone[0].Abandon() {
+		t.Fatal("a queued claim could not be abandoned")
+	}
+	f.gate.Unlock()
+	if err := <-first; err != nil {
+		t.Fatalf("first batch: %v", err)
+	}
+	errs := <-mixed
+	if !errors.Is(errs[0], ErrAbandoned) || errs[1] != nil {
+		t.Fatalf("b1, b2: %v, want abandoned and stored", errs)
+	}
+	if errs := <-gone; !errors.Is(errs[0], ErrAbandoned) {
+		t.Fatalf("c: %v, want abandoned", errs)
+	}
+	if claims[1].Abandon() {
+		t.Fatal("a claim taken into a commit could be abandoned")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	want := [][]string{{"a"}, {"b2"}}
+	if !slices.EqualFunc(f.calls, want, slices.Equal[[]string]) {
+		t.Fatalf("calls %v, want %v", f.calls, want)
+	}
+	if f.stored["b1"] || f.stored["c"] {
+		t.Fatalf("an abandoned transaction was stored: %v", f.stored)
+	}
+}
+
+// TestCommitQueueTakenClaimWaits: once a commit holds a transaction, its
+// waiter cannot abandon it; the outcome is the commit's.
+func TestCommitQueueTakenClaimWaits(t *testing.T) {
+	f := &recordingInsert{in: make(chan struct{}, 100)}
+	q := NewCommitQueue(f, 0)
+	defer q.Close()
+	f.gate.Lock()
+	claim := NewClaim()
+	res := make(chan []error, 1)
+	go func() { res <- q.Commit(context.Background(), txsNamed("a"), []*Claim{claim}) }()
+	<-f.in // in the insert
+	if claim.Abandon() {
+		t.Fatal("abandoned a claim that a commit holds")
+	}
+	f.gate.Unlock()
+	if errs := <-res; errs[0] != nil {
+		t.Fatalf("a: %v", errs[0])
+	}
+	if !f.stored["a"] {
+		t.Fatal("a not stored")
+	}
+}
+
+// TestCommitQueueUnknownOutcome: an insert that committed and then failed
+// (a connection lost at COMMIT) is a success, found by reading the rows
+// again, and nothing is written twice (which would fail as a conflict on
+// the rows' own ids); one that failed before its commit is a failure.
+func TestCommitQueueUnknownOutcome(t *testing.T) {
+	lost := errors.New("connection lost at COMMIT")
+	t.Run("committed", func(t *testing.T) {
+		f := &recordingInsert{in: make(chan struct{}, 100), lost: lost, lostAfter: true}
+		q := NewCommitQueue(f, 0)
+		defer q.Close()
+		f.gate.Lock()
+		first := make(chan error, 1)
+		go func() { first <- q.InsertTransactions(context.Background(), txsNamed("a")) }()
+		<-f.in
+		results := make(chan error, 2)
+		for _, id := range []string{"b", "c"} {
+			go func() { results <- q.InsertTransactions(context.Background(), txsNamed(id)) }()
+		}
+		waitQueued(t, q, "b and c", func(w []*commitRequest) bool { return len(w) == 2 })
+		f.gate.Unlock()
+		if err := <-first; err != nil {
+			t.Fatalf("a alone: %v, want stored", err)
+		}
+		for range 2 {
+			if err := <-results; err != nil {
+				t.Fatalf("merged: %v, want stored", err)
+			}
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.calls) != 2 {
+			t.Fatalf("calls %v, want [a] and the merged [b c] only", f.calls)
+		}
+	})
+	t.Run("not committed", func(t *testing.T) {
+		f := &recordingInsert{in: make(chan struct{}, 100), lost: lost}
+		q := NewCommitQueue(f, 0)
+		defer q.Close()
+		err := q.InsertTransactions(context.Background(), txsNamed("a"))
+		if !errors.Is(err, lost) {
+			t.Fatalf("a: %v, want the lost connection", err)
+		}
+		if f.stored["a"] || f.reads != 1 {
+			t.Fatalf("stored %v after %d reads", f.stored, f.reads)
+		}
+	})
+	t.Run("certainly not committed", func(t *testing.T) {
+		f := &recordingInsert{in: make(chan struct{}, 100), lost: NotCommitted(lost)}
+		q := NewCommitQueue(f, 0)
+		defer q.Close()
+		err := q.InsertTransactions(context.Background(), txsNamed("a"))
+		if !errors.Is(err, lost) || f.reads != 0 {
+			t.Fatalf("a: %v after %d reads, want the error without a read", err, f.reads)
+		}
+	})
+	t.Run("unreadable", func(t *testing.T) {
+		f := &recordingInsert{in: make(chan struct{}, 100), lost: lost, lostAfter: true, readErr: errors.New("database down")}
+		q := NewCommitQueue(f, 0)
+		q.resolveFor = 300 * time.Millisecond
+		defer q.Close()
+		err := q.InsertTransactions(context.Background(), txsNamed("a"))
+		if err == nil || !errors.Is(err, lost) || f.reads < 2 {
+			t.Fatalf("a: %v after %d reads, want an unknown outcome after retried reads", err, f.reads)
+		}
+	})
 }

@@ -383,7 +383,7 @@ func queue(t *testing.T, s *Sender, ids ...string) {
 	for _, id := range ids {
 		txs = append(txs, &Transaction{ID: id, AccountID: "acct", Network: "dev", Status: StatusNew, ContractAddress: common.Address{1}, Data: []byte{0xa9, 0x05, 0x9c, 0xbb}})
 	}
-	if err := Accept(context.Background(), s.store, txs); err != nil {
+	if err := s.store.InsertTransactions(context.Background(), txs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -1142,7 +1142,7 @@ func TestSenderFeeQuoteSharedByNetwork(t *testing.T) {
 		if _, err := s.Pump(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if err := Accept(context.Background(), store, []*Transaction{{ID: "b", AccountID: "other", Network: "dev", Status: StatusNew,
+		if err := store.InsertTransactions(context.Background(), []*Transaction{{ID: "b", AccountID: "other", Network: "dev", Status: StatusNew,
 			ContractAddress: common.Address{1}, Data: []byte{0xa9, 0x05, 0x9c, 0xbb}}}); err != nil {
 			t.Fatal(err)
 		}

@@ -73,6 +73,7 @@ func Props(cfg Config, accountID string, net *engine.Network) *actor.Props {
 // pending is a Submit waiting for the next group commit.
 type pending struct {
 	tx      *engine.Transaction
+	claim   *engine.Claim
 	replyTo *actor.PID
 }
 
@@ -107,7 +108,7 @@ func (a *Actor) Receive(c actor.Context) {
 		// The Submits not yet committed go to the new incarnation, which
 		// answers their senders.
 		for _, p := range a.buffer {
-			c.RequestWithCustomSender(c.Self(), &Submit{Tx: p.tx}, p.replyTo)
+			c.RequestWithCustomSender(c.Self(), &Submit{Tx: p.tx, Claim: p.claim}, p.replyTo)
 		}
 		a.buffer = nil
 		a.cancel()
@@ -115,7 +116,7 @@ func (a *Actor) Receive(c actor.Context) {
 		a.failBuffer(c, engine.Errorf(engine.CodeUnavailable, "", "account actor stopping"))
 		a.cancel()
 	case *Submit:
-		a.buffer = append(a.buffer, pending{tx: msg.Tx, replyTo: c.Sender()})
+		a.buffer = append(a.buffer, pending{tx: msg.Tx, claim: msg.Claim, replyTo: c.Sender()})
 		if !a.flushQueued {
 			a.flushQueued = true
 			c.Send(c.Self(), flush{})
@@ -152,21 +153,19 @@ func (a *Actor) flush(c actor.Context) {
 		c.Send(c.Self(), flush{})
 	}
 	txs := make([]*engine.Transaction, n)
+	claims := make([]*engine.Claim, n)
 	for i, p := range batch {
-		txs[i] = p.tx
+		txs[i], claims[i] = p.tx, p.claim
 	}
-	errs := make([]error, n)
-	err := engine.Accept(a.ctx, a.cfg.Commits, txs)
-	if errors.Is(err, engine.ErrConflict) && n > 1 {
+	errs := engine.Accept(a.ctx, a.cfg.Commits, txs, claims)
+	if conflicts(errs) > 0 && n > 1 {
 		// One row conflicts (an Idempotency-Key another node used at the
 		// same moment): store the others one by one, so only that request
-		// fails.
+		// fails. Their claims are taken already; abandoned ones stay so.
 		for i, tx := range txs {
-			errs[i] = engine.Accept(a.ctx, a.cfg.Commits, []*engine.Transaction{tx})
-		}
-	} else {
-		for i := range errs {
-			errs[i] = err
+			if errors.Is(errs[i], engine.ErrConflict) {
+				errs[i] = engine.Accept(a.ctx, a.cfg.Commits, []*engine.Transaction{tx}, []*engine.Claim{claims[i]})[0]
+			}
 		}
 	}
 	stored := 0
@@ -174,6 +173,7 @@ func (a *Actor) flush(c actor.Context) {
 		if errs[i] == nil {
 			stored++
 		}
+		p.claim.Settle(errs[i])
 		c.Send(p.replyTo, &Accepted{Tx: p.tx, Err: errs[i]})
 	}
 	if stored > 0 {
@@ -198,8 +198,22 @@ func (a *Actor) wakeSubmitter(c actor.Context, resync bool) {
 	c.Send(a.submitter, &Wake{Resync: resync})
 }
 
+// conflicts counts the outcomes that are conflicts.
+func conflicts(errs []error) int {
+	n := 0
+	for _, err := range errs {
+		if errors.Is(err, engine.ErrConflict) {
+			n++
+		}
+	}
+	return n
+}
+
+// failBuffer answers the Submits not yet committed with err: they were
+// never handed to the commit queue, so nothing of them is stored.
 func (a *Actor) failBuffer(c actor.Context, err error) {
 	for _, p := range a.buffer {
+		p.claim.Settle(err)
 		c.Send(p.replyTo, &Accepted{Tx: p.tx, Err: err})
 	}
 	a.buffer = nil

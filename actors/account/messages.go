@@ -8,8 +8,14 @@ import "github.com/txengine/txengine/engine"
 // Submit asks the actor to accept a transaction. The actor replies with
 // *Accepted once the transaction's row is committed (group commit: one
 // database transaction for every Submit waiting in the mailbox).
+//
+// Claim (nil: none) is the waiter's stake in the commit: the commit queue
+// takes it when the transaction goes into a database transaction, and the
+// waiter abandons it when its deadline passes first (the transaction is then
+// never written). The actor settles it with the same outcome it answers.
 type Submit struct {
-	Tx *engine.Transaction
+	Tx    *engine.Transaction
+	Claim *engine.Claim
 }
 
 // Accepted answers Submit. Err is nil when the transaction is stored.

@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/txengine/txengine/internal/ci"
 )
 
 // EnvBin names the environment variable with the path of an etcd binary.
@@ -76,10 +78,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
-		if inCI() {
-			t.Fatalf("etcdtest: %v", err)
-		}
-		t.Skipf("etcdtest: %v; to run this test, %s", err, Install)
+		ci.SkipOrFail(t, "etcdtest: %v; to run this test, %s", err, Install)
 	}
 	dir := t.TempDir()
 	clientPort, peerPort := freePort(t), freePort(t)
@@ -225,12 +224,6 @@ func childEnv() []string {
 		}
 	}
 	return env
-}
-
-// inCI reports whether the environment variable CI is true.
-func inCI() bool {
-	ci, _ := strconv.ParseBool(os.Getenv("CI"))
-	return ci
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.

@@ -28,6 +28,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/txengine/txengine/internal/ci"
 )
 
 // Version is the geth release the harness builds.
@@ -88,10 +90,7 @@ func Start(t testing.TB, opts ...Option) *Node {
 	}
 	bin, err := Binary()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("gethtest: %v", err)
-		}
-		t.Skipf("gethtest: %v\nto enable: GOBIN=<module root>/.cache/bin go install %s, or put geth %s on PATH", err, Package, Version)
+		ci.SkipOrFail(t, "gethtest: %v\nto enable: GOBIN=<module root>/.cache/bin go install %s, or put geth %s on PATH", err, Package, Version)
 	}
 	dir := t.TempDir()
 	httpPort, wsPort := freePort(t), freePort(t)

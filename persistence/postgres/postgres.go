@@ -244,13 +244,17 @@ func applyMigration(ctx context.Context, tx *sqlx.Tx, m schema.Migration) error 
 func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
-		return wrap(err, "begin")
+		return engine.NotCommitted(wrap(err, "begin"))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return engine.NotCommitted(err)
 	}
 	if err := tx.Commit(); err != nil {
+		if pq.As(err) != nil {
+			// The server answered COMMIT with an error: rolled back.
+			return engine.NotCommitted(wrap(err, "commit"))
+		}
 		return wrap(err, "commit")
 	}
 	return nil

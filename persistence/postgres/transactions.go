@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -66,7 +67,14 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 		}
 	}
 	if len(idems) == 0 && len(depTx) == 0 && len(rows) <= maxSingleInsert {
-		return s.insertRows(ctx, rows, txs[0].ID)
+		err := s.insertRows(ctx, rows, txs[0].ID)
+		if errors.Is(err, syscall.ECONNREFUSED) || pq.As(err) != nil {
+			// Not even connected, or the server answered with an error: a
+			// statement in its own transaction that fails commits nothing.
+			// Only a connection lost before the answer leaves it unknown.
+			return engine.NotCommitted(err)
+		}
+		return err
 	}
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if err := copyRows(ctx, tx, rows); err != nil {

@@ -256,11 +256,11 @@ func checkNonceDuplicates(ctx context.Context, tx *sqlx.Tx) error {
 func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	tx, err := s.w.BeginTxx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: begin: %w", err)
+		return engine.NotCommitted(fmt.Errorf("sqlite: begin: %w", err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return engine.NotCommitted(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)

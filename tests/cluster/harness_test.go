@@ -28,6 +28,7 @@ import (
 	"github.com/txengine/txengine/engine/evm"
 	"github.com/txengine/txengine/internal/etcdtest"
 	"github.com/txengine/txengine/internal/gethtest"
+	"github.com/txengine/txengine/internal/racelog"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
 )
 
@@ -118,6 +119,7 @@ func newStack(t *testing.T, provider string, n int) *stack {
 		s.nodes = append(s.nodes, nd)
 		t.Cleanup(func() {
 			nd.kill()
+			nd.failOnRace()
 			if t.Failed() {
 				t.Logf("%s output (tail):\n%s", nd.name, nd.logTail(120))
 				nd.keepLog()
@@ -437,6 +439,18 @@ func (n *node) keepLog() {
 		}
 	}
 	n.t.Logf("%s: cannot keep its output in %s", n.name, dir)
+}
+
+// failOnRace fails the test with every data race report in the output of
+// the node's processes (the binary is built with -race).
+func (n *node) failOnRace() {
+	n.t.Helper()
+	n.mu.Lock()
+	out := n.logs.String()
+	n.mu.Unlock()
+	for _, r := range racelog.Reports(out) {
+		n.t.Errorf("%s reported a data race:\n%s", n.name, r)
+	}
 }
 
 // logTail is the last lines the node's processes wrote.

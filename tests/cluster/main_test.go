@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "txengine")
-	build := exec.Command("go", "build", "-o", binary, "../../cmd/txengine")
+	// A -race build: a data race in a node fails the test that ran it
+	// (newStack's cleanup).
+	build := exec.Command("go", "build", "-race", "-o", binary, "../../cmd/txengine")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build txengine:", err)

@@ -123,7 +123,7 @@ func deployToken(t *testing.T, dataDir string, env []string, network, name, symb
 	t.Helper()
 	cmd := exec.Command(binary, "token", "deploy", "--network", network, "--name", name, "--symbol", symbol, "--supply", supply)
 	cmd.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dataDir), env...)
-	out, err := cmd.CombinedOutput()
+	out, err := combinedOutput(t, cmd)
 	if err != nil {
 		t.Fatalf("txengine token deploy: %v\n%s", err, out)
 	}

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/txengine/txengine/persistence/postgres/pgtest"
 	"io"
 	"net/http"
 	"os"
@@ -18,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/txengine/txengine/internal/racelog"
+	"github.com/txengine/txengine/persistence/postgres/pgtest"
 )
 
 // binary is the txengine binary built once by TestMain.
@@ -30,7 +32,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "txengine")
-	build := exec.Command("go", "build", "-o", binary, "../../cmd/txengine")
+	// A -race build: a data race in the service fails the test that ran
+	// it (failOnRace).
+	build := exec.Command("go", "build", "-race", "-o", binary, "../../cmd/txengine")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build txengine:", err)
@@ -121,11 +125,30 @@ func startServiceArgs(t *testing.T, dataDir string, args []string, env ...string
 			_ = cmd.Process.Kill()
 			<-s.exited
 		}
+		failOnRace(t, "txengine serve", s.Logs())
 		if t.Failed() {
 			t.Logf("txengine output:\n%s", s.Logs())
 		}
 	})
 	return s
+}
+
+// failOnRace fails t with every data race report in out, the output of a
+// run of the binary (what names it).
+func failOnRace(t *testing.T, what string, out string) {
+	t.Helper()
+	for _, r := range racelog.Reports(out) {
+		t.Errorf("%s reported a data race:\n%s", what, r)
+	}
+}
+
+// combinedOutput runs cmd (the binary) to its end and returns its output,
+// as exec.Cmd.CombinedOutput; a data race in it fails t.
+func combinedOutput(t *testing.T, cmd *exec.Cmd) ([]byte, error) {
+	t.Helper()
+	out, err := cmd.CombinedOutput()
+	failOnRace(t, "txengine "+strings.Join(cmd.Args[1:], " "), string(out))
+	return out, err
 }
 
 // Logs returns what the process wrote so far.

@@ -26,7 +26,7 @@ func TestHelp(t *testing.T) {
 		{"--help"}, {"-h"}, {"help"}, {"serve", "--help"}, {"migrate", "--help"},
 		{"users", "--help"}, {"users", "create", "--help"}, {"transactions", "--help"}, {"transactions", "abandon", "--help"},
 	} {
-		out, err := exec.Command(binary, args...).CombinedOutput()
+		out, err := combinedOutput(t, exec.Command(binary, args...))
 		if err != nil {
 			t.Errorf("txengine %v: %v\n%s", args, err, out)
 			continue
@@ -39,7 +39,7 @@ func TestHelp(t *testing.T) {
 			t.Errorf("txengine %v: output lacks %q:\n%s", args, want, out)
 		}
 	}
-	out, err := exec.Command(binary, "frobnicate").CombinedOutput()
+	out, err := combinedOutput(t, exec.Command(binary, "frobnicate"))
 	if err == nil || !strings.Contains(string(out), `unknown command "frobnicate"`) {
 		t.Errorf("unknown command: err %v, output %s", err, out)
 	}
@@ -56,7 +56,7 @@ func TestMigrateAndUsersCreate(t *testing.T) {
 	run := func(env []string, args ...string) (string, error) {
 		cmd := exec.Command(binary, args...)
 		cmd.Env = append(os.Environ(), append([]string{"TXENGINE_DATA_DIR=" + dir}, env...)...)
-		out, err := cmd.CombinedOutput()
+		out, err := combinedOutput(t, cmd)
 		return string(out), err
 	}
 	if out, err := run(nil, "migrate"); err != nil || !strings.Contains(out, "migrations applied") {

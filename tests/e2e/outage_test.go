@@ -83,7 +83,7 @@ func TestGethChainIDMismatch(t *testing.T) {
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = append(append(os.Environ(), "TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+t.TempDir()), gethEnv(node)...)
 	cmd.Env = append(cmd.Env, "TXENGINE_NETWORK_CHAIN_ID=5")
-	out, err := cmd.CombinedOutput()
+	out, err := combinedOutput(t, cmd)
 	if err == nil {
 		t.Fatalf("serve started with a wrong chain id:\n%s", out)
 	}

@@ -141,7 +141,7 @@ func TestSecretsAtRest(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "serve")
 	cmd.Env = append(os.Environ(), "TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dir, "TXENGINE_MASTER_KEY="+other)
-	out, err := cmd.CombinedOutput()
+	out, err := combinedOutput(t, cmd)
 	if err == nil || ctx.Err() != nil {
 		t.Fatalf("start with another master key: err %v (want a refusal)\n%s", err, out)
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/txengine/txengine/internal/ci"
 )
 
 // Cluster is a throwaway PostgreSQL cluster of one test, apart from the
@@ -51,8 +53,8 @@ func startOwnCluster(t testing.TB, settings []string) *Cluster {
 	dir, data, as, postgres, err := initCluster()
 	if err != nil {
 		var u *unavailableError
-		if errors.As(err, &u) && !inCI() {
-			t.Skipf("pgtest: %v; install the PostgreSQL server binaries (initdb, postgres) to run this test", err)
+		if errors.As(err, &u) {
+			ci.SkipOrFail(t, "pgtest: %v; install the PostgreSQL server binaries (initdb, postgres) to run this test", err)
 		}
 		t.Fatalf("pgtest: %v", err)
 	}

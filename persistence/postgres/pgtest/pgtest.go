@@ -36,7 +36,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +43,8 @@ import (
 
 	// The driver of the admin connections.
 	_ "github.com/lib/pq"
+
+	"github.com/txengine/txengine/internal/ci"
 )
 
 // EnvURL names the environment variable with the URL of an existing server.
@@ -62,8 +63,8 @@ func New(t testing.TB) string {
 	admin, err := serverURL()
 	if err != nil {
 		var u *unavailableError
-		if errors.As(err, &u) && !inCI() {
-			t.Skipf("pgtest: %v; to run this test, install the PostgreSQL server binaries (initdb, postgres) "+
+		if errors.As(err, &u) {
+			ci.SkipOrFail(t, "pgtest: %v; to run this test, install the PostgreSQL server binaries (initdb, postgres) "+
 				"or set %s=postgres://user:password@host:5432/postgres?sslmode=disable", err, EnvURL)
 		}
 		t.Fatalf("pgtest: %v", err)
@@ -107,12 +108,6 @@ func Stop() error { return stopLocal() }
 type unavailableError struct{ reason string }
 
 func (e *unavailableError) Error() string { return "no PostgreSQL available: " + e.reason }
-
-// inCI reports whether the environment variable CI is true.
-func inCI() bool {
-	ci, _ := strconv.ParseBool(os.Getenv("CI"))
-	return ci
-}
 
 // serverURL returns the URL of an administrative database on the server to
 // create test databases on: TEST_DATABASE_URL, or the local cluster's.

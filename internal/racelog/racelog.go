@@ -1,0 +1,32 @@
+// Package racelog finds the reports of Go's race detector in the output of
+// a process built with -race, so that a test that runs the service fails on
+// a data race instead of passing over it.
+package racelog
+
+import "strings"
+
+// Marker starts every race report.
+const Marker = "WARNING: DATA RACE"
+
+// reportEnd ends a report: the line of equals signs after its stacks.
+const reportEnd = "=================="
+
+// Reports returns each data race report in out (from its marker to the
+// line of equals signs that closes it, or to the end of out), in order;
+// none when out has no race.
+func Reports(out string) []string {
+	var reports []string
+	for {
+		i := strings.Index(out, Marker)
+		if i < 0 {
+			return reports
+		}
+		out = out[i:]
+		end := len(out)
+		if j := strings.Index(out[len(Marker):], reportEnd); j >= 0 {
+			end = len(Marker) + j + len(reportEnd)
+		}
+		reports = append(reports, out[:end])
+		out = out[end:]
+	}
+}
