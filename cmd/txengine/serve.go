@@ -50,9 +50,11 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		return err
 	}
 	defer func() {
+		began := time.Now()
 		if err := store.Close(); err != nil {
 			log.Error("closing store", "err", err)
 		}
+		log.Info("store closed", "took", time.Since(began))
 	}()
 	reg, metrics, err := newMetrics(cfg)
 	if err != nil {
@@ -64,9 +66,11 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		return err
 	}
 	defer func() {
+		began := time.Now()
 		if err := nets.Close(); err != nil {
 			log.Error("closing networks", "err", err)
 		}
+		log.Info("networks closed", "took", time.Since(began))
 	}()
 	for name, n := range nets.byName {
 		n.Chain = metrics.InstrumentChain(name, n.Chain)
@@ -90,7 +94,11 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
-	defer sys.Close()
+	defer func() {
+		began := time.Now()
+		sys.Close()
+		log.Info("actors stopped", "took", time.Since(began))
+	}()
 	if err := prom.RegisterLiveAccounts(reg, sys.LiveAccounts); err != nil {
 		return err
 	}
@@ -146,9 +154,11 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	time.Sleep(drainGrace(cfg.ShutdownTimeout))
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout/2)
 	defer cancel()
+	began := time.Now()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}
+	log.Info("http stopped", "took", time.Since(began))
 	return nil
 }
 

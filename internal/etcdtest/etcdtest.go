@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/internal/ci"
+	"github.com/txengine/txengine/internal/toolcache"
 )
 
 // EnvBin names the environment variable with the path of an etcd binary.
@@ -57,7 +58,7 @@ type Server struct {
 // /usr/bin/etcd.
 func Binary() (string, error) {
 	if p := os.Getenv(EnvBin); p != "" {
-		if !isExecutable(p) {
+		if !toolcache.IsExecutable(p) {
 			return "", fmt.Errorf("%s=%s is not an executable file", EnvBin, p)
 		}
 		return p, nil
@@ -65,7 +66,7 @@ func Binary() (string, error) {
 	if p, err := exec.LookPath("etcd"); err == nil {
 		return p, nil
 	}
-	if p := "/usr/bin/etcd"; isExecutable(p) {
+	if p := "/usr/bin/etcd"; toolcache.IsExecutable(p) {
 		return p, nil
 	}
 	return "", errors.New("no etcd: " + EnvBin + " is not set, and there is no etcd on PATH nor at /usr/bin/etcd")
@@ -235,9 +236,4 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/txengine/txengine/internal/ci"
+	"github.com/txengine/txengine/internal/toolcache"
 )
 
 // Version is the geth release the harness builds.
@@ -285,13 +286,13 @@ func Binary() (string, error) {
 	if p, err := exec.LookPath("geth"); err == nil {
 		return p, nil
 	}
-	root, err := moduleRoot()
+	root, err := toolcache.ModuleRoot()
 	if err != nil {
 		return "", err
 	}
 	binDir := filepath.Join(root, ".cache", "bin")
 	bin := filepath.Join(binDir, "geth")
-	if isExecutable(bin) {
+	if toolcache.IsExecutable(bin) {
 		return bin, nil
 	}
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
@@ -307,7 +308,7 @@ func Binary() (string, error) {
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
 	// Another test binary may have built it while we waited.
-	if isExecutable(bin) {
+	if toolcache.IsExecutable(bin) {
 		return bin, nil
 	}
 	var out bytes.Buffer
@@ -315,42 +316,10 @@ func Binary() (string, error) {
 	cmd.Env = append(os.Environ(), "GOBIN="+binDir)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("geth not on PATH nor in %s, and `go install %s` failed: %v\n%s", binDir, Package, err, lastLines(out.String(), 20))
+		return "", fmt.Errorf("geth not on PATH nor in %s, and `go install %s` failed: %v\n%s", binDir, Package, err, toolcache.LastLines(out.String(), 20))
 	}
-	if !isExecutable(bin) {
+	if !toolcache.IsExecutable(bin) {
 		return "", fmt.Errorf("go install %s did not produce %s", Package, bin)
 	}
 	return bin, nil
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
-}
-
-// moduleRoot returns the directory of txengine's go.mod above the working
-// directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/txengine/txengine\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("txengine's go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

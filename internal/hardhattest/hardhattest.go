@@ -31,6 +31,9 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/txengine/txengine/internal/ci"
+	"github.com/txengine/txengine/internal/toolcache"
 )
 
 // Version is the Hardhat release node/package-lock.json pins.
@@ -89,10 +92,7 @@ func Start(t testing.TB) *Node {
 	t.Helper()
 	bin, err := Install()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("hardhattest: %v", err)
-		}
-		t.Skipf("hardhattest: %v\nto enable: install Node.js (20 or later) and npm; the harness installs hardhat@%s into <module root>/.cache/hardhat itself", err, Version)
+		ci.SkipOrFail(t, "hardhattest: %v\nto enable: install Node.js (20 or later) and npm; the harness installs hardhat@%s into <module root>/.cache/hardhat itself", err, Version)
 	}
 	key, err := crypto.HexToECDSA(FaucetKeyHex)
 	if err != nil {
@@ -380,7 +380,7 @@ func Install() (string, error) {
 			return "", fmt.Errorf("%s not on PATH: %w", tool, err)
 		}
 	}
-	root, err := moduleRoot()
+	root, err := toolcache.ModuleRoot()
 	if err != nil {
 		return "", err
 	}
@@ -390,7 +390,7 @@ func Install() (string, error) {
 	want := installID()
 	installed := func() bool {
 		got, err := os.ReadFile(marker)
-		return err == nil && string(got) == want && isExecutable(bin)
+		return err == nil && string(got) == want && toolcache.IsExecutable(bin)
 	}
 	if installed() {
 		return bin, nil
@@ -422,9 +422,9 @@ func Install() (string, error) {
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("`npm ci` of hardhat@%s in %s failed: %v\n%s", Version, dir, err, lastLines(out.String(), 20))
+		return "", fmt.Errorf("`npm ci` of hardhat@%s in %s failed: %v\n%s", Version, dir, err, toolcache.LastLines(out.String(), 20))
 	}
-	if !isExecutable(bin) {
+	if !toolcache.IsExecutable(bin) {
 		return "", fmt.Errorf("npm ci in %s did not produce %s", dir, bin)
 	}
 	if err := os.WriteFile(marker, []byte(want), 0o644); err != nil {
@@ -441,36 +441,4 @@ func installID() string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
-}
-
-// moduleRoot returns the directory of txengine's go.mod above the working
-// directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/txengine/txengine\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("txengine's go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
