@@ -76,7 +76,10 @@ func startService(t *testing.T, dataDir string, env ...string) *service {
 func startServiceArgs(t *testing.T, dataDir string, args []string, env ...string) *service {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
-	cmd.Env = append(os.Environ(), "TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s",
+	// raceShutdownTimeout comes first: a test's own TXENGINE_SHUTDOWN_TIMEOUT
+	// (in env, after it) wins.
+	cmd.Env = append(os.Environ(), "TXENGINE_SHUTDOWN_TIMEOUT="+raceShutdownTimeout.String(),
+		"TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s",
 		// Tests drive users harder than the default 10 requests per second;
 		// the rate-limit behaviour itself is tested in http/ with a fake clock.
 		"TXENGINE_RATE_LIMIT_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_PER_HOUR=100000000")
@@ -167,11 +170,19 @@ func (s *service) stop() {
 		if err != nil {
 			s.t.Fatalf("txengine exited with %v after SIGTERM\n%s", err, s.Logs())
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(raceShutdownTimeout + 15*time.Second):
 		_ = s.cmd.Process.Kill()
-		s.t.Fatalf("txengine did not exit within 30s of SIGTERM")
+		s.t.Fatalf("txengine did not exit within %s of SIGTERM", raceShutdownTimeout+15*time.Second)
 	}
 }
+
+// raceShutdownTimeout is the shutdown budget of the -race build these
+// tests run. Built with the race tag, pebble (the dev chain's database)
+// turns on its invariant checks, which record a stack for every file
+// reference: the dev chain's log indexer, which its Close waits for, then
+// takes several seconds to stop under load (a goroutine dump shows it in
+// filtermaps' map rendering) where the normal build takes a fraction of one.
+const raceShutdownTimeout = 60 * time.Second
 
 // kill sends SIGKILL and waits for the process to go.
 func (s *service) kill() {
