@@ -1,0 +1,610 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/txengine/txengine/internal/hardhattest"
+	"github.com/txengine/txengine/internal/rpcproxy"
+)
+
+// The long fault cases on Hardhat's node (issue 15): mining paused under a
+// burst, a nonce consumed outside the service, an operator abandoning a
+// stuck transaction, 12 s blocks with a confirmation depth of 12, and a
+// proxy that delays, resets and loses answers. The real binary talks to the
+// node through internal/rpcproxy (http; the new-heads subscription goes to
+// the node directly), which counts every JSON-RPC call. Several users, each
+// with its own custodial account, send 0-value transfers of a token to
+// fresh addresses, so each account has its own nonces; every case ends with
+// hlCheck: one row per 202, the chain's nonce of each account equal to the
+// number of our transactions holding a nonce, nonces 0..n-1, one mined
+// transaction per completed row, every transaction ended as the case
+// expects and none stuck.
+
+// hlLong is the variable that makes TestHardhatTwelveSecondBlocks send for
+// ten minutes instead of two.
+const hlLong = "TXENGINE_HARDHAT_LONG"
+
+// hlUser is a user of the service with its own account and its own
+// registration of the token.
+type hlUser struct {
+	name, token, address, contract string
+
+	mu  sync.Mutex
+	ids []string // the transactions that got a 202, in order
+}
+
+func (u *hlUser) accepted() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.ids...)
+}
+
+// hlEnv is one case's node, proxy, service and users.
+type hlEnv struct {
+	t     *testing.T
+	node  *hardhattest.Node
+	proxy *rpcproxy.Proxy
+	s     *service
+	hooks *hookReceiver
+	users []*hlUser
+}
+
+// hlOpts configures hlStart.
+type hlOpts struct {
+	users         int
+	confirmations int
+	// rebroadcast and replace set rebroadcastBlocks and replaceBlocks (0:
+	// the service's defaults, 5 and 12).
+	rebroadcast, replace int
+}
+
+// hlStart starts Hardhat's node, the counting proxy in front of it, deploys
+// a token, runs the service through the proxy with a config file (the keys
+// the environment has no shortcut for) and creates o.users funded users.
+func hlStart(t *testing.T, o hlOpts) *hlEnv {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: runs the binary and Hardhat's node")
+	}
+	if os.Getenv(hardhatE2E) != "1" {
+		t.Skipf("%s=1 runs the Hardhat end-to-end tests", hardhatE2E)
+	}
+	node := hardhattest.Start(t)
+	proxy := rpcproxy.Start(t, node.HTTPURL)
+	dir := t.TempDir()
+	holder := deployToken(t, dir, hardhatEnv(node), "hardhat", "Fault Token", "FLT", "1000000000000000000000000")
+	_ = holder
+
+	cfg := fmt.Sprintf("networks:\n  - name: hardhat\n    chainId: %d\n    httpUrl: %s\n    wsUrl: %s\n", hardhattest.ChainID, proxy.URL(), node.WSURL)
+	if o.rebroadcast > 0 {
+		cfg += fmt.Sprintf("    rebroadcastBlocks: %d\n    replaceBlocks: %d\n", o.rebroadcast, o.replace)
+	}
+	path := filepath.Join(dir, "hl.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"TXENGINE_NETWORK_NAME=hardhat",
+		"TXENGINE_NETWORK_FAUCET_KEY=" + hardhattest.FaucetKeyHex,
+		fmt.Sprintf("TXENGINE_NETWORK_CONFIRMATIONS=%d", o.confirmations),
+		// The callback receiver listens on loopback.
+		"TXENGINE_CALLBACKS_ALLOW_PRIVATE=true",
+	}
+	s := startServiceArgs(t, dir, []string{"--config", path}, env...)
+	e := &hlEnv{t: t, node: node, proxy: proxy, s: s,
+		hooks: newHookReceiver(t, func(string, int) int { return 200 })}
+
+	tokAddr, _ := operatorToken(t, s, "hardhat")["address"].(string)
+	if tokAddr == "" {
+		t.Fatalf("the operator's token has no address: %v", operatorToken(t, s, "hardhat"))
+	}
+	for i := range o.users {
+		u := s.must(201, "POST", "/users", s.Token, map[string]any{"auth": true, "account": true}).(map[string]any)
+		hu := &hlUser{name: fmt.Sprintf("user%d", i), token: u["token"].(string), address: u["account"].(map[string]any)["address"].(string)}
+		hu.contract = s.must(201, "PUT", "/contracts", hu.token, map[string]any{
+			"name": "flt", "network": "hardhat", "address": tokAddr, "type": "erc20"}).(map[string]any)["id"].(string)
+		e.users = append(e.users, hu)
+	}
+	for _, u := range e.users {
+		eventually(t, 60*time.Second, "faucet funds "+u.name, func() bool {
+			return s.must(200, "GET", "/accounts/default/balance", u.token, nil).(string) != "0"
+		})
+	}
+	return e
+}
+
+// hlSend sends one 0-value transfer from u to a fresh address with a
+// callback; it may run on any goroutine. It returns the transaction's id on
+// a 202 and records it in u.
+func (e *hlEnv) hlSend(u *hlUser) (string, error) {
+	b := make([]byte, 20)
+	_, _ = rand.Read(b)
+	r, err := e.s.try("POST", "/tokens/"+u.contract+"/transfers", u.token, map[string]any{
+		"to": common.BytesToAddress(b).Hex(), "value": "0", "callbacks": []string{e.hooks.URL + "/cb"}})
+	if err != nil {
+		return "", err
+	}
+	if r.Status != 202 {
+		return "", fmt.Errorf("transfer from %s: %d %s", u.name, r.Status, r.Raw)
+	}
+	id, _ := r.Body["data"].(map[string]any)["id"].(string)
+	u.mu.Lock()
+	u.ids = append(u.ids, id)
+	u.mu.Unlock()
+	return id, nil
+}
+
+// hlBurst sends n transfers from each user, two clients per user, and
+// fails the test on any answer but 202.
+func (e *hlEnv) hlBurst(n int) {
+	e.t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n*len(e.users))
+	for _, u := range e.users {
+		work := make(chan struct{}, n)
+		for range n {
+			work <- struct{}{}
+		}
+		close(work)
+		for range 2 {
+			wg.Go(func() {
+				for range work {
+					if _, err := e.hlSend(u); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.t.Error(err)
+	}
+	if e.t.Failed() {
+		e.t.FailNow()
+	}
+}
+
+// hlTx reads a transaction without failing the test.
+func (e *hlEnv) hlTx(id string) (map[string]any, error) {
+	r, err := e.s.try("GET", "/transactions/"+id, e.s.Token, nil)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != 200 {
+		return nil, fmt.Errorf("GET /transactions/%s: %d %s", id, r.Status, r.Raw)
+	}
+	tx, _ := r.Body["data"].(map[string]any)
+	return tx, nil
+}
+
+// hlWaitStatus waits until every transaction of ids has left new (and
+// waiting): each is submitted (or further) with a nonce. It returns them.
+func (e *hlEnv) hlWaitSubmitted(ids []string, timeout time.Duration) []map[string]any {
+	e.t.Helper()
+	out := make([]map[string]any, len(ids))
+	eventually(e.t, timeout, "transactions submitted", func() bool {
+		for i, id := range ids {
+			tx, err := e.hlTx(id)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			if tx["status"] == "new" || tx["status"] == "waiting" || tx["nonce"] == nil || tx["transactionHash"] == nil {
+				return false
+			}
+			out[i] = tx
+		}
+		return true
+	})
+	return out
+}
+
+// hlSummary is what hlCheck found.
+type hlSummary struct {
+	accepted, completed, failed int
+	// lost counts transactions that ended otherwise than expected,
+	// duplicated nonces held twice or transactions mined twice, stuck
+	// transactions that had not ended by the deadline.
+	lost, duplicated, stuck int
+}
+
+// hlCheck waits until every accepted transaction has ended and checks,
+// per account, the promise that a nonce never drifts: the transactions
+// holding a nonce hold 0..n-1 once each, the chain's nonce is n, each
+// completed one is mined on chain with its nonce from its account, each
+// failed one failed with the code failures names for it (others must
+// complete), and each got its callback. It fails the test on any breach
+// and returns the figures.
+func (e *hlEnv) hlCheck(timeout time.Duration, failures map[string]string) hlSummary {
+	e.t.Helper()
+	t := e.t
+	deadline := time.Now().Add(timeout)
+	var sum hlSummary
+	ended := map[string]map[string]any{}
+	for _, u := range e.users {
+		held := map[uint64]string{}
+		for _, id := range u.accepted() {
+			sum.accepted++
+			var tx map[string]any
+			for {
+				var err error
+				if tx, err = e.hlTx(id); err != nil {
+					t.Fatal(err)
+				}
+				if st := tx["status"]; st == "completed" || st == "failed" || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if n, ok := tx["nonce"].(float64); ok {
+				if other, dup := held[uint64(n)]; dup {
+					sum.duplicated++
+					t.Errorf("%s: transactions %s and %s both hold nonce %d", u.name, other, id, uint64(n))
+				}
+				held[uint64(n)] = id
+			}
+			errObj, _ := tx["error"].(map[string]any)
+			switch tx["status"] {
+			case "completed":
+				sum.completed++
+				if want := failures[id]; want != "" {
+					sum.lost++
+					t.Errorf("%s: transaction %s completed, want failed %s", u.name, id, want)
+				}
+				e.hlOnChain(u, tx)
+			case "failed":
+				sum.failed++
+				if want := failures[id]; want == "" || errObj == nil || errObj["code"] != want {
+					sum.lost++
+					t.Errorf("%s: transaction %s failed %v, want %s", u.name, id, tx["error"], map[bool]string{true: "completed", false: "failed " + want}[want == ""])
+				}
+			default:
+				sum.stuck++
+				t.Errorf("%s: transaction %s still %v after %s", u.name, id, tx["status"], timeout)
+				continue
+			}
+			ended[id] = tx
+		}
+		nonces := make([]uint64, 0, len(held))
+		for n := range held {
+			nonces = append(nonces, n)
+		}
+		sort.Slice(nonces, func(i, j int) bool { return nonces[i] < nonces[j] })
+		for i, n := range nonces {
+			if n != uint64(i) {
+				t.Errorf("%s: the nonces held are %v, want 0..%d without gaps", u.name, nonces, len(nonces)-1)
+				break
+			}
+		}
+		var chainNonce hexutil.Uint64
+		if err := e.node.Call(t.Context(), &chainNonce, "eth_getTransactionCount", u.address, "latest"); err != nil {
+			t.Fatal(err)
+		}
+		if uint64(chainNonce) != uint64(len(held)) {
+			t.Errorf("%s: the chain's nonce is %d, %d of our transactions hold a nonce", u.name, chainNonce, len(held))
+		}
+	}
+	// Every ended transaction called its callback with its final record.
+	seen := func() map[string]string {
+		out := map[string]string{}
+		for _, k := range e.hooks.at("/cb") {
+			var p struct {
+				Transaction struct{ ID, Status string } `json:"transaction"`
+			}
+			if json.Unmarshal(k.body, &p) == nil {
+				out[p.Transaction.ID] = p.Transaction.Status
+			}
+		}
+		return out
+	}
+	cbDeadline := time.Now().Add(30 * time.Second)
+	for {
+		got, missing := seen(), 0
+		for id, tx := range ended {
+			if got[id] != tx["status"] {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(cbDeadline) {
+			t.Errorf("%d of %d ended transactions got no callback with their final status", missing, len(ended))
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("hlCheck: %d accepted, %d completed, %d failed as expected or not (%d expected); lost %d, duplicated %d, stuck %d",
+		sum.accepted, sum.completed, sum.failed, len(failures), sum.lost, sum.duplicated, sum.stuck)
+	return sum
+}
+
+// hlOnChain checks that the node holds a successful receipt of tx's hash,
+// from u's account with tx's nonce.
+func (e *hlEnv) hlOnChain(u *hlUser, tx map[string]any) {
+	e.t.Helper()
+	var receipt map[string]any
+	if err := e.node.Call(e.t.Context(), &receipt, "eth_getTransactionByHash", tx["transactionHash"]); err != nil || receipt == nil {
+		e.t.Errorf("%s: completed transaction %v: the node does not know its hash %v (%v)", u.name, tx["id"], tx["transactionHash"], err)
+		return
+	}
+	var n hexutil.Uint64
+	_ = n.UnmarshalText([]byte(receipt["nonce"].(string)))
+	if !strings.EqualFold(receipt["from"].(string), u.address) || float64(n) != tx["nonce"] {
+		e.t.Errorf("%s: completed transaction %v: the chain has it from %v with nonce %d, the service says nonce %v", u.name, tx["id"], receipt["from"], n, tx["nonce"])
+	}
+	if err := e.node.Call(e.t.Context(), &receipt, "eth_getTransactionReceipt", tx["transactionHash"]); err != nil || receipt == nil || receipt["status"] != "0x1" {
+		e.t.Errorf("%s: completed transaction %v: receipt %v (%v)", u.name, tx["id"], receipt, err)
+	}
+}
+
+// hlLogCalls logs the calls per method of st, and per block when blocks > 0.
+func hlLogCalls(t *testing.T, what string, st rpcproxy.Stats, blocks uint64) {
+	t.Helper()
+	methods := make([]string, 0, len(st.Calls))
+	total := 0
+	for m, n := range st.Calls {
+		methods = append(methods, m)
+		total += n
+	}
+	sort.Strings(methods)
+	var b strings.Builder
+	for _, m := range methods {
+		fmt.Fprintf(&b, "\n  %-28s %6d", m, st.Calls[m])
+		if blocks > 0 {
+			fmt.Fprintf(&b, "  %7.2f/block", float64(st.Calls[m])/float64(blocks))
+		}
+	}
+	perBlock := ""
+	if blocks > 0 {
+		perBlock = fmt.Sprintf(", %.2f calls and %.2f HTTP requests per block over %d blocks", float64(total)/float64(blocks), float64(st.Requests)/float64(blocks), blocks)
+	}
+	t.Logf("%s: %d calls in %d HTTP requests (%d batches)%s; faults: %d refused, %d reset, %d answers lost, %d delayed%s",
+		what, total, st.Requests, st.Batches, perBlock, st.Refused, st.Reset, st.Lost, st.Delayed, b.String())
+}
+
+// hlTotal is the number of calls in st.
+func hlTotal(st rpcproxy.Stats) int {
+	n := 0
+	for _, c := range st.Calls {
+		n += c
+	}
+	return n
+}
+
+// TestHardhatPausedMining: mining stops (no automine, no interval) for 30 s
+// while a burst from four accounts is accepted; every transfer is sent and
+// waits in the node's pool. The service does not storm the node while no
+// block comes (its care of in-flight transactions counts blocks, not
+// seconds), and when mining resumes every transfer completes exactly once.
+func TestHardhatPausedMining(t *testing.T) {
+	const users, each, pause = 4, 10, 30 * time.Second
+	e := hlStart(t, hlOpts{users: users, rebroadcast: 2, replace: 4})
+	e.node.SetAutomine(false)
+	e.proxy.ResetStats()
+	start := time.Now()
+	e.hlBurst(each)
+	var all []string
+	for _, u := range e.users {
+		all = append(all, u.accepted()...)
+	}
+	e.hlWaitSubmitted(all, pause)
+	time.Sleep(time.Until(start.Add(pause)))
+	st := e.proxy.Stats()
+	paused := time.Since(start)
+	hlLogCalls(t, fmt.Sprintf("paused %s", paused.Round(time.Second)), st, 0)
+
+	e.node.SetIntervalMining(1000)
+	sum := e.hlCheck(2*time.Minute, nil)
+	if sum.failed != 0 || sum.completed != users*each {
+		t.Errorf("%d completed, %d failed; want all %d completed", sum.completed, sum.failed, users*each)
+	}
+	// The bound: each transfer costs a handful of calls to be sent
+	// (estimate, fees, nonce, the send itself; at most 8), and the
+	// watcher and senders poll the head about once a second each account
+	// (4 calls per account-second is generous). A storm, a resend per
+	// poll, would be tens of calls per second per account.
+	bound := 8*users*each + 4*users*int(paused.Seconds())
+	if got := hlTotal(st); got > bound {
+		t.Errorf("%d JSON-RPC calls during the %s pause, want at most %d", got, paused.Round(time.Second), bound)
+	}
+	if n := st.Calls["eth_sendRawTransaction"]; n != users*each {
+		t.Errorf("%d eth_sendRawTransaction during the pause for %d transfers: sent again while no block came", n, users*each)
+	}
+}
+
+// TestHardhatConsumedNonce: the key of an account is used elsewhere while
+// three of its transfers wait in the pool: the node forgets them
+// (hardhat_dropTransaction) and the account's nonce moves past them
+// (hardhat_setNonce), as if other transactions of the key had been mined.
+// Those three fail with nonce_consumed (callbacks sent), the other
+// accounts' transfers complete, and the account is not jammed: later
+// transfers from it complete with the next nonces.
+func TestHardhatConsumedNonce(t *testing.T) {
+	e := hlStart(t, hlOpts{users: 3, rebroadcast: 2, replace: 4})
+	a := e.users[0]
+	e.node.SetAutomine(false)
+	var consumed []string
+	for range 3 {
+		id, err := e.hlSend(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		consumed = append(consumed, id)
+	}
+	e.hlBurst(2)
+	ids := a.accepted()
+	txs := e.hlWaitSubmitted(ids, 60*time.Second)
+	failures := map[string]string{}
+	for _, tx := range txs {
+		if !e.node.DropTransaction(common.HexToHash(tx["transactionHash"].(string))) {
+			t.Fatalf("the node did not hold %v", tx["transactionHash"])
+		}
+		failures[tx["id"].(string)] = "nonce_consumed"
+	}
+	e.node.SetNonce(common.HexToAddress(a.address), uint64(len(ids)))
+	e.node.SetIntervalMining(500)
+	sum := e.hlCheck(90*time.Second, failures)
+	if sum.failed != len(ids) {
+		t.Errorf("%d failed, want the %d whose nonces were consumed", sum.failed, len(ids))
+	}
+	for range 3 {
+		if _, err := e.hlSend(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum = e.hlCheck(60*time.Second, failures)
+	if sum.completed != sum.accepted-len(ids) {
+		t.Errorf("after the consumed nonces: %d of %d completed", sum.completed, sum.accepted-len(ids))
+	}
+	_ = consumed
+}
+
+// TestHardhatAbandon: a transfer is stuck (mining off, the node forgot it)
+// with two later transfers of its account behind it; an operator abandons
+// it (202), mining resumes: its nonce is filled, it fails abandoned, the
+// two behind it and later ones complete.
+func TestHardhatAbandon(t *testing.T) {
+	e := hlStart(t, hlOpts{users: 2, rebroadcast: 2, replace: 4})
+	a := e.users[0]
+	e.node.SetAutomine(false)
+	for range 3 {
+		if _, err := e.hlSend(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.hlBurst(2)
+	txs := e.hlWaitSubmitted(a.accepted()[:3], 60*time.Second)
+	var stuck map[string]any
+	for _, tx := range txs {
+		if tx["nonce"].(float64) == 0 {
+			stuck = tx
+		}
+	}
+	if stuck == nil {
+		t.Fatalf("no transfer of %s holds nonce 0: %v", a.name, txs)
+	}
+	// Dropped before it is abandoned: only the filler can take its nonce.
+	if !e.node.DropTransaction(common.HexToHash(stuck["transactionHash"].(string))) {
+		t.Fatalf("the node did not hold %v", stuck["transactionHash"])
+	}
+	id := stuck["id"].(string)
+	got := e.s.must(202, "POST", "/transactions/"+id+"/abandon", e.s.Token, nil).(map[string]any)
+	if got["id"] != id {
+		t.Fatalf("abandon answered %v", got)
+	}
+	e.node.SetIntervalMining(500)
+	failures := map[string]string{id: "abandoned"}
+	e.hlCheck(90*time.Second, failures)
+	for range 2 {
+		if _, err := e.hlSend(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := e.hlCheck(60*time.Second, failures)
+	if sum.failed != 1 || sum.completed != sum.accepted-1 {
+		t.Errorf("%d completed, %d failed of %d; want one abandoned", sum.completed, sum.failed, sum.accepted)
+	}
+}
+
+// TestHardhatProxyFaults: during a burst from four accounts the proxy adds
+// 30 ms to every request, resets the connection of the first request
+// sending a transaction (the node never sees it), and loses the answers of
+// the next two (the node took them, the service cannot tell) and of one
+// receipts request: every transfer completes exactly once.
+func TestHardhatProxyFaults(t *testing.T) {
+	const users, each = 4, 8
+	e := hlStart(t, hlOpts{users: users, rebroadcast: 2, replace: 4})
+	e.proxy.ResetStats()
+	e.proxy.Delay("", 30*time.Millisecond)
+	e.proxy.ResetOn("eth_sendRawTransaction", 1)
+	e.proxy.LoseAnswer("eth_sendRawTransaction", 2)
+	e.proxy.LoseAnswer("eth_getTransactionReceipt", 1)
+	e.hlBurst(each)
+	// Hardhat mines a block per transaction; a transaction the node never
+	// got is sent again after rebroadcastBlocks blocks, which need more
+	// transactions: interval mining keeps blocks coming.
+	e.node.SetIntervalMining(500)
+	sum := e.hlCheck(2*time.Minute, nil)
+	st := e.proxy.Stats()
+	hlLogCalls(t, "proxy faults", st, 0)
+	if sum.completed != users*each {
+		t.Errorf("%d of %d completed", sum.completed, users*each)
+	}
+	if st.Reset < 1 || st.Lost < 3 {
+		t.Errorf("faults injected: %d resets, %d answers lost; want 1 and 3", st.Reset, st.Lost)
+	}
+}
+
+// TestHardhatTwelveSecondBlocks: a block every 12 s, confirmations 12,
+// four accounts each sending a transfer every 4 s for two minutes (ten with
+// TXENGINE_HARDHAT_LONG=1; give go test -timeout 30m). It reports the
+// JSON-RPC calls per block, overall and per method, while sending, and
+// asserts no storm: every transfer is sent exactly once (its nonce moves
+// every block, so nothing is rebroadcast, and nothing mined is re-signed),
+// and the calls per block stay under a bound linear in the accounts. Once
+// sending stops, blocks come every 500 ms to reach the depth sooner, and
+// every transfer completes exactly once.
+func TestHardhatTwelveSecondBlocks(t *testing.T) {
+	const users, every = 4, 4 * time.Second
+	run := 2 * time.Minute
+	if os.Getenv(hlLong) == "1" {
+		run = 10 * time.Minute
+	}
+	e := hlStart(t, hlOpts{users: users, confirmations: 12})
+	e.node.SetAutomine(false)
+	e.node.SetIntervalMining(12000)
+	e.proxy.ResetStats()
+	head0 := e.node.Head()
+	stop := time.Now().Add(run)
+	var wg sync.WaitGroup
+	for _, u := range e.users {
+		wg.Go(func() {
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for time.Now().Before(stop) {
+				if _, err := e.hlSend(u); err != nil {
+					t.Error(err)
+					return
+				}
+				<-tick.C
+			}
+		})
+	}
+	wg.Wait()
+	steady := e.proxy.Stats()
+	blocks := e.node.Head() - head0
+	hlLogCalls(t, fmt.Sprintf("12 s blocks for %s", run), steady, blocks)
+
+	e.node.SetIntervalMining(500)
+	sum := e.hlCheck(3*time.Minute, nil)
+	final := e.proxy.Stats()
+	hlLogCalls(t, "until every transfer completed", final, 0)
+	if sum.completed != sum.accepted {
+		t.Errorf("%d of %d completed", sum.completed, sum.accepted)
+	}
+	if n := final.Calls["eth_sendRawTransaction"]; n != sum.accepted {
+		t.Errorf("%d eth_sendRawTransaction for %d transfers: sent again or re-signed although every nonce moved each block", n, sum.accepted)
+	}
+	// The bound: per block each account sends three transfers (estimate,
+	// fees, send: a few calls each) and the watcher reads the block and
+	// its receipts; 25 calls per account per block is several times that.
+	if blocks > 0 {
+		if per := float64(hlTotal(steady)) / float64(blocks); per > 25*users {
+			t.Errorf("%.1f JSON-RPC calls per block, want at most %d", per, 25*users)
+		}
+	}
+}
