@@ -56,6 +56,9 @@ type hlEnv struct {
 	t     *testing.T
 	node  *hardhattest.Node
 	proxy *rpcproxy.Proxy
+	// tcp is the TCP fault proxy between the counting proxy (and the
+	// new-heads subscription) and the node when hlOpts.tcp asks for it.
+	tcp   *rpcproxy.TCP
 	s     *service
 	hooks *hookReceiver
 	users []*hlUser
@@ -68,6 +71,9 @@ type hlOpts struct {
 	// rebroadcast and replace set rebroadcastBlocks and replaceBlocks (0:
 	// the service's defaults, 5 and 12).
 	rebroadcast, replace int
+	// tcp puts toxiproxy (rpcproxy.StartTCP) between the counting proxy
+	// and the node, and between the service's subscription and the node.
+	tcp bool
 }
 
 // hlStart starts Hardhat's node, the counting proxy in front of it, deploys
@@ -82,12 +88,18 @@ func hlStart(t *testing.T, o hlOpts) *hlEnv {
 		t.Skipf("%s=1 runs the Hardhat end-to-end tests", hardhatE2E)
 	}
 	node := hardhattest.Start(t)
-	proxy := rpcproxy.Start(t, node.HTTPURL)
+	upstream, ws := node.HTTPURL, node.WSURL
+	var tcp *rpcproxy.TCP
+	if o.tcp {
+		tcp = rpcproxy.StartTCP(t, strings.TrimPrefix(node.HTTPURL, "http://"))
+		upstream, ws = tcp.URL("http"), tcp.URL("ws")
+	}
+	proxy := rpcproxy.Start(t, upstream)
 	dir := t.TempDir()
 	holder := deployToken(t, dir, hardhatEnv(node), "hardhat", "Fault Token", "FLT", "1000000000000000000000000")
 	_ = holder
 
-	cfg := fmt.Sprintf("networks:\n  - name: hardhat\n    chainId: %d\n    httpUrl: %s\n    wsUrl: %s\n", hardhattest.ChainID, proxy.URL(), node.WSURL)
+	cfg := fmt.Sprintf("networks:\n  - name: hardhat\n    chainId: %d\n    httpUrl: %s\n    wsUrl: %s\n", hardhattest.ChainID, proxy.URL(), ws)
 	if o.rebroadcast > 0 {
 		cfg += fmt.Sprintf("    rebroadcastBlocks: %d\n    replaceBlocks: %d\n", o.rebroadcast, o.replace)
 	}
@@ -103,7 +115,7 @@ func hlStart(t *testing.T, o hlOpts) *hlEnv {
 		"TXENGINE_CALLBACKS_ALLOW_PRIVATE=true",
 	}
 	s := startServiceArgs(t, dir, []string{"--config", path}, env...)
-	e := &hlEnv{t: t, node: node, proxy: proxy, s: s,
+	e := &hlEnv{t: t, node: node, proxy: proxy, tcp: tcp, s: s,
 		hooks: newHookReceiver(t, func(string, int) int { return 200 })}
 
 	tokAddr, _ := operatorToken(t, s, "hardhat")["address"].(string)
@@ -150,6 +162,16 @@ func (e *hlEnv) hlSend(u *hlUser) (string, error) {
 // fails the test on any answer but 202.
 func (e *hlEnv) hlBurst(n int) {
 	e.t.Helper()
+	for _, err := range e.hlBurstErrs(n) {
+		e.t.Error(err)
+	}
+	if e.t.Failed() {
+		e.t.FailNow()
+	}
+}
+
+// hlBurstErrs is hlBurst for any goroutine: it returns the failures.
+func (e *hlEnv) hlBurstErrs(n int) []error {
 	var wg sync.WaitGroup
 	errs := make(chan error, n*len(e.users))
 	for _, u := range e.users {
@@ -170,12 +192,11 @@ func (e *hlEnv) hlBurst(n int) {
 	}
 	wg.Wait()
 	close(errs)
+	var out []error
 	for err := range errs {
-		e.t.Error(err)
+		out = append(out, err)
 	}
-	if e.t.Failed() {
-		e.t.FailNow()
-	}
+	return out
 }
 
 // hlTx reads a transaction of u (as u: the operator sees only its own)
@@ -526,27 +547,43 @@ func TestHardhatAbandon(t *testing.T) {
 	}
 }
 
-// TestHardhatProxyFaults: during a burst from four accounts the proxy adds
-// 30 ms to every request, resets the connection of the first request
-// sending a transaction (the node never sees it), and loses the answers of
-// the next two (the node took them, the service cannot tell) and of one
-// receipts request: every transfer completes exactly once.
+// TestHardhatProxyFaults: during a burst from four accounts toxiproxy
+// delays every answer of the node by 20 ± 10 ms and, for three seconds,
+// resets every connection (the http calls and the new-heads subscription)
+// 100 ms after it sent data; the counting proxy adds 30 ms to every request,
+// resets the connection of the first request sending a transaction (the
+// node never sees it), and loses the answers of the next two (the node took
+// them, the service cannot tell) and of one receipts request. Every
+// transfer completes exactly once.
 func TestHardhatProxyFaults(t *testing.T) {
 	const users, each = 4, 8
-	e := hlStart(t, hlOpts{users: users, rebroadcast: 2, replace: 4})
+	e := hlStart(t, hlOpts{users: users, rebroadcast: 2, replace: 4, tcp: true})
 	e.proxy.ResetStats()
+	e.tcp.Latency(20*time.Millisecond, 10*time.Millisecond)
 	e.proxy.Delay("", 30*time.Millisecond)
 	e.proxy.ResetOn("eth_sendRawTransaction", 1)
 	e.proxy.LoseAnswer("eth_sendRawTransaction", 2)
 	e.proxy.LoseAnswer("eth_getTransactionReceipt", 1)
-	e.hlBurst(each)
 	// Hardhat mines a block per transaction; a transaction the node never
 	// got is sent again after rebroadcastBlocks blocks, which need more
 	// transactions: interval mining keeps blocks coming.
 	e.node.SetIntervalMining(500)
+	done := make(chan []error, 1)
+	go func() { done <- e.hlBurstErrs(each) }()
+	time.Sleep(200 * time.Millisecond)
+	e.tcp.ResetPeer(100 * time.Millisecond)
+	time.Sleep(3 * time.Second)
+	e.tcp.Clear()
+	e.tcp.Latency(20*time.Millisecond, 10*time.Millisecond)
+	for _, err := range <-done {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
 	sum := e.hlCheck(2*time.Minute, nil)
 	st := e.proxy.Stats()
-	hlLogCalls(t, "proxy faults", st, 0)
+	hlLogCalls(t, "proxy faults (and 3 s of toxiproxy reset_peer)", st, 0)
 	if sum.completed != users*each {
 		t.Errorf("%d of %d completed", sum.completed, users*each)
 	}
