@@ -30,3 +30,29 @@ func Reports(out string) []string {
 		out = out[end:]
 	}
 }
+
+// modulePrefix names this module's packages in a stack frame.
+const modulePrefix = "github.com/txengine/txengine/"
+
+// Ours reports whether report (one of Reports) involves this module's code:
+// whether a frame of either racing access (not of the goroutines' creation
+// stacks) is in a package of github.com/txengine/txengine. A race between
+// two accesses made wholly inside a library is the library's.
+func Ours(report string) bool {
+	inAccess := false
+	for _, line := range strings.Split(report, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case trimmed == "":
+			inAccess = false
+		case strings.HasPrefix(trimmed, "Read at "), strings.HasPrefix(trimmed, "Write at "),
+			strings.HasPrefix(trimmed, "Previous read at "), strings.HasPrefix(trimmed, "Previous write at "):
+			inAccess = true
+		case strings.HasPrefix(trimmed, "Goroutine "):
+			inAccess = false
+		case inAccess && strings.HasPrefix(trimmed, modulePrefix):
+			return true
+		}
+	}
+	return false
+}

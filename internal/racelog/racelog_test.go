@@ -34,3 +34,28 @@ Read at 0x00c008 by goroutine 9:
 		t.Errorf("clean output: %q", r)
 	}
 }
+
+func TestOurs(t *testing.T) {
+	library := `WARNING: DATA RACE
+Read at 0x00c00281ab70 by goroutine 318:
+  runtime.mapaccess2_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:161 +0x0
+  github.com/asynkron/protoactor-go/cluster.(*MemberSet).ContainsID()
+      /root/go/pkg/mod/github.com/asynkron/protoactor-go/cluster/members.go:38 +0x339
+
+Previous write at 0x00c00281ab70 by goroutine 200:
+  github.com/asynkron/protoactor-go/cluster.NewMemberSet()
+      /root/go/pkg/mod/github.com/asynkron/protoactor-go/cluster/members.go:20 +0x1
+
+Goroutine 318 (running) created at:
+  github.com/txengine/txengine/actors.Start()
+      /work/main/actors/system.go:100 +0x1
+==================`
+	if Ours(library) {
+		t.Error("a race between two accesses inside protoactor-go counted as ours (our frame is only in a creation stack)")
+	}
+	ours := strings.Replace(library, "  github.com/asynkron/protoactor-go/cluster.NewMemberSet()", "  github.com/txengine/txengine/actors.(*System).Wake()", 1)
+	if !Ours(ours) {
+		t.Error("a race with one access in our code not counted as ours")
+	}
+}
