@@ -84,9 +84,6 @@ func hlStart(t *testing.T, o hlOpts) *hlEnv {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and Hardhat's node")
 	}
-	if os.Getenv(hardhatE2E) != "1" {
-		t.Skipf("%s=1 runs the Hardhat end-to-end tests", hardhatE2E)
-	}
 	node := hardhattest.Start(t)
 	upstream, ws := node.HTTPURL, node.WSURL
 	var tcp *rpcproxy.TCP
