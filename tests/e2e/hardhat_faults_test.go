@@ -198,17 +198,28 @@ func (r *hhRig) send(from, to string, value *big.Int, extra map[string]any) stri
 }
 
 // burst sends n transfers from each of froms at once (one client per
-// account, in order within an account) to recipients taken in turn, values
-// 1, 2, 3... token units, and returns their ids.
-func (r *hhRig) burst(froms []string, n int, recipients []string) []string {
+// account, in order within an account) to perAccount fresh recipients of
+// that account taken in turn, values 1, 2, 3... token units, and returns
+// their ids.
+//
+// Recipients are not shared between accounts: an ERC-20 transfer to an
+// address without tokens costs about 17,000 gas more (a storage slot
+// written from zero) than the gas margin covers, so a transaction signed
+// when another account's transfer had funded its recipient runs out of gas
+// if a reorg or a dropped transaction makes the chain mine it first.
+func (r *hhRig) burst(froms []string, n, perAccount int) []string {
 	r.t.Helper()
 	var mu sync.Mutex
 	var ids []string
 	var wg sync.WaitGroup
 	for ai, from := range froms {
+		recipients := make([]string, perAccount)
+		for i := range recipients {
+			recipients[i] = hhAddress()
+		}
 		wg.Go(func() {
 			for i := range n {
-				id := r.send(from, recipients[(ai+i)%len(recipients)], big.NewInt(int64(ai*100+i+1)), nil)
+				id := r.send(from, recipients[i%len(recipients)], big.NewInt(int64(ai*100+i+1)), nil)
 				mu.Lock()
 				ids = append(ids, id)
 				mu.Unlock()
@@ -291,6 +302,18 @@ func hhBig(t *testing.T, v any) *big.Int {
 		t.Fatalf("%v is not a hex quantity: %v", v, err)
 	}
 	return n
+}
+
+// mineEach mines n blocks one evm_mine at a time. Not hardhat_mine:
+// after evm_revert, Hardhat 2.29.1 serves the blocks of a hardhat_mine range
+// from its third on with parentHash 0x00…00, a chain no follower can walk.
+func (r *hhRig) mineEach(n int) {
+	r.t.Helper()
+	for range n {
+		if err := r.node.Call(r.t.Context(), nil, "evm_mine"); err != nil {
+			r.t.Fatal(err)
+		}
+	}
 }
 
 // hhResult is what hhCheckExactlyOnce counted.
@@ -550,16 +573,29 @@ func hhCheckExactlyOnce(t *testing.T, r *hhRig, wantFailed map[string]string, ti
 	}
 
 	// The transfer index: each completed transfer once, none of the failed.
-	eventually(t, 30*time.Second, "the transfer index lists every completed transfer", func() bool {
-		idx := r.index()
+	// The index follows the chain on its own cursor: wait until it lists
+	// every completed transfer in the block of its receipt (once a reorg
+	// rewound it, the same hash comes back in a new block).
+	idxDeadline := time.Now().Add(30 * time.Second)
+	var idx map[string][]map[string]any
+	for {
+		idx = r.index()
+		caughtUp := true
 		for _, tr := range sent {
-			if final[tr.id]["status"] == "completed" && len(idx[strings.ToLower(final[tr.id]["transactionHash"].(string))]) == 0 {
-				return false
+			tx := final[tr.id]
+			if tx["status"] != "completed" {
+				continue
+			}
+			e := idx[strings.ToLower(tx["transactionHash"].(string))]
+			if len(e) != 1 || e[0]["blockNumber"] != tx["blockNumber"] {
+				caughtUp = false
 			}
 		}
-		return true
-	})
-	idx := r.index()
+		if caughtUp || time.Now().After(idxDeadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	for _, tr := range sent {
 		tx := final[tr.id]
 		hash, _ := tx["transactionHash"].(string)
@@ -665,11 +701,10 @@ func hhWantResult(t *testing.T, res hhResult) {
 // sent again and complete exactly once on the new chain.
 func TestHardhatFaultReorgWithinDepth(t *testing.T) {
 	r := hhStart(t, hhOpts{accounts: 3, confirmations: 3, rebroadcast: 2, replace: 6})
-	recipients := []string{hhAddress(), hhAddress(), hhAddress()}
 	r.node.SetAutomine(false)
 	snap := r.node.Snapshot()
 	forkAt := r.node.Head()
-	ids := r.burst(r.accounts, 3, recipients)
+	ids := r.burst(r.accounts, 3, 2)
 	before := r.waitAll(ids, 60*time.Second, "the burst submitted", hhSubmitted)
 	r.node.Mine(1)
 	for id, tx := range before {
@@ -685,7 +720,7 @@ func TestHardhatFaultReorgWithinDepth(t *testing.T) {
 		}
 	}
 	r.node.Revert(snap)
-	r.node.Mine(2)
+	r.mineEach(2)
 	for id, tx := range before {
 		if rec := r.receipt(tx["transactionHash"].(string)); rec != nil {
 			t.Fatalf("transaction %s still mined after the reorg: %v", id, rec)
@@ -711,11 +746,10 @@ func TestHardhatFaultReorgWithinDepth(t *testing.T) {
 // in the index, callbacks at least once (same id and status).
 func TestHardhatFaultReorgBeyondDepth(t *testing.T) {
 	r := hhStart(t, hhOpts{accounts: 3, confirmations: 1, rebroadcast: 2, replace: 6})
-	recipients := []string{hhAddress(), hhAddress()}
 	snap := r.node.Snapshot()
 	forkAt := r.node.Head()
 	r.node.SetIntervalMining(300)
-	ids := r.burst(r.accounts, 3, recipients)
+	ids := r.burst(r.accounts, 3, 2)
 	first := r.waitAll(ids, 60*time.Second, "the burst completed", func(tx map[string]any) bool { return tx["status"] == "completed" })
 	eventually(t, 30*time.Second, "callbacks and index of the burst", func() bool {
 		idx := r.index()
@@ -735,7 +769,7 @@ func TestHardhatFaultReorgBeyondDepth(t *testing.T) {
 	r.node.SetIntervalMining(0)
 	oldHead := r.node.Head()
 	r.node.Revert(snap)
-	r.node.Mine(int(oldHead-forkAt) + 2)
+	r.mineEach(int(oldHead-forkAt) + 2)
 	t.Logf("reorg at block %d: blocks %d..%d replaced, head %d", forkAt, forkAt+1, oldHead, r.node.Head())
 	// The service sees the reorg: the burst leaves completed.
 	eventually(t, 30*time.Second, "the reorged transactions back to submitted", func() bool {
@@ -771,12 +805,12 @@ func TestHardhatFaultDroppedTransaction(t *testing.T) {
 	// in-flight transactions every 5 s, 10 blocks here, so the first check
 	// after the drop sends the signed bytes again rather than a new version.
 	r := hhStart(t, hhOpts{accounts: 3, rebroadcast: 2, replace: 30})
-	recipients := []string{hhAddress(), hhAddress()}
 	r.node.SetAutomine(false)
 	byAccount := make([][]string, len(r.accounts))
 	for i, a := range r.accounts {
+		to := hhAddress() // not shared: see burst
 		for j := range 2 {
-			byAccount[i] = append(byAccount[i], r.send(a, recipients[j], big.NewInt(int64(10*i+j+1)), nil))
+			byAccount[i] = append(byAccount[i], r.send(a, to, big.NewInt(int64(10*i+j+1)), nil))
 		}
 	}
 	var all []string
@@ -873,10 +907,10 @@ func TestHardhatFaultFeeSpike(t *testing.T) {
 // the spike.
 func hhSpike(t *testing.T, r *hhRig, spike *big.Int) ([]string, map[string]map[string]any) {
 	t.Helper()
-	to := hhAddress()
 	r.node.SetAutomine(false)
 	var ids []string
 	for i, a := range r.accounts {
+		to := hhAddress() // not shared: see burst
 		for j := range 2 {
 			ids = append(ids, r.send(a, to, big.NewInt(int64(10*i+j+1)), nil))
 		}
