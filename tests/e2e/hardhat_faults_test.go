@@ -98,9 +98,6 @@ func hhStart(t *testing.T, o hhOpts) *hhRig {
 	}
 	node := hardhattest.Start(t)
 	dir := t.TempDir()
-	if p := os.Getenv("HH_DEBUG_LOG"); p != "" {
-		t.Cleanup(func() { _ = os.WriteFile(p, []byte(node.LogTail(1<<30)), 0o600) })
-	}
 	env := append(hardhatEnv(node),
 		"TXENGINE_CALLBACKS_ALLOW_PRIVATE=true",
 		fmt.Sprintf("TXENGINE_NETWORK_CONFIRMATIONS=%d", o.confirmations))
@@ -852,25 +849,36 @@ func TestHardhatFaultFeeSpike(t *testing.T) {
 	t.Run("bumped", func(t *testing.T) {
 		limit := new(big.Int).Mul(big.NewInt(1000), hhGwei)
 		r := hhStart(t, hhOpts{accounts: 2, rebroadcast: 2, replace: 3, maxFeeCap: limit.String()})
-		ids, first := hhSpike(t, r, spike)
+		ids, firstHash, first := hhSpike(t, r, spike)
 		res := hhCheckExactlyOnce(t, r, nil, 90*time.Second)
 		hhWantResult(t, res)
 		for _, id := range ids {
 			tx := r.tx(id)
 			h := tx["transactionHash"].(string)
-			if h == first[id]["transactionHash"] {
+			if h == firstHash[id] {
 				t.Errorf("transaction %s completed with the version signed before the spike; want a replacement", id)
 			}
+			// The version mined was signed with a higher fee cap than the
+			// first, within the cap, into a block whose base fee the first
+			// could not pay.
 			fee := hhBig(t, r.chainTx(h)["maxFeePerGas"])
-			if fee.Cmp(spike) <= 0 || fee.Cmp(limit) > 0 {
-				t.Errorf("transaction %s mined at maxFeePerGas %s, want above the spike's base fee %s and at most the cap %s", id, fee, spike, limit)
+			old := first[id]
+			var block struct {
+				BaseFee *hexutil.Big `json:"baseFeePerGas"`
 			}
+			if err := r.node.Call(t.Context(), &block, "eth_getBlockByNumber", hexutil.Uint64(uint64(tx["blockNumber"].(float64))), false); err != nil {
+				t.Fatal(err)
+			}
+			if fee.Cmp(old) <= 0 || fee.Cmp(limit) > 0 || (*big.Int)(block.BaseFee).Cmp(old) <= 0 {
+				t.Errorf("transaction %s mined at maxFeePerGas %s in a block of base fee %s; want above the first version's %s, at most the cap %s, and a base fee the first could not pay", id, fee, block.BaseFee, old, limit)
+			}
+			t.Logf("transaction %s: signed at maxFeePerGas %s, replaced at %s, mined at base fee %s", id, old, fee, (*big.Int)(block.BaseFee))
 		}
 	})
 	t.Run("held-at-cap", func(t *testing.T) {
 		limit := new(big.Int).Mul(big.NewInt(10), hhGwei)
 		r := hhStart(t, hhOpts{accounts: 2, rebroadcast: 2, replace: 3, maxFeeCap: limit.String()})
-		ids, _ := hhSpike(t, r, spike)
+		ids, _, _ := hhSpike(t, r, spike)
 		// While the base fee is above the cap, the transactions wait at the
 		// cap: a version at exactly the cap, none above, none failed.
 		atCap := map[string]bool{}
@@ -903,9 +911,9 @@ func TestHardhatFaultFeeSpike(t *testing.T) {
 
 // hhSpike pauses mining, sends two transfers from each account, waits
 // until they are submitted, raises the next block's base fee to spike and
-// mines a block every 400 ms. It returns the ids and their records before
-// the spike.
-func hhSpike(t *testing.T, r *hhRig, spike *big.Int) ([]string, map[string]map[string]any) {
+// mines a block every 400 ms. It returns the ids, and the hash and
+// maxFeePerGas each was first signed with.
+func hhSpike(t *testing.T, r *hhRig, spike *big.Int) ([]string, map[string]string, map[string]*big.Int) {
 	t.Helper()
 	r.node.SetAutomine(false)
 	var ids []string
@@ -915,10 +923,12 @@ func hhSpike(t *testing.T, r *hhRig, spike *big.Int) ([]string, map[string]map[s
 			ids = append(ids, r.send(a, to, big.NewInt(int64(10*i+j+1)), nil))
 		}
 	}
-	first := r.waitAll(ids, 60*time.Second, "every transfer submitted", hhSubmitted)
-	for id, tx := range first {
-		if fee := hhBig(t, r.chainTx(tx["transactionHash"].(string))["maxFeePerGas"]); fee.Cmp(spike) >= 0 {
-			t.Fatalf("transaction %s signed at maxFeePerGas %s, not below the spike %s", id, fee, spike)
+	hashes, fees := map[string]string{}, map[string]*big.Int{}
+	for id, tx := range r.waitAll(ids, 60*time.Second, "every transfer submitted", hhSubmitted) {
+		hashes[id] = tx["transactionHash"].(string)
+		fees[id] = hhBig(t, r.chainTx(hashes[id])["maxFeePerGas"])
+		if fees[id].Cmp(spike) >= 0 {
+			t.Fatalf("transaction %s signed at maxFeePerGas %s, not below the spike %s", id, fees[id], spike)
 		}
 	}
 	r.node.SetNextBlockBaseFeePerGas(spike)
@@ -927,7 +937,7 @@ func hhSpike(t *testing.T, r *hhRig, spike *big.Int) ([]string, map[string]map[s
 		t.Fatalf("base fee after the spike %s, want %s", bf, spike)
 	}
 	r.node.SetIntervalMining(400)
-	return ids, first
+	return ids, hashes, fees
 }
 
 // TestHardhatFaultMidBatchRejection: account A's four transfers wait on a
