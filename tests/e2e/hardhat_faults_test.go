@@ -878,7 +878,9 @@ func TestHardhatFaultFeeSpike(t *testing.T) {
 	t.Run("held-at-cap", func(t *testing.T) {
 		limit := new(big.Int).Mul(big.NewInt(10), hhGwei)
 		r := hhStart(t, hhOpts{accounts: 2, rebroadcast: 2, replace: 3, maxFeeCap: limit.String()})
-		ids, _, _ := hhSpike(t, r, spike)
+		// Higher: the base fee takes about 25 blocks (10 s) to fall under
+		// the cap, time to see the transactions held there.
+		ids, _, _ := hhSpike(t, r, new(big.Int).Mul(spike, big.NewInt(3)))
 		// While the base fee is above the cap, the transactions wait at the
 		// cap: a version at exactly the cap, none above, none failed.
 		atCap := map[string]bool{}
