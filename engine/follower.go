@@ -117,8 +117,12 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 			return res, fmt.Errorf("header %d: %w", n, err)
 		}
 		if known && header.ParentHash != prev {
-			// The chain changed under us since the check: look again next time.
-			res.More = true
+			// The chain changed under us since the check, or the node
+			// serves a block that does not follow the one it served below
+			// (Hardhat after evm_revert): look again at the next poll, not
+			// at once, which would ask for the same headers in a loop.
+			f.log.Warn("block does not follow the processed block below it; looking again at the next poll",
+				"block", n, "parent", header.ParentHash, "processed", prev)
 			break
 		}
 		touched, settled, err := f.block(ctx, header, abis)

@@ -114,7 +114,7 @@ func (c *Client) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]type
 // block), with the call object of callArg.
 func (c *Client) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
 	var gas hexutil.Uint64
-	if err := c.call(ctx, &gas, "eth_estimateGas", callArg(msg)); err != nil {
+	if err := c.call(ctx, &gas, "eth_estimateGas", callArg(msg), estimateAt); err != nil {
 		return 0, err
 	}
 	return uint64(gas), nil
@@ -139,6 +139,16 @@ func (c *Client) PendingCallContract(ctx context.Context, msg ethereum.CallMsg) 
 	}
 	return out, nil
 }
+
+// estimateAt is the block every eth_estimateGas names: the latest one.
+// Without it the node picks: geth the latest block, Hardhat the pending
+// one, whose state holds transactions that may be mined after ours or never
+// (dropped, behind a nonce gap). A transfer estimated there to an address
+// that a pending transfer funds costs less than when it is mined first (a
+// storage slot written from zero costs 20,000 gas more), more than the gas
+// margin covers: it runs out of gas on chain. At the latest block the
+// estimate counts what is mined only.
+const estimateAt = "latest"
 
 // blockNumberArg is the JSON-RPC block parameter of number, as ethclient
 // writes it: nil is "latest", a negative number one of the named blocks

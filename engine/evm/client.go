@@ -276,7 +276,7 @@ func (c *Client) BatchEstimateGas(ctx context.Context, msgs []ethereum.CallMsg) 
 	elems := make([]rpc.BatchElem, len(msgs))
 	outs := make([]hexutil.Uint64, len(msgs))
 	for i, m := range msgs {
-		elems[i] = rpc.BatchElem{Method: "eth_estimateGas", Args: []any{callArg(m)}, Result: &outs[i]}
+		elems[i] = rpc.BatchElem{Method: "eth_estimateGas", Args: []any{callArg(m), estimateAt}, Result: &outs[i]}
 	}
 	if err := c.batch(ctx, elems); err != nil {
 		return nil, nil, fmt.Errorf("batch of %d eth_estimateGas: %w", len(msgs), err)

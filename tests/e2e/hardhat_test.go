@@ -1,20 +1,12 @@
 package e2e
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/txengine/txengine/internal/hardhattest"
 )
-
-// hardhatE2E is the variable that turns on the end-to-end tests on
-// Hardhat's node. They are off by default until the service speaks to
-// Hardhat (issue 15): its gas estimation sends call objects with both data
-// and input, which Hardhat refuses, and its watcher needs
-// eth_getBlockReceipts, which Hardhat does not serve.
-const hardhatE2E = "TXENGINE_HARDHAT_E2E"
 
 // hardhatEnv points the service at node as network "hardhat" (http for
 // calls, ws on the same port for new heads), paying gas from Hardhat's
@@ -36,9 +28,6 @@ func hardhatEnv(node *hardhattest.Node) []string {
 func TestHardhatQuickStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and Hardhat's node")
-	}
-	if os.Getenv(hardhatE2E) != "1" {
-		t.Skipf("the service does not work on Hardhat yet (issue 15: call objects with both data and input, no eth_getBlockReceipts); %s=1 runs it", hardhatE2E)
 	}
 	node := hardhattest.Start(t)
 	dir := t.TempDir()

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// headerChain is a fakeChain that serves the headers it holds by number.
+type headerChain struct {
+	fakeChain
+	headers []*types.Header
+	calls   int
+}
+
+func (c *headerChain) HeaderByNumber(_ context.Context, n *big.Int) (*types.Header, error) {
+	c.calls++
+	if n == nil {
+		return c.headers[len(c.headers)-1], nil
+	}
+	return c.headers[n.Uint64()], nil
+}
+
+// cursorStore is a FollowerStore holding a cursor and processed hashes,
+// with no submitted transactions.
+type cursorStore struct {
+	cursor    uint64
+	processed map[uint64]common.Hash
+}
+
+func (s *cursorStore) Cursor(context.Context, string) (uint64, bool, error) {
+	return s.cursor, true, nil
+}
+func (s *cursorStore) SetCursor(_ context.Context, _ string, block uint64, hash common.Hash) error {
+	s.cursor, s.processed[block] = block, hash
+	return nil
+}
+func (s *cursorStore) ProcessedHash(_ context.Context, _ string, n uint64) (common.Hash, bool, error) {
+	h, ok := s.processed[n]
+	return h, ok, nil
+}
+func (s *cursorStore) SubmittedByHash(context.Context, string, []common.Hash) ([]*Transaction, error) {
+	return nil, nil
+}
+func (s *cursorStore) MarkMined(context.Context, []Mined) error { return nil }
+func (s *cursorStore) Unmine(context.Context, string, uint64) ([]string, error) {
+	return nil, nil
+}
+func (s *cursorStore) ContractByID(context.Context, string) (*Contract, error) {
+	return nil, ErrNotFound
+}
+
+// TestFollowerWaitsOnABlockThatDoesNotFollowItsParent: a node serving a
+// block whose parent hash is not the block it served at the number below
+// (Hardhat 2.29.1 after evm_revert serves hardhat_mine ranges with zero
+// parent hashes) stops the walk there, and Poll does not ask to be called
+// again at once: the watcher looks again at its next poll instead of
+// asking the node for the same headers in a loop.
+func TestFollowerWaitsOnABlockThatDoesNotFollowItsParent(t *testing.T) {
+	chain := &headerChain{}
+	var parent common.Hash
+	for n := range 8 {
+		h := &types.Header{Number: big.NewInt(int64(n)), ParentHash: parent, Time: uint64(n)}
+		if n == 4 {
+			h.ParentHash = common.Hash{} // the node's inconsistency
+		}
+		chain.headers = append(chain.headers, h)
+		parent = h.Hash()
+	}
+	store := &cursorStore{cursor: 2, processed: map[uint64]common.Hash{2: chain.headers[2].Hash()}}
+	net := &Network{Name: "dev", ChainID: big.NewInt(1337), Chain: chain}
+	f := NewFollower(net, store, SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for i := range 3 {
+		before := chain.calls
+		res, err := f.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.More {
+			t.Fatalf("poll %d: More is true at a block that does not follow its parent: the watcher would poll again at once, forever", i)
+		}
+		if store.cursor != 3 {
+			t.Fatalf("poll %d: cursor %d, want 3 (block 4 does not follow block 3)", i, store.cursor)
+		}
+		if n := chain.calls - before; n > 4 {
+			t.Fatalf("poll %d asked for %d headers", i, n)
+		}
+	}
+}
