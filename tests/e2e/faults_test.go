@@ -26,7 +26,11 @@ import (
 
 // faultClient bounds one request of a fault test: a request that hangs
 // during an outage is a failure too, and must not hang the test.
-var faultClient = &http.Client{Timeout: 30 * time.Second}
+// Its timeout outlasts an outage of the database: a request whose commit
+// was under way when PostgreSQL went away has an unknown outcome, and the
+// service answers it only once it could read back whether its row is
+// stored (202) or not (503), never by guessing.
+var faultClient = &http.Client{Timeout: 90 * time.Second}
 
 // try sends one request without failing the test (it may run on any
 // goroutine): the response, or the transport error.
