@@ -60,11 +60,62 @@ func AutoManagedProvider(port int, peers []string) cluster.ClusterProvider {
 // EtcdProvider returns protoactor's etcd membership provider: members
 // register under prefix with a lease that expires when they die.
 func EtcdProvider(endpoints []string, prefix string) (cluster.ClusterProvider, error) {
-	p, err := etcd.NewWithConfig(prefix, clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
-	if err != nil {
-		return nil, fmt.Errorf("etcd membership provider: %w", err)
+	if len(endpoints) == 0 {
+		return nil, fmt.Errorf("etcd membership provider: no endpoints")
 	}
-	return p, nil
+	return &lazyProvider{open: func() (cluster.ClusterProvider, error) {
+		p, err := etcd.NewWithConfig(prefix, clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+		if err != nil {
+			return nil, fmt.Errorf("etcd membership provider: %w", err)
+		}
+		return p, nil
+	}}, nil
+}
+
+// lazyProvider creates its cluster provider when the member starts, not
+// before: the etcd provider dials at once, and its gRPC connection's
+// goroutines read gRPC's global logger, which protoactor's remote sets when
+// the member starts (grpclog.SetLoggerV2): a data race (found by the -race
+// cluster tests) unless the dial comes after.
+type lazyProvider struct {
+	open func() (cluster.ClusterProvider, error)
+	p    cluster.ClusterProvider
+}
+
+// StartMember implements cluster.ClusterProvider.
+func (l *lazyProvider) StartMember(c *cluster.Cluster) error {
+	if err := l.ensure(); err != nil {
+		return err
+	}
+	return l.p.StartMember(c)
+}
+
+// StartClient implements cluster.ClusterProvider.
+func (l *lazyProvider) StartClient(c *cluster.Cluster) error {
+	if err := l.ensure(); err != nil {
+		return err
+	}
+	return l.p.StartClient(c)
+}
+
+// Shutdown implements cluster.ClusterProvider.
+func (l *lazyProvider) Shutdown(graceful bool) error {
+	if l.p == nil {
+		return nil
+	}
+	return l.p.Shutdown(graceful)
+}
+
+func (l *lazyProvider) ensure() error {
+	if l.p != nil {
+		return nil
+	}
+	p, err := l.open()
+	if err != nil {
+		return err
+	}
+	l.p = p
+	return nil
 }
 
 // startCluster joins the cluster with the account and faucet kinds.
