@@ -93,7 +93,9 @@ func burst(t *testing.T, s *service, token string, first, n, clients int) []tran
 				tr := &out[i]
 				r, err := s.try("POST", "/tokens/"+token+"/transfers", s.Token, map[string]any{"to": tr.to, "value": fmt.Sprint(tr.value)})
 				if err != nil {
-					t.Errorf("transfer %d: %v", tr.value, err)
+					// No answer: the outcome is unknown to the client;
+					// checkExactlyOnce holds it to at most once.
+					t.Logf("transfer %d: no answer (%v): outcome unknown", tr.value, err)
 					continue
 				}
 				tr.status = r.Status
@@ -172,16 +174,24 @@ func checkExactlyOnce(t *testing.T, s *service, token string, all []transfer, ti
 		sorted = append(sorted, n)
 	}
 	sort.Ints(sorted)
+	gaps := 0
 	for i := 1; i < len(sorted); i++ {
-		if sorted[i] != sorted[i-1]+1 {
-			t.Errorf("nonces are not contiguous: %d then %d", sorted[i-1], sorted[i])
-		}
+		gaps += sorted[i] - sorted[i-1] - 1
 	}
+	// A request left without an answer (its commit was cut by the outage,
+	// and the service could not read back its outcome before the
+	// connection's deadline) is unknown to the client: it may be stored.
+	// It must then complete once, and it holds a nonce among the accepted.
+	storedUnanswered := 0
 	for _, tr := range all {
 		got := s.must(200, "GET", "/tokens/"+token+"/balances/"+tr.to, s.Token, nil)
 		want := "0"
 		if tr.status == 202 {
 			want = fmt.Sprint(tr.value)
+		}
+		if tr.status == 0 && got == fmt.Sprint(tr.value) {
+			storedUnanswered++
+			continue
 		}
 		if got == want {
 			continue
@@ -192,6 +202,9 @@ func checkExactlyOnce(t *testing.T, s *service, token string, all []transfer, ti
 		} else {
 			duplicated++
 		}
+	}
+	if gaps > storedUnanswered {
+		t.Errorf("nonces of the accepted transfers leave %d gaps, more than the %d unanswered transfers that were stored: %v", gaps, storedUnanswered, sorted)
 	}
 	if len(sorted) > 0 {
 		t.Logf("%d accepted transfers completed exactly once, nonces %d..%d", accepted, sorted[0], sorted[len(sorted)-1])
@@ -347,8 +360,8 @@ func TestFaultDatabaseDownMidBurst(t *testing.T) {
 	if got := strings.Count(s.Logs(), "account pump failed; retrying"); got > 0 {
 		t.Logf("the account's pump failed and retried %d times during the outage", got)
 	}
-	t.Logf("faults injected: 1 (PostgreSQL stopped %s mid-burst); transfers: %d sent, %d accepted, %d refused with 503, %d lost, %d duplicated; all done %s after PostgreSQL was back",
-		outage, len(all), count(all, 202), count(all, 503), lost, dup, time.Since(back).Round(time.Millisecond))
+	t.Logf("faults injected: 1 (PostgreSQL stopped %s mid-burst); transfers: %d sent, %d accepted, %d refused with 503, %d unanswered, %d lost, %d duplicated; all done %s after PostgreSQL was back",
+		outage, len(all), count(all, 202), count(all, 503), count(all, 0), lost, dup, time.Since(back).Round(time.Millisecond))
 }
 
 // burstWithFault sends a first wave of 100 transfers (all must be accepted),
