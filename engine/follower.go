@@ -39,6 +39,9 @@ type Follower struct {
 	// does not starve the actor's mailbox.
 	maxBlocks uint64
 	metrics   Metrics
+	// badParent is the block that last did not follow the processed one
+	// below it (0: none), so that the same one twice waits for a poll.
+	badParent uint64
 }
 
 // NewFollower returns the follower of net.
@@ -117,14 +120,21 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 			return res, fmt.Errorf("header %d: %w", n, err)
 		}
 		if known && header.ParentHash != prev {
-			// The chain changed under us since the check, or the node
-			// serves a block that does not follow the one it served below
-			// (Hardhat after evm_revert): look again at the next poll, not
-			// at once, which would ask for the same headers in a loop.
+			// The chain changed under us since the check: look again at
+			// once. When the same block fails again, the node serves a
+			// block that does not follow the one below it (Hardhat after
+			// evm_revert): wait for the next poll rather than asking for
+			// the same headers in a loop.
+			if f.badParent != n {
+				f.badParent = n
+				res.More = true
+				break
+			}
 			f.log.Warn("block does not follow the processed block below it; looking again at the next poll",
 				"block", n, "parent", header.ParentHash, "processed", prev)
 			break
 		}
+		f.badParent = 0
 		touched, settled, err := f.block(ctx, header, abis)
 		if err != nil {
 			return res, fmt.Errorf("block %d: %w", n, err)
@@ -244,6 +254,20 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 	return accounts, ids, nil
 }
 
+// isFillerOf reports whether r is the receipt of the filler stored as tx's
+// newest version (RawTx: a 0-value transfer of the account to itself).
+func isFillerOf(tx *Transaction, r *types.Receipt) bool {
+	var stored types.Transaction
+	if len(tx.RawTx) == 0 || stored.UnmarshalBinary(tx.RawTx) != nil {
+		return false
+	}
+	if stored.Hash() != r.TxHash || stored.To() == nil {
+		return false
+	}
+	from, err := types.Sender(types.LatestSignerForChainID(stored.ChainId()), &stored)
+	return err == nil && IsFiller(&stored, from)
+}
+
 // contractReader reads contracts, for their ABIs.
 type contractReader interface {
 	ContractByID(ctx context.Context, id string) (*Contract, error)
@@ -259,9 +283,8 @@ func minedOutcome(ctx context.Context, store contractReader, tx *Transaction, r 
 		GasUsed: r.GasUsed, Ended: now, Events: []Event{},
 	}
 	switch {
-	case IsFillerReceipt(r):
-		// The service's own calls always carry data, so cost more: this
-		// is the filler that took the transaction's nonce.
+	case IsFillerReceipt(r) && isFillerOf(tx, r):
+		// The version mined is the filler that took the nonce.
 		m.Status, m.Error = StatusFailed, tx.Error
 		if m.Error == nil { // noted before a reorg that cleared it
 			m.Error = &TxError{Code: TxInvalid, Message: "the transaction's nonce was filled by a 0-value transfer of the account to itself"}

@@ -58,9 +58,9 @@ func (s *cursorStore) ContractByID(context.Context, string) (*Contract, error) {
 // TestFollowerWaitsOnABlockThatDoesNotFollowItsParent: a node serving a
 // block whose parent hash is not the block it served at the number below
 // (Hardhat 2.29.1 after evm_revert serves hardhat_mine ranges with zero
-// parent hashes) stops the walk there, and Poll does not ask to be called
-// again at once: the watcher looks again at its next poll instead of
-// asking the node for the same headers in a loop.
+// parent hashes) stops the walk there; Poll asks to be called again at once
+// only the first time (a reorg under way), then the watcher looks again at
+// its next poll instead of asking the node for the same headers in a loop.
 func TestFollowerWaitsOnABlockThatDoesNotFollowItsParent(t *testing.T) {
 	chain := &headerChain{}
 	var parent common.Hash
@@ -81,7 +81,9 @@ func TestFollowerWaitsOnABlockThatDoesNotFollowItsParent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.More {
+		// The first time it may look again at once (a reorg under way);
+		// the same block failing again must wait for the next poll.
+		if res.More && i > 0 {
 			t.Fatalf("poll %d: More is true at a block that does not follow its parent: the watcher would poll again at once, forever", i)
 		}
 		if store.cursor != 3 {
