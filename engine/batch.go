@@ -215,4 +215,3 @@ func SendEach(ctx context.Context, chain Chain, txs []*types.Transaction) ([]err
 	}
 	return errs, nil
 }
-
