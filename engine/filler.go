@@ -38,10 +38,7 @@ func nodeMessage(err error) string {
 	if err == nil {
 		return ""
 	}
-	var rpcErr interface {
-		error
-		ErrorCode() int
-	}
+	var rpcErr jsonRPCError
 	if errors.As(err, &rpcErr) {
 		return urlPattern.ReplaceAllString(rpcErr.Error(), "<node>")
 	}
@@ -54,9 +51,12 @@ func nodeMessage(err error) string {
 // IsNodeRefusal reports whether err is an answer of the node (a JSON-RPC
 // error object), as opposed to a transport failure or a timeout.
 func IsNodeRefusal(err error) bool {
-	var rpcErr interface {
-		error
-		ErrorCode() int
-	}
+	var rpcErr jsonRPCError
 	return errors.As(err, &rpcErr)
+}
+
+// jsonRPCError is an error object a node answered (go-ethereum's rpc.Error).
+type jsonRPCError interface {
+	error
+	ErrorCode() int
 }

@@ -47,16 +47,16 @@ func (s *Sender) minCheckEvery() time.Duration {
 	return max(s.net.PollInterval, time.Second)
 }
 
-// reset forgets everything: the window is empty.
-func (c *care) reset() {
-	*c = care{sent: map[string]uint64{}, signed: map[string]uint64{}, consumed: map[string]uint64{}}
+// newCare returns the care of a sender with nothing in flight.
+func newCare() care {
+	return care{sent: map[string]uint64{}, signed: map[string]uint64{}, consumed: map[string]uint64{}}
 }
+
+// reset forgets everything: the window is empty.
+func (c *care) reset() { *c = newCare() }
 
 // sentAt records that tx was broadcast (and signed, when signed) at head.
 func (c *care) sentAt(id string, head uint64, signed bool) {
-	if c.sent == nil {
-		c.reset()
-	}
 	c.sent[id] = head
 	if signed {
 		c.signed[id] = head
@@ -106,9 +106,6 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 		return err
 	}
 	c := &s.care
-	if c.sent == nil {
-		c.reset()
-	}
 	if c.checked == 0 {
 		c.checked, c.since, c.moved, c.lowest = head, head, head, sum.LowestNonce
 		if !c.now {
@@ -295,19 +292,18 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 	var out []*types.Transaction
 	var owners []*Transaction
 	for _, tx := range pending {
-		var old types.Transaction
-		if err := old.UnmarshalBinary(tx.RawTx); err != nil {
-			s.log.Error("stored signed transaction unreadable", "tx", tx.ID, "err", err)
+		old, ok := s.storedVersion(tx)
+		if !ok {
 			continue
 		}
 		var next *types.Transaction
 		switch {
-		case tx.Error != nil && !IsFiller(&old, s.account.Address):
+		case tx.Error != nil && !IsFiller(old, s.account.Address):
 			q, err := quote()
 			if err != nil {
 				return err
 			}
-			if next, err = s.filler(ctx, tx, &old, q); err != nil {
+			if next, err = s.filler(ctx, tx, old, q); err != nil {
 				return err
 			}
 		case stalled >= replaceAfter && blocksSince(head, c.signed[tx.ID]) >= replaceAfter:
@@ -315,10 +311,10 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 			if err != nil {
 				return err
 			}
-			if *tx.Nonce != chainNonce && !s.belowQuote(&old, q) {
+			if *tx.Nonce != chainNonce && !s.belowQuote(old, q) {
 				break // waits for the stuck one before it, at fees that will do
 			}
-			if next, err = s.replacement(ctx, tx, &old, q); err != nil {
+			if next, err = s.replacement(ctx, tx, old, q); err != nil {
 				return err
 			}
 		}
@@ -327,7 +323,7 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 			out, owners = append(out, next), append(owners, tx)
 			c.sentAt(tx.ID, head, true)
 		case blocksSince(head, c.sent[tx.ID]) >= every && stalled >= every:
-			out, owners = append(out, &old), append(owners, tx)
+			out, owners = append(out, old), append(owners, tx)
 			c.sentAt(tx.ID, head, false)
 		}
 	}
@@ -347,8 +343,7 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 // next check), a final one fails the transaction with the node's reason
 // and fills its nonce.
 func (s *Sender) actOnAnswers(ctx context.Context, head uint64, owners []*Transaction, sent []*types.Transaction, errs []error) error {
-	var fill []*types.Transaction
-	var fillOwners []*Transaction
+	var failing []*Transaction
 	for i, tx := range owners {
 		kind := ClassifyNodeError(errs[i])
 		switch {
@@ -357,38 +352,75 @@ func (s *Sender) actOnAnswers(ctx context.Context, head uint64, owners []*Transa
 			s.care.signed[tx.ID] = 0 // replace at the next check
 			s.care.now = true
 		case kind.Final() && !IsFiller(sent[i], s.account.Address):
-			txErr := refusal(kind, errs[i])
-			s.log.Warn("node refuses an in-flight transaction for good; failing it and filling its nonce", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
-			q, err := s.fees(ctx)
-			if err != nil {
-				return err
-			}
-			failing := *tx
-			failing.Error = txErr
-			f, err := s.filler(ctx, &failing, sent[i], q)
-			if err != nil {
-				return err
-			}
-			fill, fillOwners = append(fill, f), append(fillOwners, tx)
-			s.care.sentAt(tx.ID, head, true)
+			cp := *tx
+			cp.Error = refusal(kind, errs[i])
+			failing = append(failing, &cp)
 		case kind != NodeOK && kind != NodeAlreadyKnown && kind != NodeNonceTooLow:
 			s.log.Warn("node refused an in-flight transaction sent again", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
 		}
 	}
-	if len(fill) == 0 {
+	if len(failing) == 0 {
 		return nil
 	}
-	errs2, err := SendAll(ctx, s.net.Chain, fill)
+	q, err := s.fees(ctx)
 	if err != nil {
-		s.log.Warn("broadcast of fillers: outcome unknown", "transactions", len(fill), "err", err)
+		return err
+	}
+	return s.fillRefused(ctx, head, failing, sent, q)
+}
+
+// fillRefused fails each of txs (in flight, Error set to the node's final
+// refusal) by filling its nonce: one filler each, raised over its version
+// among versions, stored, then sent in one batch. A refused filler is sent
+// again at the next check.
+func (s *Sender) fillRefused(ctx context.Context, head uint64, txs []*Transaction, versions []*types.Transaction, fees feeQuote) error {
+	if len(txs) == 0 {
 		return nil
 	}
-	for i, tx := range fillOwners {
-		if kind := ClassifyNodeError(errs2[i]); kind != NodeOK && kind != NodeAlreadyKnown && kind != NodeNonceTooLow {
+	byNonce := make(map[uint64]*types.Transaction, len(versions))
+	for _, v := range versions {
+		byNonce[v.Nonce()] = v
+	}
+	var out []*types.Transaction
+	var owners []*Transaction
+	for _, tx := range txs {
+		s.log.Warn("node refused a transaction for good; failing it and filling its nonce", "tx", tx.ID, "nonce", *tx.Nonce, "reason", tx.Error.Message)
+		f, err := s.filler(ctx, tx, byNonce[*tx.Nonce], fees)
+		if err != nil {
+			return err
+		}
+		if f != nil { // nil: it left flight meanwhile
+			out, owners = append(out, f), append(owners, tx)
+			s.care.sentAt(tx.ID, head, true)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	errs, err := SendAll(ctx, s.net.Chain, out)
+	if err != nil {
+		s.log.Warn("broadcast of fillers: outcome unknown", "transactions", len(out), "err", err)
+		return nil
+	}
+	for i, tx := range owners {
+		if kind := ClassifyNodeError(errs[i]); kind != NodeOK && kind != NodeAlreadyKnown && kind != NodeNonceTooLow {
 			s.log.Warn("node refused a filler; it is sent again at the next check", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
+			s.care.sent[tx.ID] = 0
+			s.care.now = true
 		}
 	}
 	return nil
+}
+
+// storedVersion decodes tx's newest stored signed version; false (logged)
+// when the stored bytes do not decode.
+func (s *Sender) storedVersion(tx *Transaction) (*types.Transaction, bool) {
+	var st types.Transaction
+	if err := st.UnmarshalBinary(tx.RawTx); err != nil {
+		s.log.Error("stored signed transaction unreadable", "tx", tx.ID, "err", err)
+		return nil, false
+	}
+	return &st, true
 }
 
 // belowQuote reports whether old's fee cap (or gas price) is below what a

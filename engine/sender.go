@@ -154,6 +154,7 @@ func NewSender(account *Account, net *Network, store SenderStore, signer Signer,
 		account: account, net: net, store: store, signer: signer, clock: clock,
 		log:     log.With("account", account.ID, "network", net.Name),
 		metrics: NopMetrics{},
+		care:    newCare(),
 	}
 }
 
@@ -255,12 +256,11 @@ func (s *Sender) Sync(ctx context.Context) error {
 	head, _ := s.net.LastHead()
 	signed := make([]*types.Transaction, 0, len(inflight))
 	for _, tx := range inflight {
-		var st types.Transaction
-		if err := st.UnmarshalBinary(tx.RawTx); err != nil {
-			s.log.Error("stored signed transaction unreadable", "tx", tx.ID, "err", err)
+		st, ok := s.storedVersion(tx)
+		if !ok {
 			continue
 		}
-		signed = append(signed, &st)
+		signed = append(signed, st)
 		s.care.sentAt(tx.ID, head, true)
 	}
 	// One batch; the answers are looked at by the next checks (tend).
@@ -558,46 +558,6 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		nodeErr = fmt.Errorf("%w: %s", ErrNodeBusy, busy)
 	}
 	return kept, nodeErr
-}
-
-// fillRefused fails each of txs (in flight, Error set to the node's final
-// refusal) by filling its nonce, in one batch.
-func (s *Sender) fillRefused(ctx context.Context, head uint64, txs []*Transaction, signed []*types.Transaction, fees feeQuote) error {
-	if len(txs) == 0 {
-		return nil
-	}
-	byNonce := make(map[uint64]*types.Transaction, len(signed))
-	for _, st := range signed {
-		byNonce[st.Nonce()] = st
-	}
-	var out []*types.Transaction
-	var owners []*Transaction
-	for _, tx := range txs {
-		s.log.Warn("node refused a transaction between accepted ones; failing it and filling its nonce", "tx", tx.ID, "nonce", *tx.Nonce, "reason", tx.Error.Message)
-		f, err := s.filler(ctx, tx, byNonce[*tx.Nonce], fees)
-		if err != nil {
-			return err
-		}
-		if f != nil {
-			out, owners = append(out, f), append(owners, tx)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	errs, err := SendAll(ctx, s.net.Chain, out)
-	if err != nil {
-		s.log.Warn("broadcast of fillers: outcome unknown", "transactions", len(out), "err", err)
-		return nil
-	}
-	for i, tx := range owners {
-		if kind := ClassifyNodeError(errs[i]); kind != NodeOK && kind != NodeAlreadyKnown {
-			s.log.Warn("node refused a filler; it is sent again at the next check", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
-			s.care.sent[tx.ID] = 0
-			s.care.now = true
-		}
-	}
-	return nil
 }
 
 // noteRefusal records on tx (new) why the node refuses it for now, when

@@ -139,20 +139,8 @@ func (m *memStore) InFlight(context.Context, string, string) ([]*Transaction, er
 func (m *memStore) InFlightSummary(ctx context.Context, a, n string) (InFlightSummary, error) {
 	txs, _ := m.InFlight(ctx, a, n)
 	out := InFlightSummary{Count: len(txs)}
-	for i, tx := range txs {
-		if i == 0 || tx.Submitted.Before(out.OldestSubmitted) {
-			out.OldestSubmitted = *tx.Submitted
-		}
-		sent := *tx.Submitted
-		if tx.Replaced != nil && tx.Replaced.After(sent) {
-			sent = *tx.Replaced
-		}
-		if i == 0 || sent.Before(out.OldestSent) {
-			out.OldestSent = sent
-		}
-		if i == 0 {
-			out.LowestNonce = *tx.Nonce
-		}
+	if len(txs) > 0 {
+		out.LowestNonce = *txs[0].Nonce // by nonce
 	}
 	return out, nil
 }

@@ -127,10 +127,6 @@ type TxFilter struct {
 // InFlightSummary is what InFlightSummary returns.
 type InFlightSummary struct {
 	Count int
-	// OldestSubmitted is the earliest submitted time.
-	OldestSubmitted time.Time
-	// OldestSent is the earliest last-signed time (submitted or replaced).
-	OldestSent time.Time
 	// LowestNonce is the lowest nonce in flight (0 when none).
 	LowestNonce uint64
 }
@@ -161,10 +157,8 @@ type TxStore interface {
 	// submitted, by nonce.
 	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
 	// InFlightSummary tells, without reading the rows, how many of the
-	// account's transactions on the network are submitted, the earliest of
-	// their submitted times and the earliest time one of them was last
-	// signed (the later of submitted and replaced) and the lowest nonce in
-	// flight; zero values when none.
+	// account's transactions on the network are submitted and the lowest
+	// nonce in flight; zero values when none.
 	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
 	// MaxNonce returns the highest nonce ever assigned to the account on the
 	// network, and false when none was.

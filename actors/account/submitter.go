@@ -140,11 +140,7 @@ func backoff(base time.Duration, n int) time.Duration {
 	if base <= 0 {
 		base = time.Second
 	}
-	d := base
-	for i := 1; i < n && d < maxRetryAfter; i++ {
-		d *= 2
-	}
-	return min(d, maxRetryAfter)
+	return engine.Backoff{Initial: base, Max: maxRetryAfter}.Wait(n, 0)
 }
 
 // getSender loads the account and builds its Sender on first use.

@@ -190,11 +190,7 @@ func (a *Actor) nextPoll(err error) time.Duration {
 	if err != nil {
 		// A node (or database) that is down is not asked every poll
 		// interval: the pause doubles with each failure in a row.
-		d := a.cfg.Network.PollInterval
-		for i := 1; i < a.failures && d < maxPollBackoff; i++ {
-			d *= 2
-		}
-		return min(d, maxPollBackoff)
+		return engine.Backoff{Initial: a.cfg.Network.PollInterval, Max: maxPollBackoff}.Wait(a.failures, 0)
 	}
 	if a.heads != nil {
 		if up, _ := a.heads.Connected(); up {

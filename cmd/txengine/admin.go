@@ -62,13 +62,8 @@ Flags:
 
 // users serves "txengine users create".
 func users(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	if len(args) == 0 || args[0] != "create" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(stdout, usersUsage)
-			return flag.ErrHelp
-		}
-		fmt.Fprint(stderr, usersUsage)
-		return fmt.Errorf("users: expected the subcommand create")
+	if err := subcommand(args, "users", "create", usersUsage, stdout, stderr); err != nil {
+		return err
 	}
 	fs := newFlagSet("users create", usersUsage, stderr)
 	admin := fs.Bool("admin", false, "create an operator (administrator)")
@@ -114,6 +109,21 @@ func users(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}
 	fmt.Fprintf(stdout, "%s: %s\naccount: %s (%s)\ntoken: %s\n", kind, u.ID, acct.ID, acct.Address.Hex(), token)
 	return nil
+}
+
+// subcommand checks that args start with the subcommand want of command:
+// help (-h, --help, help) prints usage on stdout and returns flag.ErrHelp;
+// anything else prints it on stderr and returns an error.
+func subcommand(args []string, command, want, usage string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == want {
+		return nil
+	}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprint(stdout, usage)
+		return flag.ErrHelp
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("%s: expected the subcommand %s", command, want)
 }
 
 // newFlagSet returns a flag set whose usage is text followed by the flags.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -27,13 +26,8 @@ Flags:
 
 // transactionsCmd serves "txengine transactions abandon ID".
 func transactionsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	if len(args) == 0 || args[0] != "abandon" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(stdout, transactionsUsage)
-			return flag.ErrHelp
-		}
-		fmt.Fprint(stderr, transactionsUsage)
-		return fmt.Errorf("transactions: expected the subcommand abandon")
+	if err := subcommand(args, "transactions", "abandon", transactionsUsage, stdout, stderr); err != nil {
+		return err
 	}
 	fs := newFlagSet("transactions abandon", transactionsUsage, stderr)
 	configPath := fs.String("config", "", "YAML configuration file (TXENGINE_* environment variables override it)")

@@ -125,12 +125,7 @@ func (s *Server) Stop() {
 
 // LogTail returns the last lines of etcd's output.
 func (s *Server) LogTail(lines int) string {
-	b, _ := os.ReadFile(s.logPath)
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
+	return toolcache.FileTail(s.logPath, lines)
 }
 
 func (s *Server) start(bin string, args []string) error {

@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -152,12 +151,7 @@ func (n *Node) Restart() {
 
 // LogTail returns the last lines of geth's output.
 func (n *Node) LogTail(lines int) string {
-	b, _ := os.ReadFile(n.logPath)
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
+	return toolcache.FileTail(n.logPath, lines)
 }
 
 func (n *Node) start() error {

@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -155,12 +154,7 @@ func (n *Node) Stop() {
 // LogTail returns the last lines of the node's output (it logs every
 // JSON-RPC method it serves).
 func (n *Node) LogTail(lines int) string {
-	b, _ := os.ReadFile(n.logPath)
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
+	return toolcache.FileTail(n.logPath, lines)
 }
 
 // Call sends one JSON-RPC request to the node. Unlike the control methods

@@ -45,3 +45,10 @@ func LastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// FileTail returns the last n lines of the file at path ("" when it cannot
+// be read): a harness's log of the process it runs.
+func FileTail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	return LastLines(string(b), n)
+}

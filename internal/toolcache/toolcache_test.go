@@ -28,4 +28,14 @@ func TestModuleRootAndHelpers(t *testing.T) {
 	if got := LastLines("a\nb\nc\n", 2); got != "b\nc" {
 		t.Fatalf("LastLines = %q", got)
 	}
+	log := filepath.Join(dir, "log")
+	if err := os.WriteFile(log, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := FileTail(log, 2); got != "two\nthree" {
+		t.Fatalf("FileTail = %q", got)
+	}
+	if got := FileTail(filepath.Join(dir, "missing"), 2); got != "" {
+		t.Fatalf("FileTail of a missing file = %q", got)
+	}
 }

@@ -315,24 +315,15 @@ func (s *Store) InFlight(ctx context.Context, accountID, network string) ([]*eng
 // InFlightSummary implements engine.TxStore.
 func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error) {
 	var r struct {
-		Count     int           `db:"n"`
-		Submitted sql.NullTime  `db:"submitted"`
-		Sent      sql.NullTime  `db:"sent"`
-		Lowest    sql.NullInt64 `db:"lowest"`
+		Count  int           `db:"n"`
+		Lowest sql.NullInt64 `db:"lowest"`
 	}
-	if err := s.db.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(submitted) AS submitted, MIN(nonce) AS lowest,
-		MIN(GREATEST(submitted, COALESCE(replaced, submitted))) AS sent
+	if err := s.db.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(nonce) AS lowest
 		FROM transactions WHERE account_id = $1 AND network = $2 AND status = $3`,
 		accountID, network, string(engine.StatusSubmitted)); err != nil {
 		return engine.InFlightSummary{}, wrap(err, "in-flight summary of %s on %s", accountID, network)
 	}
 	out := engine.InFlightSummary{Count: r.Count}
-	if r.Submitted.Valid {
-		out.OldestSubmitted = fromTS(r.Submitted.Time)
-	}
-	if r.Sent.Valid {
-		out.OldestSent = fromTS(r.Sent.Time)
-	}
 	if r.Lowest.Valid && r.Lowest.Int64 >= 0 {
 		out.LowestNonce = uint64(r.Lowest.Int64)
 	}

@@ -64,23 +64,35 @@ func (s *Store) NoteError(ctx context.Context, id string, status engine.TxStatus
 // HashesOf implements engine.TxStore.
 func (s *Store) HashesOf(ctx context.Context, ids []string) (map[string][]common.Hash, error) {
 	out := map[string][]common.Hash{}
+	err := inChunks(ids, func(in string, args []any) error {
+		var rows []struct {
+			TxID string `db:"tx_id"`
+			Hash string `db:"hash"`
+		}
+		if err := s.r.SelectContext(ctx, &rows, `SELECT tx_id, hash FROM tx_attempts
+			WHERE tx_id IN `+in+` ORDER BY created, hash`, args...); err != nil {
+			return wrap(err, "versions of %d transactions", len(args))
+		}
+		for _, r := range rows {
+			out[r.TxID] = append(out[r.TxID], common.HexToHash(r.Hash))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// inChunks calls fn for each chunk of at most hashChunk ids with the
+// chunk's placeholder list "(?, ?, ...)" and its arguments.
+func inChunks(ids []string, fn func(in string, args []any) error) error {
 	for start := 0; start < len(ids); start += hashChunk {
 		chunk := ids[start:min(start+hashChunk, len(ids))]
 		args := make([]any, len(chunk))
 		for i, id := range chunk {
 			args[i] = id
 		}
-		var rows []struct {
-			TxID string `db:"tx_id"`
-			Hash string `db:"hash"`
-		}
-		if err := s.r.SelectContext(ctx, &rows, `SELECT tx_id, hash FROM tx_attempts
-			WHERE tx_id IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`) ORDER BY created, hash`, args...); err != nil {
-			return nil, wrap(err, "versions of %d transactions", len(chunk))
-		}
-		for _, r := range rows {
-			out[r.TxID] = append(out[r.TxID], common.HexToHash(r.Hash))
+		if err := fn(`(?`+strings.Repeat(`, ?`, len(chunk)-1)+`)`, args); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }

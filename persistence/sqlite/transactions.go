@@ -101,24 +101,15 @@ func (s *Store) InFlight(ctx context.Context, accountID, network string) ([]*eng
 // InFlightSummary implements engine.TxStore.
 func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error) {
 	var r struct {
-		Count     int           `db:"n"`
-		Submitted sql.NullInt64 `db:"submitted"`
-		Sent      sql.NullInt64 `db:"sent"`
-		Lowest    sql.NullInt64 `db:"lowest"`
+		Count  int           `db:"n"`
+		Lowest sql.NullInt64 `db:"lowest"`
 	}
-	if err := s.r.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(submitted) AS submitted, MIN(nonce) AS lowest,
-		MIN(MAX(submitted, COALESCE(replaced, submitted))) AS sent
+	if err := s.r.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(nonce) AS lowest
 		FROM transactions WHERE account_id = ? AND network = ? AND status = ?`,
 		accountID, network, string(engine.StatusSubmitted)); err != nil {
 		return engine.InFlightSummary{}, wrap(err, "in-flight summary of %s on %s", accountID, network)
 	}
 	out := engine.InFlightSummary{Count: r.Count}
-	if r.Submitted.Valid {
-		out.OldestSubmitted = fromMillis(r.Submitted.Int64)
-	}
-	if r.Sent.Valid {
-		out.OldestSent = fromMillis(r.Sent.Int64)
-	}
 	if r.Lowest.Valid && r.Lowest.Int64 >= 0 {
 		out.LowestNonce = uint64(r.Lowest.Int64)
 	}
@@ -543,23 +534,21 @@ func (s *Store) Dependents(ctx context.Context, ids []string) ([]*engine.Transac
 // Statuses implements engine.TxStore.
 func (s *Store) Statuses(ctx context.Context, ids []string) (map[string]engine.TxStatus, error) {
 	out := make(map[string]engine.TxStatus, len(ids))
-	for start := 0; start < len(ids); start += hashChunk {
-		chunk := ids[start:min(start+hashChunk, len(ids))]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
+	err := inChunks(ids, func(in string, args []any) error {
 		var rows []struct {
 			ID     string `db:"id"`
 			Status string `db:"status"`
 		}
-		if err := s.r.SelectContext(ctx, &rows, `SELECT id, status FROM transactions
-			WHERE id IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`)`, args...); err != nil {
-			return nil, wrap(err, "statuses")
+		if err := s.r.SelectContext(ctx, &rows, `SELECT id, status FROM transactions WHERE id IN `+in, args...); err != nil {
+			return wrap(err, "statuses")
 		}
 		for _, r := range rows {
 			out[r.ID] = engine.TxStatus(r.Status)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

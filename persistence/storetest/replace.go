@@ -84,12 +84,12 @@ func testMarkSubmittedMany(t *testing.T, s engine.Store) {
 	}
 }
 
-// testInFlightSummary: count and oldest times of the submitted transactions
-// of one account on one network.
+// testInFlightSummary: count and lowest nonce of the submitted
+// transactions of one account on one network.
 func testInFlightSummary(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	f := newFixture(t, s)
-	if sum, err := s.InFlightSummary(ctx, f.account.ID, "dev"); err != nil || sum.Count != 0 || !sum.OldestSent.IsZero() {
+	if sum, err := s.InFlightSummary(ctx, f.account.ID, "dev"); err != nil || sum.Count != 0 || sum.LowestNonce != 0 {
 		t.Fatalf("empty summary = %+v, %v", sum, err)
 	}
 	a, b, c, other := f.tx("dev", 1), f.tx("dev", 2), f.tx("dev", 3), f.tx("main", 4)
@@ -104,7 +104,12 @@ func testInFlightSummary(t *testing.T, s engine.Store) {
 	must(t, s.MarkReplaced(ctx, engine.Fence{}, &repl))
 	sum, err := s.InFlightSummary(ctx, f.account.ID, "dev")
 	must(t, err)
-	if sum.Count != 2 || !sum.OldestSubmitted.Equal(at(100)) || !sum.OldestSent.Equal(at(101)) {
-		t.Fatalf("summary = %+v; want 2, submitted %s, sent %s", sum, at(100), at(101))
+	if sum.Count != 2 || sum.LowestNonce != 0 {
+		t.Fatalf("summary = %+v; want 2 in flight, lowest nonce 0", sum)
+	}
+	// Once a (nonce 0) is mined, the lowest in flight is b's.
+	must(t, s.MarkMined(ctx, []engine.Mined{{ID: a.ID, Hash: h, Status: engine.StatusCompleted, BlockNumber: 9, GasUsed: 1, Events: []engine.Event{}, Ended: at(600)}}))
+	if sum, err := s.InFlightSummary(ctx, f.account.ID, "dev"); err != nil || sum.Count != 1 || sum.LowestNonce != 1 {
+		t.Fatalf("summary after a was mined = %+v, %v; want 1 in flight, lowest nonce 1", sum, err)
 	}
 }
