@@ -131,6 +131,36 @@ type InFlightSummary struct {
 	LowestNonce uint64
 }
 
+// SubmitGroup is the signed transactions of one account's pump, with the
+// fence of the account's activation (zero: single-node mode).
+type SubmitGroup struct {
+	Fence Fence
+	Txs   []*Transaction
+}
+
+// StageStore is what a SubmitStage needs of the store beyond TxStore: the
+// reads of many accounts' pumps on one network in one statement each, and
+// their signed rows in one database transaction. Both persistence backends
+// implement it.
+type StageStore interface {
+	// InFlightSummaries is InFlightSummary of each of accountIDs on network,
+	// in one statement; an account with nothing in flight is absent.
+	InFlightSummaries(ctx context.Context, network string, accountIDs []string) (map[string]InFlightSummary, error)
+	// ReadyTransactionsOf is ReadyTransactions of each account of limits
+	// (account id to limit, > 0) on network, in one statement: the account's
+	// oldest transactions in status new, in acceptance order, at most its
+	// limit. An account with none is absent.
+	ReadyTransactionsOf(ctx context.Context, network string, limits map[string]int) (map[string][]*Transaction, error)
+	// CountQueuedOf is CountQueued of each of accountIDs on network, in one
+	// statement; an account with nothing queued is absent.
+	CountQueuedOf(ctx context.Context, network string, accountIDs []string) (map[string]int, error)
+	// MarkSubmittedGroups is MarkSubmittedMany of every group (each with
+	// its own fence) in one database transaction, all or none: on the
+	// first group that fails (ErrConflict, ErrNotFound, ErrFenced, as
+	// MarkSubmittedMany) nothing is stored and its error is returned.
+	MarkSubmittedGroups(ctx context.Context, groups []SubmitGroup) error
+}
+
 // TxStore keeps transactions and their lifecycle.
 //
 // Callback outbox rule: every method that moves a transaction to completed

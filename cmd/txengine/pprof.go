@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"runtime"
 )
 
 func init() {
@@ -20,6 +21,10 @@ func init() {
 	if addr == "" {
 		return
 	}
+	// Contention profiles (mutex, block) are empty unless sampled: one
+	// contention event in 5, blocking events of 10 µs and more.
+	runtime.SetMutexProfileFraction(5)
+	runtime.SetBlockProfileRate(10_000)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

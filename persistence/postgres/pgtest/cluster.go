@@ -3,6 +3,7 @@ package pgtest
 import (
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -42,10 +43,11 @@ func StartCluster(t testing.TB) *Cluster {
 // StartDurableCluster is StartCluster with PostgreSQL's durability
 // defaults (fsync, synchronous commit and full page writes on) instead of
 // the fast, crash-unsafe settings of tests: for benchmarks of durable
-// writes.
-func StartDurableCluster(t testing.TB) *Cluster {
+// writes. extra are more server settings ("name=value"), e.g. to load
+// pg_stat_statements for a profile that counts the statements.
+func StartDurableCluster(t testing.TB, extra ...string) *Cluster {
 	t.Helper()
-	return startOwnCluster(t, durableSettings)
+	return startOwnCluster(t, append(slices.Clip(durableSettings), extra...))
 }
 
 func startOwnCluster(t testing.TB, settings []string) *Cluster {

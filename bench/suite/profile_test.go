@@ -1,0 +1,215 @@
+package suite
+
+import (
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/txengine/txengine/internal/gethtest"
+	"github.com/txengine/txengine/persistence/postgres/pgtest"
+)
+
+// TestProfile profiles the service under one load shape on PostgreSQL
+// (fsync on, pg_stat_statements loaded) and geth --dev (1 s blocks), with
+// the default configuration: where the CPU goes while transfers are
+// accepted and drained, the contention (mutex, block) and allocations, the
+// JSON-RPC requests by method and the SQL statements by text, each per
+// completed transfer. It writes the profiles and a summary to the
+// directory named by TXENGINE_PROFILE:
+//
+//	TXENGINE_PROFILE=/tmp/prof TXENGINE_PROFILE_SHAPE=1000x10 \
+//	  go test -count=1 -v -run '^TestProfile$' -timeout 30m ./bench/suite/
+//
+// The shape is accounts x transfers per account (1x10000: one account's
+// burst; 1000x10: breadth; 3000x1: each account's first send). The CPU
+// profile starts with the first accepted transfer (after txload's setup)
+// and lasts TXENGINE_PROFILE_SECONDS (20); statement counts are reset then.
+func TestProfile(t *testing.T) {
+	out := os.Getenv("TXENGINE_PROFILE")
+	if out == "" {
+		t.Skip("profiles are taken with TXENGINE_PROFILE=<dir> (and TXENGINE_PROFILE_SHAPE=1000x10)")
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var accounts, per int
+	shape := envOr("TXENGINE_PROFILE_SHAPE", "1000x10")
+	if _, err := fmt.Sscanf(shape, "%dx%d", &accounts, &per); err != nil || accounts < 1 || per < 1 {
+		t.Fatalf("TXENGINE_PROFILE_SHAPE=%q: want accounts x transfers, e.g. 1000x10", shape)
+	}
+	seconds := envInt(t, "TXENGINE_PROFILE_SECONDS", 20)
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "profile: "+format+"\n", args...) }
+
+	bin := filepath.Join(t.TempDir(), "txengine-pprof")
+	if o, err := exec.Command("go", "build", "-tags", "pprof", "-o", bin, "../../cmd/txengine").CombinedOutput(); err != nil {
+		t.Fatalf("build the profiling binary: %v\n%s", err, o)
+	}
+	t.Setenv("TXENGINE_BENCH_BIN", bin)
+	b := build(t)
+
+	node := gethtest.Start(t, gethtest.Period(1))
+	pg := pgtest.StartDurableCluster(t, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all")
+	db, err := sql.Open("postgres", pg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+		t.Fatalf("pg_stat_statements: %v", err)
+	}
+	pprofAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	dir := t.TempDir()
+	env := []string{
+		"TXENGINE_DATABASE_URL=" + pg.URL(), "TXENGINE_PPROF=" + pprofAddr,
+		"TXENGINE_NETWORK_NAME=geth", "TXENGINE_NETWORK_CHAIN_ID=1337",
+		"TXENGINE_NETWORK_HTTP_URL=" + node.HTTPURL, "TXENGINE_NETWORK_WS_URL=" + node.WSURL,
+		"TXENGINE_NETWORK_FAUCET_KEY=" + hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
+	}
+	deploy := exec.Command(b.txengine, "token", "deploy", "--network", "geth", "--name", "Bench Token", "--symbol", "BT", "--supply", "1000000000000000000000000")
+	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
+	if o, err := deploy.CombinedOutput(); err != nil {
+		t.Fatalf("token deploy: %v\n%s", err, o)
+	}
+	svc := startService(t, b.txengine, dir, env...)
+	defer svc.stop()
+	ec, err := ethclient.Dial(node.WSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.Close()
+	if accounts == 1 {
+		var def struct {
+			Address string `json:"address"`
+		}
+		if err := apiCall(&http.Client{Timeout: 10 * time.Second}, "GET", svc.url+"/accounts/default", svc.token, "", &def); err != nil {
+			t.Fatalf("default account: %v", err)
+		}
+		fundETH(t, ec, node, common.HexToAddress(def.Address), 100)
+	}
+
+	// The load runs in the background; the profile starts with its first
+	// accepted transfer.
+	base := scrape(t, svc.url)
+	loaded := make(chan loadReport, 1)
+	go func() { // owned by the test: it waits for the report below
+		loaded <- runLoad(t, b.txload, svc.url, svc.token, "--n", itoa(accounts*per), "--accounts", itoa(accounts), "--concurrency", itoa(p1Clients), "--timeout", "10m")
+	}()
+	for scrape(t, svc.url).accepted == base.accepted {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := db.Exec("SELECT pg_stat_statements_reset()"); err != nil {
+		t.Fatalf("reset statement counts: %v", err)
+	}
+	before := scrape(t, svc.url)
+	cpuBefore := processCPU(t, svc.cmd.Process.Pid)
+	logf("load started; CPU profile for %ds", seconds)
+	fetch(t, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, seconds), filepath.Join(out, "cpu.pprof"))
+	r := <-loaded
+	after := scrape(t, svc.url)
+	cpu := processCPU(t, svc.cmd.Process.Pid) - cpuBefore
+	for _, p := range []string{"mutex", "block", "allocs", "goroutine"} {
+		fetch(t, fmt.Sprintf("http://%s/debug/pprof/%s", pprofAddr, p), filepath.Join(out, p+".pprof"))
+	}
+
+	completed := after.completed - before.completed
+	var sum strings.Builder
+	fmt.Fprintf(&sum, "shape %s on PostgreSQL (fsync on) + geth --dev (1 s blocks), defaults, %d clients; %s\n", shape, p1Clients, machine())
+	fmt.Fprintf(&sum, "accepted %d at %.0f/s (p50 %.1f ms, p99 %.1f ms); drain %.1fs; completed %.0f since the first accept; check %s\n",
+		r.Accepted, r.AcceptedPerSec, r.LatencyMs.P50, r.LatencyMs.P99, r.LastCompletedSeconds, completed, verdict(r))
+	fmt.Fprintf(&sum, "service CPU %.1fs = %.2f ms per completed transfer\n", cpu, 1000*cpu/completed)
+	fmt.Fprintf(&sum, "JSON-RPC requests %.0f = %.3f per completed transfer; top: %s\n", after.rpc-before.rpc, (after.rpc-before.rpc)/completed, after.top(before, 8))
+	rows, err := db.Query(`SELECT calls, left(regexp_replace(query, '\s+', ' ', 'g'), 110) FROM pg_stat_statements ORDER BY calls DESC LIMIT 25`)
+	if err != nil {
+		t.Fatalf("statement counts: %v", err)
+	}
+	var total int64
+	var lines []string
+	for rows.Next() {
+		var calls int64
+		var q string
+		if err := rows.Scan(&calls, &q); err != nil {
+			t.Fatal(err)
+		}
+		total += calls
+		lines = append(lines, fmt.Sprintf("  %8d  %6.3f/transfer  %s", calls, float64(calls)/completed, q))
+	}
+	rows.Close()
+	fmt.Fprintf(&sum, "SQL statements (top 25: %d = %.2f per completed transfer):\n%s\n", total, float64(total)/completed, strings.Join(lines, "\n"))
+	for _, p := range []string{"cpu", "mutex", "block"} {
+		top, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=30", filepath.Join(out, p+".pprof")).Output()
+		if err != nil {
+			t.Fatalf("pprof %s: %v", p, err)
+		}
+		fmt.Fprintf(&sum, "\n== %s (flat) ==\n%s", p, top)
+	}
+	cum, _ := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=60", filepath.Join(out, "cpu.pprof")).Output()
+	fmt.Fprintf(&sum, "\n== cpu (cumulative) ==\n%s", cum)
+	if err := os.WriteFile(filepath.Join(out, "summary.txt"), []byte(sum.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Print(sum.String())
+}
+
+// fetch saves the body of url (a pprof endpoint) to path.
+func fetch(t *testing.T, url, path string) {
+	t.Helper()
+	res, err := (&http.Client{Timeout: 5 * time.Minute}).Get(url)
+	if err != nil {
+		t.Fatalf("get %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("get %s: %d %v", url, res.StatusCode, err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// processCPU is the CPU time (user + system) pid used so far, in seconds.
+func processCPU(t *testing.T, pid int) float64 {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("read /proc/%d/stat: %v", pid, err)
+	}
+	// Fields after the command (which may hold spaces) in parentheses.
+	fields := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	var utime, stime float64
+	fmt.Sscan(fields[11], &utime)
+	fmt.Sscan(fields[12], &stime)
+	return (utime + stime) / 100 // clock ticks (USER_HZ = 100)
+}
+
+// freeTCPPort is a loopback port free at the time of the call.
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// envOr is the environment variable name, or def when unset.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
