@@ -74,6 +74,9 @@ type System struct {
 	conds *engine.Conditions
 	// commits merges the group commits of all account actors (one writer).
 	commits *engine.CommitQueue
+	// stages merge the pumps of all account submitters, per network (none
+	// when the store cannot merge them).
+	stages map[string]*engine.SubmitStage
 
 	mu       sync.Mutex
 	accounts map[string]*actor.PID
@@ -124,8 +127,14 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
 	s.commits = engine.NewCommitQueue(cfg.Store, cfg.MaxBatch)
+	if ss, ok := cfg.Store.(engine.StageStore); ok {
+		s.stages = make(map[string]*engine.SubmitStage, len(cfg.Networks))
+		for name, net := range cfg.Networks {
+			s.stages[name] = engine.NewSubmitStage(net, ss)
+		}
+	}
 	s.acfg = account.Config{
-		Store: cfg.Store, Commits: s.commits, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
+		Store: cfg.Store, Commits: s.commits, Stages: s.stages, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
 		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: cfg.CheckInFlight,
 		Conditions: s.conds, Metrics: cfg.Metrics,
 	}
@@ -467,6 +476,9 @@ func (s *System) close() {
 	}
 	stopAll(values(s.faucets))
 	s.commits.Close() // after every account actor and grain stopped
+	for _, st := range s.stages {
+		st.Close()
+	}
 	if s.cl != nil {
 		s.cl.Shutdown(true)
 		return

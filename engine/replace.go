@@ -120,7 +120,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 		return nil
 	}
 	c.now, c.checked, c.checkedAt = false, head, time.Now()
-	chainNonce, err := s.net.Chain.NonceAt(ctx, s.account.Address, nil)
+	chainNonce, err := s.chainNonce(ctx)
 	if err != nil {
 		return fmt.Errorf("in flight: chain nonce: %w", err)
 	}
@@ -330,7 +330,7 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 	if len(out) == 0 {
 		return nil
 	}
-	errs, err := SendAll(ctx, s.net.Chain, out)
+	errs, err := s.send(ctx, out)
 	if err != nil {
 		s.log.Warn("sending in-flight transactions again: outcome unknown", "transactions", len(out), "err", err)
 		return nil
@@ -397,7 +397,7 @@ func (s *Sender) fillRefused(ctx context.Context, head uint64, txs []*Transactio
 	if len(out) == 0 {
 		return nil
 	}
-	errs, err := SendAll(ctx, s.net.Chain, out)
+	errs, err := s.send(ctx, out)
 	if err != nil {
 		s.log.Warn("broadcast of fillers: outcome unknown", "transactions", len(out), "err", err)
 		return nil

@@ -59,6 +59,9 @@ type Sender struct {
 	log     *slog.Logger
 	// fence is the activation's lease (zero: single-node mode).
 	fence Fence
+	// stage merges the pumps' round trips with other accounts' (nil: each
+	// call on its own).
+	stage *SubmitStage
 
 	// next is the nonce the next submitted transaction gets; valid when
 	// synced is true.
@@ -106,6 +109,14 @@ func (s *Sender) WithConditions(c *Conditions) *Sender {
 // is single-node mode: nothing is checked.
 func (s *Sender) WithFence(f Fence) *Sender {
 	s.fence = f
+	return s
+}
+
+// WithStage makes the sender's pumps read, write and call the node
+// through st, the SubmitStage of its network, merged with the pumps of
+// other accounts.
+func (s *Sender) WithStage(st *SubmitStage) *Sender {
+	s.stage = st
 	return s
 }
 
@@ -186,14 +197,20 @@ func (s *Sender) ForgetLoad() { s.reportLoad(accountLoad{}) }
 // bookkeeping stands.
 func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
 	qc, ok := s.store.(QueueCounter)
-	if !ok {
+	if !ok && s.stage == nil {
 		return
 	}
 	now := s.clock.Now()
 	if !s.countedAt.IsZero() && now.Sub(s.countedAt) < queueCountEvery {
 		return
 	}
-	n, err := qc.CountQueued(ctx, s.account.ID, s.net.Name)
+	var n int
+	var err error
+	if s.stage != nil {
+		n, err = s.stage.CountQueued(s.account.ID)
+	} else {
+		n, err = qc.CountQueued(ctx, s.account.ID, s.net.Name)
+	}
 	if err != nil {
 		s.log.Warn("count queued transactions for metrics", "err", err)
 		return
@@ -236,7 +253,7 @@ func (s *Sender) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sync nonce: %w", err)
 	}
-	chainNonce, err := s.net.Chain.NonceAt(ctx, s.account.Address, nil)
+	chainNonce, err := s.chainNonce(ctx)
 	if err != nil {
 		return fmt.Errorf("sync nonce: read chain nonce: %w", err)
 	}
@@ -264,7 +281,7 @@ func (s *Sender) Sync(ctx context.Context) error {
 		s.care.sentAt(tx.ID, head, true)
 	}
 	// One batch; the answers are looked at by the next checks (tend).
-	if _, err := SendAll(ctx, s.net.Chain, signed); err != nil {
+	if _, err := s.send(ctx, signed); err != nil {
 		s.log.Warn("sync: sending in-flight transactions again: outcome unknown", "transactions", len(signed), "err", err)
 	}
 	return nil
@@ -300,7 +317,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	sum, err := s.store.InFlightSummary(ctx, s.account.ID, s.net.Name)
+	sum, err := s.inFlightSummary(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("pump: in flight: %w", err)
 	}
@@ -324,7 +341,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	var batch []*Transaction
 	for free > 0 {
 		asked := free
-		ready, err := s.store.ReadyTransactions(ctx, s.account.ID, s.net.Name, asked)
+		ready, err := s.readyTransactions(ctx, asked)
 		if err != nil {
 			return done, fmt.Errorf("pump: ready: %w", err)
 		}
@@ -413,7 +430,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		to := tx.ContractAddress
 		msgs[i] = ethereum.CallMsg{From: s.account.Address, To: &to, Value: valueOf(tx), Data: tx.Data}
 	}
-	gas, estErrs, err := EstimateDistinct(ctx, s.net.Chain, msgs)
+	gas, estErrs, err := s.estimate(ctx, msgs)
 	if err != nil {
 		return 0, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), err)
 	}
@@ -446,7 +463,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		return 0, nodeErr
 	}
 	// Persist before broadcast: after a crash the signed bytes are sent again as they are.
-	if err := s.store.MarkSubmittedMany(ctx, s.fence, chosen); err != nil {
+	if err := s.markSubmitted(ctx, chosen); err != nil {
 		for _, tx := range chosen {
 			tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted, tx.GasLimit = nil, nil, nil, nil, 0
 		}
@@ -473,7 +490,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 	load.queued -= len(chosen)
 	head, _ := s.net.LastHead()
 
-	sendErrs, err := SendAll(ctx, s.net.Chain, signed)
+	sendErrs, err := s.send(ctx, signed)
 	if err != nil {
 		// Unknown outcome for all: they count as sent and are broadcast again.
 		s.log.Warn("batch broadcast outcome unknown; will re-broadcast", "transactions", len(signed), "err", err)
@@ -558,6 +575,51 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		nodeErr = fmt.Errorf("%w: %s", ErrNodeBusy, busy)
 	}
 	return kept, nodeErr
+}
+
+// inFlightSummary is the store's InFlightSummary of the account, through
+// the stage when there is one (so are the methods below).
+func (s *Sender) inFlightSummary(ctx context.Context) (InFlightSummary, error) {
+	if s.stage != nil {
+		return s.stage.InFlightSummary(s.account.ID)
+	}
+	return s.store.InFlightSummary(ctx, s.account.ID, s.net.Name)
+}
+
+func (s *Sender) readyTransactions(ctx context.Context, limit int) ([]*Transaction, error) {
+	if s.stage != nil {
+		return s.stage.ReadyTransactions(s.account.ID, limit)
+	}
+	return s.store.ReadyTransactions(ctx, s.account.ID, s.net.Name, limit)
+}
+
+func (s *Sender) markSubmitted(ctx context.Context, txs []*Transaction) error {
+	if s.stage != nil {
+		return s.stage.MarkSubmitted(s.fence, txs)
+	}
+	return s.store.MarkSubmittedMany(ctx, s.fence, txs)
+}
+
+// chainNonce is the account's nonce at the latest block.
+func (s *Sender) chainNonce(ctx context.Context) (uint64, error) {
+	if s.stage != nil {
+		return s.stage.NonceAt(ctx, s.account.Address)
+	}
+	return s.net.Chain.NonceAt(ctx, s.account.Address, nil)
+}
+
+func (s *Sender) estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	if s.stage != nil {
+		return s.stage.Estimate(msgs)
+	}
+	return EstimateDistinct(ctx, s.net.Chain, msgs)
+}
+
+func (s *Sender) send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
+	if s.stage != nil {
+		return s.stage.Send(txs)
+	}
+	return SendAll(ctx, s.net.Chain, txs)
 }
 
 // noteRefusal records on tx (new) why the node refuses it for now, when

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/big"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,10 +115,10 @@ func (m *memStore) InsertTransactions(_ context.Context, txs []*Transaction) err
 	return nil
 }
 
-func (m *memStore) ReadyTransactions(_ context.Context, _, _ string, limit int) ([]*Transaction, error) {
+func (m *memStore) ReadyTransactions(_ context.Context, accountID, _ string, limit int) ([]*Transaction, error) {
 	var out []*Transaction
 	for _, id := range m.order {
-		if tx := m.txs[id]; tx.Status == StatusNew && len(out) < limit {
+		if tx := m.txs[id]; tx.Status == StatusNew && tx.AccountID == accountID && len(out) < limit {
 			cp := *tx
 			out = append(out, &cp)
 		}
@@ -125,10 +126,10 @@ func (m *memStore) ReadyTransactions(_ context.Context, _, _ string, limit int) 
 	return out, nil
 }
 
-func (m *memStore) InFlight(context.Context, string, string) ([]*Transaction, error) {
+func (m *memStore) InFlight(_ context.Context, accountID, _ string) ([]*Transaction, error) {
 	var out []*Transaction
 	for _, tx := range m.txs {
-		if tx.Status == StatusSubmitted {
+		if tx.Status == StatusSubmitted && tx.AccountID == accountID {
 			out = append(out, tx)
 		}
 	}
@@ -145,11 +146,11 @@ func (m *memStore) InFlightSummary(ctx context.Context, a, n string) (InFlightSu
 	return out, nil
 }
 
-func (m *memStore) MaxNonce(context.Context, string, string) (uint64, bool, error) {
+func (m *memStore) MaxNonce(_ context.Context, accountID, _ string) (uint64, bool, error) {
 	var max uint64
 	found := false
 	for _, tx := range m.txs {
-		if tx.Nonce != nil && (!found || *tx.Nonce > max) {
+		if tx.Nonce != nil && tx.AccountID == accountID && (!found || *tx.Nonce > max) {
 			max, found = *tx.Nonce, true
 		}
 	}
@@ -183,6 +184,69 @@ func (m *memStore) MarkSubmittedMany(ctx context.Context, f Fence, txs []*Transa
 	for _, tx := range txs {
 		if err := m.markSubmitted(tx); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// InFlightSummaries implements StageStore (the store holds one account).
+func (m *memStore) InFlightSummaries(ctx context.Context, network string, ids []string) (map[string]InFlightSummary, error) {
+	out := map[string]InFlightSummary{}
+	for _, id := range ids {
+		if sum, _ := m.InFlightSummary(ctx, id, network); sum.Count > 0 {
+			out[id] = sum
+		}
+	}
+	return out, nil
+}
+
+// ReadyTransactionsOf implements StageStore.
+func (m *memStore) ReadyTransactionsOf(ctx context.Context, network string, limits map[string]int) (map[string][]*Transaction, error) {
+	out := map[string][]*Transaction{}
+	for id, limit := range limits {
+		if txs, _ := m.ReadyTransactions(ctx, id, network, limit); len(txs) > 0 {
+			out[id] = txs
+		}
+	}
+	return out, nil
+}
+
+// CountQueuedOf implements StageStore.
+func (m *memStore) CountQueuedOf(_ context.Context, _ string, ids []string) (map[string]int, error) {
+	n := 0
+	for _, tx := range m.txs {
+		if tx.Status == StatusNew || tx.Status == StatusWaiting {
+			n++
+		}
+	}
+	out := map[string]int{}
+	for _, id := range ids {
+		out[id] = n
+	}
+	return out, nil
+}
+
+// MarkSubmittedGroups implements StageStore: every group checked first,
+// then stored (all or none).
+func (m *memStore) MarkSubmittedGroups(ctx context.Context, groups []SubmitGroup) error {
+	if m.failWrite != nil {
+		return m.failWrite
+	}
+	for _, g := range groups {
+		if err := m.CheckFence(ctx, g.Fence); err != nil {
+			return err
+		}
+		for _, tx := range g.Txs {
+			if m.txs[tx.ID].Status != StatusNew {
+				return ErrConflict
+			}
+		}
+	}
+	for _, g := range groups {
+		for _, tx := range g.Txs {
+			if err := m.markSubmitted(tx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -362,7 +426,25 @@ func newTestSender(t *testing.T, chain *fakeChain, store *memStore, window int) 
 	}
 	acct.ID = "acct"
 	net := &Network{Name: "dev", ChainID: big.NewInt(1337), InFlight: window, GasMarginPercent: 20, Chain: chain}
-	return NewSender(acct, net, store, sealer, fixedClock{time.Unix(1_700_000_000, 0).UTC()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := NewSender(acct, net, store, sealer, fixedClock{time.Unix(1_700_000_000, 0).UTC()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if !strings.HasSuffix(t.Name(), "/direct") {
+		// As in production: the pumps go through the network's stage.
+		st := NewSubmitStage(net, store)
+		t.Cleanup(st.Close)
+		s.WithStage(st)
+	}
+	return s
+}
+
+// TestSenderDirect runs tests of the sender without a SubmitStage: each
+// call of a pump on its own, as with a store that cannot merge them.
+func TestSenderDirect(t *testing.T) {
+	for _, f := range []func(*testing.T){
+		TestSenderAssignsGaplessNoncesInOrderWithinWindow,
+		TestSenderBatchesRoundTrips,
+	} {
+		t.Run("direct", f)
+	}
 }
 
 func queue(t *testing.T, s *Sender, ids ...string) {
@@ -426,7 +508,7 @@ func TestSenderSyncNeverTrustsPendingAndResumesAfterStore(t *testing.T) {
 	store := newMemStore()
 	s := newTestSender(t, chain, store, 10)
 	five := uint64(5)
-	store.txs["old"] = &Transaction{ID: "old", Status: StatusCompleted, Nonce: &five}
+	store.txs["old"] = &Transaction{ID: "old", AccountID: "acct", Status: StatusCompleted, Nonce: &five}
 	queue(t, s, "x")
 	if _, err := s.Pump(context.Background()); err != nil {
 		t.Fatal(err)

@@ -40,6 +40,9 @@ type Config struct {
 	// which merges those of every account actor into one database
 	// transaction.
 	Commits engine.Committer
+	// Stages are the networks' engine.SubmitStage, by network name: the
+	// submitters' pumps go through them, merged (none: each on its own).
+	Stages map[string]*engine.SubmitStage
 	// MaxBatch bounds the rows of one group commit.
 	MaxBatch int
 	// RetryAfter is the pause before a pump that failed (node or database

@@ -170,6 +170,8 @@ func redactURL(err error) error {
 
 var _ engine.BatchCaller = (*Client)(nil)
 
+var _ engine.NonceBatcher = (*Client)(nil)
+
 // BatchCall sends every request as an eth_call at the latest block in one
 // JSON-RPC batch. A failed call (a revert) is reported in its result; the
 // error is that of the batch as a whole.
@@ -287,6 +289,25 @@ func (c *Client) BatchEstimateGas(ctx context.Context, msgs []ethereum.CallMsg) 
 		gas[i], errs[i] = uint64(outs[i]), elems[i].Error
 	}
 	return gas, errs, nil
+}
+
+// BatchNonces implements engine.NonceBatcher: the nonce of every address
+// at the latest block (eth_getTransactionCount), in one JSON-RPC batch.
+func (c *Client) BatchNonces(ctx context.Context, addrs []common.Address) ([]uint64, []error, error) {
+	elems := make([]rpc.BatchElem, len(addrs))
+	outs := make([]hexutil.Uint64, len(addrs))
+	for i, a := range addrs {
+		elems[i] = rpc.BatchElem{Method: "eth_getTransactionCount", Args: []any{a, "latest"}, Result: &outs[i]}
+	}
+	if err := c.batch(ctx, elems); err != nil {
+		return nil, nil, fmt.Errorf("batch of %d eth_getTransactionCount: %w", len(addrs), err)
+	}
+	nonces := make([]uint64, len(addrs))
+	errs := make([]error, len(addrs))
+	for i := range elems {
+		nonces[i], errs[i] = uint64(outs[i]), elems[i].Error
+	}
+	return nonces, errs, nil
 }
 
 // BatchSendTransactions implements engine.TxBatcher: every
