@@ -36,8 +36,12 @@ type Network struct {
 	// Confirmations is how many blocks must be on top of a transaction's
 	// block before it counts as completed (0: completed when mined).
 	Confirmations uint64
-	// InFlight bounds the unconfirmed transactions per account (window W).
-	InFlight int
+	// InFlight is the initial window of unconfirmed transactions per
+	// account; the window adapts between MinInFlight and MaxInFlight (0:
+	// DefaultMinInFlight, DefaultMaxInFlight; see window).
+	InFlight    int
+	MinInFlight int
+	MaxInFlight int
 	// GasMarginPercent is added to the estimated gas limit.
 	GasMarginPercent uint64
 	// PollInterval is how often the watcher polls for a new head.

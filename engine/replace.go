@@ -119,6 +119,9 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 	if !c.now && (blocksSince(head, c.checked) < every || blocksSince(head, c.moved) < every || time.Since(c.checkedAt) < s.minCheckEvery()) {
 		return nil
 	}
+	if blocksSince(head, c.moved) >= every {
+		s.win.shrink(head) // the lowest nonce stays pending: the chain takes less than we send
+	}
 	c.now, c.checked, c.checkedAt = false, head, time.Now()
 	chainNonce, err := s.chainNonce(ctx)
 	if err != nil {
@@ -346,6 +349,9 @@ func (s *Sender) actOnAnswers(ctx context.Context, head uint64, owners []*Transa
 	var failing []*Transaction
 	for i, tx := range owners {
 		kind := ClassifyNodeError(errs[i])
+		if capacityRefusal(kind) {
+			s.win.shrink(head)
+		}
 		switch {
 		case kind == NodeUnderpriced:
 			s.net.forgetFees()

@@ -70,6 +70,8 @@ type Sender struct {
 	// care is what the sender tracks of its in-flight transactions, in
 	// blocks (tend).
 	care care
+	// win is the account's adaptive in-flight window.
+	win window
 	// conds holds back transactions whose conditions do not hold (nil:
 	// conditions are not looked at).
 	conds *Conditions
@@ -166,6 +168,7 @@ func NewSender(account *Account, net *Network, store SenderStore, signer Signer,
 		log:     log.With("account", account.ID, "network", net.Name),
 		metrics: NopMetrics{},
 		care:    newCare(),
+		win:     newWindow(net),
 	}
 }
 
@@ -291,7 +294,7 @@ func (s *Sender) Sync(ctx context.Context) error {
 // then no transaction can be submitted until one leaves the window (mined,
 // failed, replaced by a re-sync).
 func (s *Sender) WindowFull() bool {
-	return s.synced && s.load.inFlight >= s.net.InFlight
+	return s.synced && s.load.inFlight >= s.win.size
 }
 
 // Idle reports whether the last Pump left nothing to look after: nothing in
@@ -324,7 +327,12 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	// The load as this pump leaves it: submit moves transactions from the
 	// queue to in flight.
 	load := accountLoad{queued: s.load.queued, inFlight: sum.Count}
+	head, _ := s.net.LastHead()
+	if s.win.grow(head) {
+		s.log.Debug("in-flight window grows", "window", s.win.size, "head", head)
+	}
 	defer func() {
+		s.win.limited = s.synced && !s.drained && load.inFlight >= s.win.size
 		s.countQueue(ctx, &load)
 		s.reportLoad(load)
 		if s.synced {
@@ -334,7 +342,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	if err := s.tend(ctx, sum); err != nil {
 		return 0, err
 	}
-	free := s.net.InFlight - sum.Count
+	free := s.win.size - sum.Count
 	done := 0
 	s.drained = false
 	var fees *feeQuote
@@ -522,6 +530,9 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 			if busy == NodeOK && kind.Transient() {
 				busy = kind
 			}
+			if capacityRefusal(kind) {
+				s.win.shrink(head)
+			}
 			load.queued++
 			s.log.Warn("node refused the transaction for now; requeued", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind, "reason", nodeMessage(sendErrs[i]))
 			if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, nil, now); err != nil {
@@ -549,6 +560,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 				fill = append(fill, &cp)
 			case kind == NodeUnderpriced:
 				s.net.forgetFees()
+				s.win.shrink(head)
 				s.care.signed[tx.ID] = 0 // replaced at a fresh quote at the next check
 				s.care.now = true
 			case kind != NodeOK && kind != NodeAlreadyKnown:

@@ -1,0 +1,66 @@
+package engine
+
+// window is an account's adaptive in-flight window: how many of its
+// transactions may be unconfirmed at once. It starts at Network.InFlight.
+// While the window is what holds the account back (it was full with work
+// queued) and the node takes everything it is sent, it doubles once per
+// new head, up to Network.MaxInFlight: a burst from one account reaches
+// the pace of the chain within a few blocks instead of sending a fixed
+// number per block. It halves, down to Network.MinInFlight, when the node
+// refuses for capacity (pool full, rate limit, a fee too low to replace or
+// enter a full pool) or the account's lowest nonce stays pending for
+// RebroadcastBlocks blocks, so a node with small pools is not pushed to
+// evict and then asked again for the same room.
+type window struct {
+	size, min, max int
+	// limited is set when the last pump ended with the window full and
+	// work queued; grownAt and refusedAt are the heads of the last growth
+	// and of the last refusal for capacity or stall.
+	limited             bool
+	grownAt, refusedAt uint64
+}
+
+// Defaults of the window's bounds.
+const (
+	DefaultMinInFlight = 16
+	DefaultMaxInFlight = 4096
+)
+
+// newWindow returns the window of an account on net.
+func newWindow(net *Network) window {
+	w := window{size: max(net.InFlight, 1), min: net.MinInFlight, max: net.MaxInFlight}
+	if w.min <= 0 {
+		w.min = DefaultMinInFlight
+	}
+	if w.max <= 0 {
+		w.max = DefaultMaxInFlight
+	}
+	w.min = min(w.min, w.size)
+	w.max = max(w.max, w.size)
+	return w
+}
+
+// grow doubles the window when the last pump found it full with work
+// queued and head (0: unknown) is a block after the last growth and after
+// the last refusal. It reports whether it grew.
+func (w *window) grow(head uint64) bool {
+	if !w.limited || w.size >= w.max || head == 0 || head <= w.grownAt || head <= w.refusedAt {
+		return false
+	}
+	w.size = min(2*w.size, w.max)
+	w.grownAt, w.limited = head, false
+	return true
+}
+
+// shrink halves the window after a refusal for capacity or a stall seen
+// at head; it grows again only at a later head.
+func (w *window) shrink(head uint64) {
+	w.size = max(w.size/2, w.min)
+	w.refusedAt, w.limited = head, false
+}
+
+// capacityRefusal reports whether kind says the node has no room for more
+// of our transactions now.
+func capacityRefusal(kind NodeErrorKind) bool {
+	return kind == NodePoolFull || kind == NodeRateLimited || kind == NodeUnderpriced
+}
