@@ -314,20 +314,13 @@ func (s *Store) InFlight(ctx context.Context, accountID, network string) ([]*eng
 
 // InFlightSummary implements engine.TxStore.
 func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error) {
-	var r struct {
-		Count  int           `db:"n"`
-		Lowest sql.NullInt64 `db:"lowest"`
-	}
+	var r summaryRow
 	if err := s.db.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(nonce) AS lowest
 		FROM transactions WHERE account_id = $1 AND network = $2 AND status = $3`,
 		accountID, network, string(engine.StatusSubmitted)); err != nil {
 		return engine.InFlightSummary{}, wrap(err, "in-flight summary of %s on %s", accountID, network)
 	}
-	out := engine.InFlightSummary{Count: r.Count}
-	if r.Lowest.Valid && r.Lowest.Int64 >= 0 {
-		out.LowestNonce = uint64(r.Lowest.Int64)
-	}
-	return out, nil
+	return r.summary(), nil
 }
 
 // MaxNonce returns the highest nonce ever assigned to the account on the
@@ -355,19 +348,9 @@ func (s *Store) MaxNonce(ctx context.Context, accountID, network string) (uint64
 // fails with engine.ErrConflict if a row is no longer new, engine.ErrNotFound
 // if there is none, and engine.ErrFenced if f is not current (the lease row
 // is locked FOR SHARE first, so an acquisition waits for the commit).
-// tx.Status is not modified.
+// tx.Status is not modified. It is MarkSubmittedGroups of one group.
 func (s *Store) MarkSubmittedMany(ctx context.Context, f engine.Fence, txs []*engine.Transaction) error {
-	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
-		if err := s.lockFence(ctx, dbtx, f); err != nil {
-			return err
-		}
-		for _, tx := range txs {
-			if err := s.markSubmitted(ctx, dbtx, f, tx); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.MarkSubmittedGroups(ctx, []engine.SubmitGroup{{Fence: f, Txs: txs}})
 }
 
 // markSubmitted marks one transaction submitted inside dbtx.

@@ -64,6 +64,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"MarkSubmittedMany", testMarkSubmittedMany},
 		{"InFlightSummary", testInFlightSummary},
 		{"CountQueued", testCountQueued},
+		{"StageReads", testStageReads},
+		{"MarkSubmittedGroups", testMarkSubmittedGroups},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Idempotency", testIdempotency},
 		{"UserLimits", testUserLimits},

@@ -1,0 +1,159 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
+)
+
+var _ engine.StageStore = (*Store)(nil)
+
+// summaryRow is one account's COUNT(*) and MIN(nonce) of its submitted
+// transactions.
+type summaryRow struct {
+	AccountID string        `db:"account_id"`
+	Count     int           `db:"n"`
+	Lowest    sql.NullInt64 `db:"lowest"`
+}
+
+// summary is the engine.InFlightSummary of r.
+func (r summaryRow) summary() engine.InFlightSummary {
+	out := engine.InFlightSummary{Count: r.Count}
+	if r.Lowest.Valid && r.Lowest.Int64 >= 0 {
+		out.LowestNonce = uint64(r.Lowest.Int64)
+	}
+	return out
+}
+
+// InFlightSummaries implements engine.StageStore: one statement, the ids as
+// one array parameter, read from the transactions_queue index (account_id,
+// network, status, seq) and the rows' nonces.
+func (s *Store) InFlightSummaries(ctx context.Context, network string, accountIDs []string) (map[string]engine.InFlightSummary, error) {
+	out := make(map[string]engine.InFlightSummary, len(accountIDs))
+	if len(accountIDs) == 0 {
+		return out, nil
+	}
+	var rows []summaryRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT account_id, COUNT(*) AS n, MIN(nonce) AS lowest
+		FROM transactions WHERE network = $1 AND account_id = ANY($2::text[]) AND status = $3
+		GROUP BY account_id`, network, pq.StringArray(accountIDs), string(engine.StatusSubmitted)); err != nil {
+		return nil, wrap(err, "in-flight summaries of %d accounts on %s", len(accountIDs), network)
+	}
+	for _, r := range rows {
+		out[r.AccountID] = r.summary()
+	}
+	return out, nil
+}
+
+// readyOfStatement is ReadyTransactions of many accounts: for each pair
+// of the arrays (account id, limit), a LATERAL subquery that is the
+// statement of ReadyTransactions. Each one is an index scan of
+// transactions_queue (account_id, network, status, seq) in seq order that
+// stops at the account's limit, so a deep queue costs no more than its
+// limit. A ROW_NUMBER() window over the accounts reads every new row of
+// each account before filtering: EXPLAIN ANALYZE of 100 of 300 accounts
+// (one with 4,000 new rows, the others 16), limit 16 each, on the pgtest
+// cluster: this statement 3.4 ms (index scans, 336 buffers), the window
+// 13.5 ms (a sequential scan and a sort of 5,584 rows).
+const readyOfStatement = `SELECT t.* FROM unnest($1::text[], $2::int[]) AS q(account_id, lim)
+	CROSS JOIN LATERAL (` + sqlrow.TxSelect + `
+		WHERE account_id = q.account_id AND network = $3 AND status = $4 ORDER BY seq LIMIT q.lim) t
+	ORDER BY t.seq`
+
+// ReadyTransactionsOf implements engine.StageStore with readyOfStatement;
+// accounts with a limit <= 0 are not asked for.
+func (s *Store) ReadyTransactionsOf(ctx context.Context, network string, limits map[string]int) (map[string][]*engine.Transaction, error) {
+	out := make(map[string][]*engine.Transaction, len(limits))
+	ids := make(pq.StringArray, 0, len(limits))
+	lims := make(pq.Int64Array, 0, len(limits))
+	for id, n := range limits {
+		if n > 0 {
+			ids, lims = append(ids, id), append(lims, int64(n))
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []txRow
+	if err := s.db.SelectContext(ctx, &rows, readyOfStatement, ids, lims, network, string(engine.StatusNew)); err != nil {
+		return nil, wrap(err, "ready transactions of %d accounts on %s", len(ids), network)
+	}
+	txs, err := decoded(sqlrow.Transactions(rows))
+	if err != nil {
+		return nil, err
+	}
+	// In seq order overall, hence in seq order within each account.
+	for _, tx := range txs {
+		out[tx.AccountID] = append(out[tx.AccountID], tx)
+	}
+	return out, nil
+}
+
+// CountQueuedOf implements engine.StageStore: one statement that reads the
+// transactions_queue index only, as CountQueued.
+func (s *Store) CountQueuedOf(ctx context.Context, network string, accountIDs []string) (map[string]int, error) {
+	out := make(map[string]int, len(accountIDs))
+	if len(accountIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		AccountID string `db:"account_id"`
+		Count     int    `db:"n"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT account_id, COUNT(*) AS n FROM transactions
+		WHERE network = $1 AND account_id = ANY($2::text[]) AND status IN ($3, $4)
+		GROUP BY account_id`, network, pq.StringArray(accountIDs),
+		string(engine.StatusNew), string(engine.StatusWaiting)); err != nil {
+		return nil, wrap(err, "count queued transactions of %d accounts on %s", len(accountIDs), network)
+	}
+	for _, r := range rows {
+		out[r.AccountID] = r.Count
+	}
+	return out, nil
+}
+
+// MarkSubmittedGroups implements engine.StageStore: one database
+// transaction that first locks the lease row of every non-zero fence (FOR
+// SHARE, as MarkSubmittedMany), in the order of account id and epoch
+// whatever the order of groups, so that two callers never wait on each
+// other's locks in a cycle; then marks the groups' transactions, in group
+// order. The first error (a stale fence, then a row that is no longer new
+// or does not exist) rolls everything back and is returned as
+// MarkSubmittedMany returns it.
+func (s *Store) MarkSubmittedGroups(ctx context.Context, groups []engine.SubmitGroup) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	fences := make([]engine.Fence, 0, len(groups))
+	for _, g := range groups {
+		if !g.Fence.IsZero() {
+			fences = append(fences, g.Fence)
+		}
+	}
+	slices.SortFunc(fences, func(a, b engine.Fence) int {
+		return cmp.Or(cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.Epoch, b.Epoch), cmp.Compare(a.Node, b.Node))
+	})
+	fences = slices.Compact(fences)
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		for _, f := range fences {
+			if err := s.lockFence(ctx, dbtx, f); err != nil {
+				return err
+			}
+		}
+		for _, g := range groups {
+			for _, tx := range g.Txs {
+				if err := s.markSubmitted(ctx, dbtx, g.Fence, tx); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
