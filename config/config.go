@@ -76,6 +76,9 @@ type Network struct {
 	RPCTimeout time.Duration `yaml:"rpcTimeout"`
 	// InFlight overrides engine.inFlight on this network (0: inherit).
 	InFlight int `yaml:"inFlight"`
+	// MaxInFlight overrides engine.maxInFlight on this network (0:
+	// inherit): keep it within what the node's pool holds per account.
+	MaxInFlight int `yaml:"maxInFlight"`
 	// GasMarginPercent overrides engine.gasMarginPercent (absent: inherit).
 	GasMarginPercent *uint64 `yaml:"gasMarginPercent"`
 	// MaxFeePerGasCap caps the fee per gas of every transaction, in wei as a
@@ -112,10 +115,20 @@ type DevChain struct {
 	InFlight int `yaml:"inFlight"`
 }
 
+// maxWindow bounds engine.maxInFlight and a network's maxInFlight.
+const maxWindow = 16384
+
 // Engine tunes the transaction engine.
 type Engine struct {
-	// InFlight is the per-account window of unconfirmed transactions.
-	InFlight int `yaml:"inFlight"`
+	// InFlight is the initial per-account window of unconfirmed
+	// transactions; the window adapts between MinInFlight and MaxInFlight:
+	// it doubles once per block while it holds an account back and the
+	// node takes everything, and halves when the node refuses for capacity
+	// or a transaction stays pending. The window never goes below
+	// min(MinInFlight, InFlight) nor above max(MaxInFlight, InFlight).
+	InFlight    int `yaml:"inFlight"`
+	MinInFlight int `yaml:"minInFlight"`
+	MaxInFlight int `yaml:"maxInFlight"`
 	// GasMarginPercent is added to estimated gas limits.
 	GasMarginPercent uint64 `yaml:"gasMarginPercent"`
 	// IdleAccount is how long an idle account actor lives.
@@ -139,7 +152,7 @@ func Default() Config {
 		DataDir: "./data",
 		Dev:     DevChain{BlockPeriod: time.Second, FaucetWei: "10000000000000000000", InFlight: 512},
 		// Networks: none, so the embedded dev chain runs as network "dev".
-		Engine: Engine{InFlight: 64, GasMarginPercent: 20, IdleAccount: 2 * time.Minute, MaxBatch: 500},
+		Engine: Engine{InFlight: 64, MinInFlight: 16, MaxInFlight: 4096, GasMarginPercent: 20, IdleAccount: 2 * time.Minute, MaxBatch: 500},
 		Log:    Log{Format: "text", Level: "info"},
 
 		Callbacks: defaultCallbacks(),
@@ -308,6 +321,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Engine.InFlight < 1 || c.Engine.InFlight > 4096 {
 		return fmt.Errorf("engine.inFlight: must be between 1 and 4096, got %d", c.Engine.InFlight)
+	}
+	if c.Engine.MinInFlight < 1 || c.Engine.MinInFlight > 4096 {
+		return fmt.Errorf("engine.minInFlight: must be between 1 and 4096, got %d", c.Engine.MinInFlight)
+	}
+	if c.Engine.MaxInFlight < 1 || c.Engine.MaxInFlight > maxWindow {
+		return fmt.Errorf("engine.maxInFlight: must be between 1 and %d, got %d", maxWindow, c.Engine.MaxInFlight)
 	}
 	if c.Engine.MaxBatch < 1 {
 		return fmt.Errorf("engine.maxBatch: must be at least 1")

@@ -66,6 +66,9 @@ func (n *Network) validate(prefix string) error {
 	if n.InFlight < 0 || n.InFlight > 4096 {
 		return fmt.Errorf("%s.inFlight: must be between 1 and 4096 (0 or absent: engine.inFlight), got %d", prefix, n.InFlight)
 	}
+	if n.MaxInFlight < 0 || n.MaxInFlight > maxWindow {
+		return fmt.Errorf("%s.maxInFlight: must be between 1 and %d (0 or absent: engine.maxInFlight), got %d", prefix, maxWindow, n.MaxInFlight)
+	}
 	if n.GasMarginPercent != nil && *n.GasMarginPercent > 1000 {
 		return fmt.Errorf("%s.gasMarginPercent: must be at most 1000, got %d", prefix, *n.GasMarginPercent)
 	}
@@ -153,6 +156,15 @@ func (n Network) SystemNFTAddresses() []common.Address {
 func (n Network) Margin(def uint64) uint64 {
 	if n.GasMarginPercent != nil {
 		return *n.GasMarginPercent
+	}
+	return def
+}
+
+// MaxWindow returns the network's largest in-flight window, or def when
+// it inherits.
+func (n Network) MaxWindow(def int) int {
+	if n.MaxInFlight > 0 {
+		return n.MaxInFlight
 	}
 	return def
 }

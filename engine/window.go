@@ -16,7 +16,7 @@ type window struct {
 	// limited is set when the last pump ended with the window full and
 	// work queued; grownAt and refusedAt are the heads of the last growth
 	// and of the last refusal for capacity or stall.
-	limited             bool
+	limited, refused   bool
 	grownAt, refusedAt uint64
 }
 
@@ -53,10 +53,14 @@ func (w *window) grow(head uint64) bool {
 }
 
 // shrink halves the window after a refusal for capacity or a stall seen
-// at head; it grows again only at a later head.
+// at head, once per head (the refusals of one batch are one signal); it
+// grows again only at a later head.
 func (w *window) shrink(head uint64) {
+	if w.refused && head == w.refusedAt {
+		return
+	}
 	w.size = max(w.size/2, w.min)
-	w.refusedAt, w.limited = head, false
+	w.refused, w.refusedAt, w.limited = true, head, false
 }
 
 // capacityRefusal reports whether kind says the node has no room for more

@@ -103,8 +103,9 @@ func openNetwork(ctx context.Context, nc config.Network, ec config.Engine) (*eng
 	}
 	net := &engine.Network{
 		Name: nc.Name, ChainID: id, Confirmations: nc.Confirmations,
-		InFlight: nc.Window(ec.InFlight), GasMarginPercent: nc.Margin(ec.GasMarginPercent),
-		PollInterval: nc.PollInterval, MaxFeePerGasCap: nc.MaxFeeCap(), WSURL: nc.WSURL,
+		InFlight: nc.Window(ec.InFlight), MinInFlight: ec.MinInFlight, MaxInFlight: nc.MaxWindow(ec.MaxInFlight),
+		GasMarginPercent: nc.Margin(ec.GasMarginPercent),
+		PollInterval:     nc.PollInterval, MaxFeePerGasCap: nc.MaxFeeCap(), WSURL: nc.WSURL,
 		RebroadcastBlocks: nc.RebroadcastBlocks, ReplaceBlocks: nc.ReplaceBlocks, FeeBumpPercent: nc.FeeBumpPercent,
 		SystemNFTs: nc.SystemNFTAddresses(), Chain: client, FeeQuoteTTL: feeQuoteTTL,
 	}
@@ -132,8 +133,9 @@ func startDev(cfg config.Config) (*networks, error) {
 	poll := max(cfg.Dev.BlockPeriod/4, 50*time.Millisecond)
 	dev := &engine.Network{
 		Name: devNetwork, ChainID: chain.ChainID(), Confirmations: 0,
-		InFlight: devWindow(cfg), GasMarginPercent: cfg.Engine.GasMarginPercent,
-		PollInterval: poll, Chain: chain.Client(), FeeQuoteTTL: feeQuoteTTL,
+		InFlight: devWindow(cfg), MinInFlight: cfg.Engine.MinInFlight, MaxInFlight: min(cfg.Engine.MaxInFlight, devPoolSlots),
+		GasMarginPercent: cfg.Engine.GasMarginPercent,
+		PollInterval:     poll, Chain: chain.Client(), FeeQuoteTTL: feeQuoteTTL,
 	}
 	return &networks{
 		byName:   map[string]*engine.Network{devNetwork: dev},
@@ -145,6 +147,10 @@ func startDev(cfg config.Config) (*networks, error) {
 
 // devWindow is the in-flight window of the embedded chain: dev.inFlight,
 // or engine.inFlight when that is 0.
+// devPoolSlots is what the embedded chain's pool keeps per account: the
+// bound of its window.
+const devPoolSlots = 1024
+
 func devWindow(cfg config.Config) int {
 	if cfg.Dev.InFlight > 0 {
 		return cfg.Dev.InFlight

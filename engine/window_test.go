@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// TestWindowAdapts: the window doubles at most once per head, only while
+// it held the account back, up to its maximum; a refusal halves it down to
+// its minimum and stops growth until a later head.
+func TestWindowAdapts(t *testing.T) {
+	w := newWindow(&Network{InFlight: 64, MinInFlight: 16, MaxInFlight: 300})
+	if w.grow(10) {
+		t.Fatal("grew without having been full")
+	}
+	w.limited = true
+	if !w.grow(10) || w.size != 128 {
+		t.Fatalf("after a full pump at head 10: size %d, want 128", w.size)
+	}
+	w.limited = true
+	if w.grow(10) {
+		t.Fatal("grew twice at head 10")
+	}
+	if !w.grow(11) || w.size != 256 {
+		t.Fatalf("head 11: size %d, want 256", w.size)
+	}
+	w.limited = true
+	if !w.grow(12) || w.size != 300 {
+		t.Fatalf("head 12: size %d, want the maximum 300", w.size)
+	}
+	w.limited = true
+	if w.grow(13) {
+		t.Fatal("grew past the maximum")
+	}
+	w.shrink(13)
+	w.shrink(13)
+	if w.size != 150 {
+		t.Fatalf("after two refusals at one head: size %d, want 150 (halved once)", w.size)
+	}
+	for i, want := range []int{75, 37, 18, 16, 16} {
+		w.shrink(uint64(14 + i))
+		if w.size != want {
+			t.Fatalf("after a refusal at head %d: size %d, want %d", 14+i, w.size, want)
+		}
+	}
+	w.limited = true
+	if w.grow(18) {
+		t.Fatal("grew at the head of a refusal")
+	}
+	if !w.grow(19) || w.size != 32 {
+		t.Fatalf("head 19: size %d, want 32", w.size)
+	}
+	if got := newWindow(&Network{InFlight: 8}); got.min != 8 || got.max != DefaultMaxInFlight {
+		t.Fatalf("defaults with inFlight 8: min %d max %d, want 8 and %d", got.min, got.max, DefaultMaxInFlight)
+	}
+}
+
+// TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal: a sender whose
+// window is full with work queued sends twice as many once a new head
+// came and its transactions left the window; a pool-full refusal halves
+// the window.
+func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
+	full := false
+	chain := &fakeChain{send: func(*types.Transaction) error {
+		if full {
+			return errors.New("txpool is full")
+		}
+		return nil
+	}}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	s.net.MinInFlight = 2
+	s.win = newWindow(s.net)
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, fmt.Sprintf("t%02d", i))
+	}
+	queue(t, s, ids...)
+	mine := func() {
+		for _, tx := range store.txs {
+			if tx.Status == StatusSubmitted {
+				tx.Status = StatusCompleted
+			}
+		}
+	}
+	s.net.ObserveHead(1)
+	for i, want := range []int{4, 8, 16} {
+		if n, err := s.Pump(context.Background()); err != nil || n != want {
+			t.Fatalf("pump %d at head %d: %d, %v; want %d", i, i+1, n, err, want)
+		}
+		mine()
+		s.net.ObserveHead(uint64(i + 2))
+	}
+	full = true
+	if _, err := s.Pump(context.Background()); !errors.Is(err, ErrNodeBusy) {
+		t.Fatalf("pump against a full pool: %v, want ErrNodeBusy", err)
+	}
+	if s.win.size != 16 {
+		t.Fatalf("window after a pool-full refusal: %d, want 16 (32 halved)", s.win.size)
+	}
+}
