@@ -297,6 +297,9 @@ func (s *Sender) WindowFull() bool {
 	return s.synced && s.load.inFlight >= s.win.size
 }
 
+// Window is the account's in-flight window now.
+func (s *Sender) Window() int { return s.win.size }
+
 // Idle reports whether the last Pump left nothing to look after: nothing in
 // flight and the queue empty. Until new work wakes it, a periodic check of
 // an idle account would only read the store to find that again.

@@ -328,6 +328,21 @@ type NonceBatcher interface {
 	BatchNonces(ctx context.Context, addrs []common.Address) ([]uint64, []error, error)
 }
 
+// NoncesEach reads the nonces of addrs at the latest block one call after
+// the other (the fallback of a NonceBatcher that wraps a chain without
+// batches); an error stops it.
+func NoncesEach(ctx context.Context, chain Chain, addrs []common.Address) ([]uint64, []error, error) {
+	out := make([]uint64, len(addrs))
+	for i, a := range addrs {
+		n, err := chain.NonceAt(ctx, a, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = n
+	}
+	return out, make([]error, len(addrs)), nil
+}
+
 // concat joins the slices of reqs in order.
 func concat[T any](reqs [][]T) []T {
 	n := 0

@@ -98,8 +98,11 @@ func (s *submitter) pump(c actor.Context) {
 		// A pump never waits on a hung node or database for long: every
 		// call it makes shares this deadline.
 		ctx, cancel := context.WithTimeout(s.ctx, pumpTimeout)
-		_, err = snd.Pump(ctx)
+		began := time.Now()
+		var n int
+		n, err = snd.Pump(ctx)
 		cancel()
+		s.cfg.Log.Debug("pump", "account", s.accountID, "network", s.net.Name, "done", n, "window", snd.Window(), "took", time.Since(began))
 		s.resolve(snd.TakeFailed())
 	}
 	if errors.Is(err, engine.ErrFenced) {

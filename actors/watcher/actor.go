@@ -132,8 +132,10 @@ func (a *Actor) poll(c actor.Context) {
 	// One poll never hangs the watcher on a node or database that does not
 	// answer: its calls share this deadline.
 	ctx, cancel := context.WithTimeout(a.ctx, pollTimeout)
+	began := time.Now()
 	res, err := a.follower.Poll(ctx)
 	cancel()
+	a.cfg.Log.Debug("watcher poll", "network", a.cfg.Network.Name, "head", res.Head, "accounts", len(res.Accounts), "took", time.Since(began))
 	a.lastErr = err
 	if err != nil {
 		a.failures++

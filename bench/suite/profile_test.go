@@ -73,7 +73,7 @@ func TestProfile(t *testing.T) {
 	pprofAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
 	dir := t.TempDir()
 	env := []string{
-		"TXENGINE_DATABASE_URL=" + pg.URL(), "TXENGINE_PPROF=" + pprofAddr,
+		"TXENGINE_DATABASE_URL=" + pg.URL(), "TXENGINE_PPROF=" + pprofAddr, "TXENGINE_LOG_LEVEL=" + envOr("TXENGINE_PROFILE_LOG_LEVEL", "warn"),
 		"TXENGINE_NETWORK_NAME=geth", "TXENGINE_NETWORK_CHAIN_ID=1337",
 		"TXENGINE_NETWORK_HTTP_URL=" + node.HTTPURL, "TXENGINE_NETWORK_WS_URL=" + node.WSURL,
 		"TXENGINE_NETWORK_FAUCET_KEY=" + hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
@@ -115,10 +115,12 @@ func TestProfile(t *testing.T) {
 	}
 	before := scrape(t, svc.url)
 	cpuBefore := processCPU(t, svc.cmd.Process.Pid)
+	started := time.Now()
 	logf("load started; CPU profile for %ds", seconds)
 	fetch(t, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, seconds), filepath.Join(out, "cpu.pprof"))
 	r := <-loaded
 	after := scrape(t, svc.url)
+	logBlocks(ec, started, r.FirstBlock, r.LastBlock, logf)
 	cpu := processCPU(t, svc.cmd.Process.Pid) - cpuBefore
 	for _, p := range []string{"mutex", "block", "allocs", "goroutine"} {
 		fetch(t, fmt.Sprintf("http://%s/debug/pprof/%s", pprofAddr, p), filepath.Join(out, p+".pprof"))

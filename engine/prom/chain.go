@@ -217,6 +217,20 @@ func (c *chain) BatchEstimateGas(ctx context.Context, msgs []ethereum.CallMsg) (
 	return gas, errs, err
 }
 
+// BatchNonces implements engine.NonceBatcher (one round trip when the
+// wrapped chain batches).
+func (c *chain) BatchNonces(ctx context.Context, addrs []common.Address) ([]uint64, []error, error) {
+	b, ok := c.next.(engine.NonceBatcher)
+	if !ok {
+		return engine.NoncesEach(ctx, c, addrs) // each call counted by NonceAt
+	}
+	start := time.Now()
+	nonces, errs, err := b.BatchNonces(ctx, addrs)
+	c.observe("batch", start, err)
+	c.m.rpcBatched.WithLabelValues(c.network, "eth_getTransactionCount").Add(float64(len(addrs)))
+	return nonces, errs, err
+}
+
 // BatchSendTransactions implements engine.TxBatcher.
 func (c *chain) BatchSendTransactions(ctx context.Context, txs []*types.Transaction) ([]error, error) {
 	b, ok := c.next.(engine.TxBatcher)
