@@ -351,3 +351,27 @@ func (q *CommitQueue) present(txs []*Transaction) (int, error) {
 	}
 	return n, nil
 }
+
+// Committer stores transactions (status new) in one database transaction:
+// every one or none. CommitQueue implements it, merging the commits of
+// many callers.
+type Committer interface {
+	// Commit stores txs and returns the outcome of each (nil: stored).
+	// claims (nil, or one per transaction) are taken when their
+	// transactions go into the commit; an abandoned one is not written
+	// (ErrAbandoned).
+	Commit(ctx context.Context, txs []*Transaction, claims []*Claim) []error
+}
+
+// Accept stores txs durably (status new) in one database transaction, the
+// group commit of an account actor, and returns the outcome of each
+// transaction (nil: stored; see Committer).
+func Accept(ctx context.Context, store Committer, txs []*Transaction, claims []*Claim) []error {
+	errs := store.Commit(ctx, txs, claims)
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, ErrAbandoned) {
+			errs[i] = fmt.Errorf("accept %d transactions: %w", len(txs), err)
+		}
+	}
+	return errs
+}

@@ -79,3 +79,28 @@ func (n *Network) forgetFees() {
 	n.fees.at = time.Time{}
 	n.fees.mu.Unlock()
 }
+
+// fees returns the network's fee quote (cached for FeeQuoteTTL).
+func (s *Sender) fees(ctx context.Context) (feeQuote, error) {
+	return s.net.cachedFees(ctx, s.quoteFees)
+}
+
+// quoteFees asks the node for the fees of the next block.
+func (s *Sender) quoteFees(ctx context.Context) (feeQuote, error) {
+	head, err := s.net.Chain.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return feeQuote{}, fmt.Errorf("fees: head: %w", err)
+	}
+	if head.BaseFee == nil {
+		price, err := s.net.Chain.SuggestGasPrice(ctx)
+		if err != nil {
+			return feeQuote{}, fmt.Errorf("fees: gas price: %w", err)
+		}
+		return feeQuote{gasPrice: price}, nil
+	}
+	tip, err := s.net.Chain.SuggestGasTipCap(ctx)
+	if err != nil {
+		return feeQuote{}, fmt.Errorf("fees: tip: %w", err)
+	}
+	return feeQuote{baseFee: head.BaseFee, tip: tip}, nil
+}

@@ -2,15 +2,11 @@ package engine
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
-	"strings"
 	"time"
 
-	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -221,30 +217,6 @@ func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
 	load.queued, s.countedAt = n, now
 }
 
-// Committer stores transactions (status new) in one database transaction:
-// every one or none. CommitQueue implements it, merging the commits of
-// many callers.
-type Committer interface {
-	// Commit stores txs and returns the outcome of each (nil: stored).
-	// claims (nil, or one per transaction) are taken when their
-	// transactions go into the commit; an abandoned one is not written
-	// (ErrAbandoned).
-	Commit(ctx context.Context, txs []*Transaction, claims []*Claim) []error
-}
-
-// Accept stores txs durably (status new) in one database transaction, the
-// group commit of an account actor, and returns the outcome of each
-// transaction (nil: stored; see Committer).
-func Accept(ctx context.Context, store Committer, txs []*Transaction, claims []*Claim) []error {
-	errs := store.Commit(ctx, txs, claims)
-	for i, err := range errs {
-		if err != nil && !errors.Is(err, ErrAbandoned) {
-			errs[i] = fmt.Errorf("accept %d transactions: %w", len(txs), err)
-		}
-	}
-	return errs
-}
-
 // Sync reconciles the next nonce with the store and the chain and
 // re-broadcasts the signed bytes of every in-flight transaction. The next
 // nonce is the larger of the store's highest assigned nonce + 1 and the
@@ -349,7 +321,6 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	done := 0
 	s.drained = false
 	var fees *feeQuote
-	var batch []*Transaction
 	for free > 0 {
 		asked := free
 		ready, err := s.readyTransactions(ctx, asked)
@@ -358,29 +329,10 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 		}
 		// again is set when a transaction left the queue without using the
 		// window (held back, failed) or came back to it: fetch once more.
-		again := false
-		for _, tx := range ready {
-			if s.conds != nil && tx.HasConditions() {
-				v, txErr, err := s.conds.Check(ctx, s.net, tx)
-				if err != nil {
-					return done, err
-				}
-				if v == Fail {
-					if err := s.fail(ctx, tx.ID, txErr, &load); err != nil {
-						return done, err
-					}
-					done, again = done+1, true
-					continue
-				}
-				if v == Wait {
-					if _, err := s.conds.Hold(ctx, s.fence, tx); err != nil {
-						return done, err
-					}
-					again = true
-					continue
-				}
-			}
-			batch = append(batch, tx)
+		batch, failed, again, err := s.admit(ctx, ready, nil, &load)
+		done += failed
+		if err != nil {
+			return done, err
 		}
 		if len(batch) > 0 {
 			if fees == nil {
@@ -398,7 +350,6 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 			if n < len(batch) {
 				again = true // some failed before taking a nonce, or went back to the queue
 			}
-			batch = batch[:0]
 			if !s.synced {
 				break // the chain's nonce is not what we thought: resync first
 			}
@@ -417,357 +368,34 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	return done, nil
 }
 
-// submitBatch submits txs (ready, in acceptance order) with one JSON-RPC
-// batch of estimates, one database transaction for the signed versions and
-// one JSON-RPC batch of broadcasts. It returns how many took a nonce and
-// kept it. A transaction whose estimation reverts fails before a nonce is
-// taken; a node error during estimation stops the batch there (the rest
-// stays queued; a refusal by the node is noted on the transaction, so its
-// record says why it waits). When the node refuses a tail of the batch,
-// the nonces of that tail are released (nothing after them was assigned):
-// a transient refusal (underpriced, pool full, rate limit, nonce too high)
-// puts the transaction back in the queue and the error returned wraps
-// ErrNodeBusy, so the caller backs off; a final one fails it. A final
-// refusal followed by accepted transactions fails the transaction with the
-// node's reason and fills its nonce with a 0-value transfer to itself, so
-// no gap is ever left and later nonces proceed; a transient one keeps its
-// nonce and is sent again at the next check (tend).
-func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQuote, load *accountLoad) (int, error) {
-	if err := s.checkFence(ctx); err != nil {
-		return 0, err
-	}
-	msgs := make([]ethereum.CallMsg, len(txs))
-	for i, tx := range txs {
-		to := tx.ContractAddress
-		msgs[i] = ethereum.CallMsg{From: s.account.Address, To: &to, Value: valueOf(tx), Data: tx.Data}
-	}
-	gas, estErrs, err := s.estimate(ctx, msgs)
-	if err != nil {
-		return 0, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), err)
-	}
-	var signed []*types.Transaction
-	var chosen []*Transaction
-	var nodeErr error
-	nonce := s.next
-	for i, tx := range txs {
-		if estErrs[i] != nil {
-			if txErr := estimateFailure(estErrs[i], s.abiOf(ctx, tx)); txErr != nil {
-				s.log.Info("transaction fails estimation", "tx", tx.ID, "code", txErr.Code, "reason", txErr.Message)
-				if err := s.fail(ctx, tx.ID, txErr, load); err != nil {
-					return len(chosen), err
-				}
-				continue
-			}
-			s.noteRefusal(ctx, tx, estErrs[i])
-			nodeErr = fmt.Errorf("estimate gas of %s: %w", tx.ID, estErrs[i])
-			break
+// admit returns, appended to batch, the transactions of ready whose
+// conditions (dependsOn, waitForAsset) hold: those whose conditions failed
+// are failed (counted in failed), those that must wait are held back.
+// again is set when any left the queue without using the window.
+func (s *Sender) admit(ctx context.Context, ready, batch []*Transaction, load *accountLoad) (_ []*Transaction, failed int, again bool, err error) {
+	for _, tx := range ready {
+		if s.conds == nil || !tx.HasConditions() {
+			batch = append(batch, tx)
+			continue
 		}
-		g := gas[i] + gas[i]*s.net.GasMarginPercent/100
-		st, err := s.sign(ctx, tx, nonce, g, fees)
+		v, txErr, err := s.conds.Check(ctx, s.net, tx)
 		if err != nil {
-			return 0, err
+			return batch, failed, again, err
 		}
-		signed, chosen = append(signed, st), append(chosen, tx)
-		nonce++
-	}
-	if len(chosen) == 0 {
-		return 0, nodeErr
-	}
-	// Persist before broadcast: after a crash the signed bytes are sent again as they are.
-	if err := s.markSubmitted(ctx, chosen); err != nil {
-		for _, tx := range chosen {
-			tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted, tx.GasLimit = nil, nil, nil, nil, 0
-		}
-		if errors.Is(err, ErrConflict) {
-			if len(chosen) == 1 {
-				load.queued-- // cancelled meanwhile: the nonce was not used
-				return 0, nodeErr
+		switch v {
+		case Fail:
+			if err := s.fail(ctx, tx.ID, txErr, load); err != nil {
+				return batch, failed, again, err
 			}
-			// One was cancelled meanwhile: go one by one.
-			n := 0
-			for _, tx := range chosen {
-				k, err := s.submitBatch(ctx, []*Transaction{tx}, fees, load)
-				n += k
-				if err != nil {
-					return n, err
-				}
+			failed, again = failed+1, true
+		case Wait:
+			if _, err := s.conds.Hold(ctx, s.fence, tx); err != nil {
+				return batch, failed, again, err
 			}
-			return n, nodeErr
-		}
-		return 0, fmt.Errorf("persist %d signed transactions: %w", len(chosen), err)
-	}
-	first := s.next
-	s.next = nonce
-	load.queued -= len(chosen)
-	head, _ := s.net.LastHead()
-
-	sendErrs, err := s.send(ctx, signed)
-	if err != nil {
-		// Unknown outcome for all: they count as sent and are broadcast again.
-		s.log.Warn("batch broadcast outcome unknown; will re-broadcast", "transactions", len(signed), "err", err)
-		sendErrs = make([]error, len(signed))
-	}
-	kinds := make([]NodeErrorKind, len(signed))
-	tail := len(signed) // start of the tail of certain rejections
-	for i := range signed {
-		kinds[i] = ClassifyNodeError(sendErrs[i])
-	}
-	for tail > 0 && (kinds[tail-1].CertainlyRejected() || kinds[tail-1] == NodeNonceTooLow) {
-		tail--
-	}
-	now := s.clock.Now()
-	kept := 0
-	var busy NodeErrorKind
-	var fill []*Transaction
-	for i, tx := range chosen {
-		kind := kinds[i]
-		switch {
-		case i >= tail && (kind == NodeNonceTooLow || kind.Transient()):
-			// Nothing after it took a nonce: back to the queue, in its place.
-			switch kind {
-			case NodeNonceTooLow, NodeNonceTooHigh:
-				s.synced = false
-			case NodeUnderpriced:
-				s.net.forgetFees()
-			}
-			if busy == NodeOK && kind.Transient() {
-				busy = kind
-			}
-			if capacityRefusal(kind) {
-				s.win.shrink(head)
-			}
-			load.queued++
-			s.log.Warn("node refused the transaction for now; requeued", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind, "reason", nodeMessage(sendErrs[i]))
-			if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, nil, now); err != nil {
-				return kept, fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
-			}
-		case i >= tail:
-			txErr := refusal(kind, sendErrs[i])
-			s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
-			if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, txErr, now); err != nil {
-				return kept, fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
-			}
-			s.failed = append(s.failed, tx.ID)
-			s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
+			again = true
 		default:
-			kept++
-			load.inFlight++
-			s.metrics.TxSubmitted(s.account.ID, s.net.Name)
-			s.care.sentAt(tx.ID, head, true)
-			switch {
-			case kind.Final():
-				// Later nonces were accepted: it fails with the node's
-				// reason and a filler takes its nonce.
-				cp := *tx
-				cp.Error = refusal(kind, sendErrs[i])
-				fill = append(fill, &cp)
-			case kind == NodeUnderpriced:
-				s.net.forgetFees()
-				s.win.shrink(head)
-				s.care.signed[tx.ID] = 0 // replaced at a fresh quote at the next check
-				s.care.now = true
-			case kind != NodeOK && kind != NodeAlreadyKnown:
-				if kind == NodeNonceTooLow || kind == NodeNonceTooHigh {
-					s.synced = false
-				}
-				s.care.sent[tx.ID] = 0 // sent again at the next check
-				s.care.now = true
-				s.log.Warn("broadcast not accepted; will send it again", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
-			}
+			batch = append(batch, tx)
 		}
 	}
-	if tail < len(chosen) {
-		s.next = first + uint64(tail)
-	}
-	if s.care.checked == 0 && kept > 0 && head > 0 {
-		// The window was empty: the blocks are counted from here.
-		s.care.checked, s.care.since, s.care.moved, s.care.lowest = head, head, head, first
-	}
-	if err := s.fillRefused(ctx, head, fill, signed, fees); err != nil {
-		return kept, err
-	}
-	if nodeErr == nil && busy != NodeOK {
-		nodeErr = fmt.Errorf("%w: %s", ErrNodeBusy, busy)
-	}
-	return kept, nodeErr
-}
-
-// inFlightSummary is the store's InFlightSummary of the account, through
-// the stage when there is one (so are the methods below).
-func (s *Sender) inFlightSummary(ctx context.Context) (InFlightSummary, error) {
-	if s.stage != nil {
-		return s.stage.InFlightSummary(s.account.ID)
-	}
-	return s.store.InFlightSummary(ctx, s.account.ID, s.net.Name)
-}
-
-func (s *Sender) readyTransactions(ctx context.Context, limit int) ([]*Transaction, error) {
-	if s.stage != nil {
-		return s.stage.ReadyTransactions(s.account.ID, limit)
-	}
-	return s.store.ReadyTransactions(ctx, s.account.ID, s.net.Name, limit)
-}
-
-func (s *Sender) markSubmitted(ctx context.Context, txs []*Transaction) error {
-	if s.stage != nil {
-		return s.stage.MarkSubmitted(s.fence, txs)
-	}
-	return s.store.MarkSubmittedMany(ctx, s.fence, txs)
-}
-
-// chainNonce is the account's nonce at the latest block.
-func (s *Sender) chainNonce(ctx context.Context) (uint64, error) {
-	if s.stage != nil {
-		return s.stage.NonceAt(ctx, s.account.Address)
-	}
-	return s.net.Chain.NonceAt(ctx, s.account.Address, nil)
-}
-
-func (s *Sender) estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
-	if s.stage != nil {
-		return s.stage.Estimate(msgs)
-	}
-	return EstimateDistinct(ctx, s.net.Chain, msgs)
-}
-
-func (s *Sender) send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
-	if s.stage != nil {
-		return s.stage.Send(txs)
-	}
-	return SendAll(ctx, s.net.Chain, txs)
-}
-
-// noteRefusal records on tx (new) why the node refuses it for now, when
-// the node said so (a JSON-RPC error, not a transport failure): its record
-// shows node_refused with the node's message while it waits.
-func (s *Sender) noteRefusal(ctx context.Context, tx *Transaction, err error) {
-	if !IsNodeRefusal(err) {
-		return
-	}
-	txErr := &TxError{Code: TxNodeRefused, Message: nodeMessage(err)}
-	if tx.Error != nil && *tx.Error == *txErr {
-		return
-	}
-	if err := s.store.NoteError(ctx, tx.ID, StatusNew, txErr); err != nil && !errors.Is(err, ErrConflict) {
-		s.log.Warn("noting the node's refusal", "tx", tx.ID, "err", err)
-	}
-}
-
-// valueOf is the value of tx, zero when none.
-func valueOf(tx *Transaction) *big.Int {
-	if tx.Value == nil {
-		return new(big.Int)
-	}
-	return tx.Value
-}
-
-// sign builds tx with nonce, gas and fees, signs it and records nonce,
-// gas limit, hash, signed bytes and the submitted time on tx (not stored).
-func (s *Sender) sign(ctx context.Context, tx *Transaction, nonce, gas uint64, fees feeQuote) (*types.Transaction, error) {
-	to := tx.ContractAddress
-	var unsigned *types.Transaction
-	if fees.baseFee != nil {
-		feeCap, tip := s.net.CapFees(MaxFeePerGas(fees.baseFee, fees.tip), fees.tip)
-		unsigned = types.NewTx(&types.DynamicFeeTx{
-			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
-			Gas: gas, To: &to, Value: valueOf(tx), Data: tx.Data,
-		})
-	} else {
-		price, _ := s.net.CapFees(fees.gasPrice, nil)
-		unsigned = types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: gas, To: &to, Value: valueOf(tx), Data: tx.Data})
-	}
-	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
-	if err != nil {
-		return nil, fmt.Errorf("sign %s: %w", tx.ID, err)
-	}
-	raw, err := signed.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", tx.ID, err)
-	}
-	hash, now := signed.Hash(), s.clock.Now()
-	tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx, tx.Submitted = &nonce, gas, &hash, raw, &now
-	return signed, nil
-}
-
-// fees returns the network's fee quote (cached for FeeQuoteTTL).
-func (s *Sender) fees(ctx context.Context) (feeQuote, error) {
-	return s.net.cachedFees(ctx, s.quoteFees)
-}
-
-// quoteFees asks the node for the fees of the next block.
-func (s *Sender) quoteFees(ctx context.Context) (feeQuote, error) {
-	head, err := s.net.Chain.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return feeQuote{}, fmt.Errorf("fees: head: %w", err)
-	}
-	if head.BaseFee == nil {
-		price, err := s.net.Chain.SuggestGasPrice(ctx)
-		if err != nil {
-			return feeQuote{}, fmt.Errorf("fees: gas price: %w", err)
-		}
-		return feeQuote{gasPrice: price}, nil
-	}
-	tip, err := s.net.Chain.SuggestGasTipCap(ctx)
-	if err != nil {
-		return feeQuote{}, fmt.Errorf("fees: tip: %w", err)
-	}
-	return feeQuote{baseFee: head.BaseFee, tip: tip}, nil
-}
-
-// abiOf returns the ABI of tx's contract (nil when unknown), to decode
-// its custom revert errors.
-func (s *Sender) abiOf(ctx context.Context, tx *Transaction) *abi.ABI {
-	if len(tx.ABI) > 0 {
-		a, _ := ParseABI(tx.ABI)
-		return a
-	}
-	if tx.ContractID == "" {
-		return nil
-	}
-	if a, ok := s.abis[tx.ContractID]; ok {
-		return a
-	}
-	var a *abi.ABI
-	if c, err := s.store.ContractByID(ctx, tx.ContractID); err == nil {
-		a, _ = ParseABI(c.ABI)
-	}
-	if s.abis == nil {
-		s.abis = map[string]*abi.ABI{}
-	}
-	s.abis[tx.ContractID] = a
-	return a
-}
-
-// estimateFailure turns an estimation error into the failure of the
-// transaction when the error is the transaction's fault (revert,
-// insufficient funds), or nil when it is the node's. The revert reason is
-// decoded with the contract's ABI when known (custom errors).
-func estimateFailure(err error, a *abi.ABI) *TxError {
-	switch {
-	case IsRevert(err):
-		return &TxError{Code: TxReverted, Message: RevertMessage(a, err)}
-	case ClassifyNodeError(err) == NodeInsufficientFunds:
-		return &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
-	}
-	return nil
-}
-
-// revertReasonOf extracts the decoded revert reason from a JSON-RPC error
-// that carries revert data (go-ethereum's rpc.DataError), or from its text.
-func revertReasonOf(err error) (string, bool) {
-	var de interface{ ErrorData() interface{} }
-	if errors.As(err, &de) {
-		if s, ok := de.ErrorData().(string); ok {
-			if data, herr := hex.DecodeString(strings.TrimPrefix(s, "0x")); herr == nil {
-				if reason, ok := RevertReason(data); ok {
-					return reason, true
-				}
-			}
-		}
-	}
-	msg := err.Error()
-	if i := strings.Index(msg, "execution reverted: "); i >= 0 {
-		return msg[i+len("execution reverted: "):], true
-	}
-	return "", false
+	return batch, failed, again, nil
 }

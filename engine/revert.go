@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+)
+
+// abiOf returns the ABI of tx's contract (nil when unknown), to decode
+// its custom revert errors.
+func (s *Sender) abiOf(ctx context.Context, tx *Transaction) *abi.ABI {
+	if len(tx.ABI) > 0 {
+		a, _ := ParseABI(tx.ABI)
+		return a
+	}
+	if tx.ContractID == "" {
+		return nil
+	}
+	if a, ok := s.abis[tx.ContractID]; ok {
+		return a
+	}
+	var a *abi.ABI
+	if c, err := s.store.ContractByID(ctx, tx.ContractID); err == nil {
+		a, _ = ParseABI(c.ABI)
+	}
+	if s.abis == nil {
+		s.abis = map[string]*abi.ABI{}
+	}
+	s.abis[tx.ContractID] = a
+	return a
+}
+
+// estimateFailure turns an estimation error into the failure of the
+// transaction when the error is the transaction's fault (revert,
+// insufficient funds), or nil when it is the node's. The revert reason is
+// decoded with the contract's ABI when known (custom errors).
+func estimateFailure(err error, a *abi.ABI) *TxError {
+	switch {
+	case IsRevert(err):
+		return &TxError{Code: TxReverted, Message: RevertMessage(a, err)}
+	case ClassifyNodeError(err) == NodeInsufficientFunds:
+		return &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
+	}
+	return nil
+}
+
+// revertReasonOf extracts the decoded revert reason from a JSON-RPC error
+// that carries revert data (go-ethereum's rpc.DataError), or from its text.
+func revertReasonOf(err error) (string, bool) {
+	var de interface{ ErrorData() interface{} }
+	if errors.As(err, &de) {
+		if s, ok := de.ErrorData().(string); ok {
+			if data, herr := hex.DecodeString(strings.TrimPrefix(s, "0x")); herr == nil {
+				if reason, ok := RevertReason(data); ok {
+					return reason, true
+				}
+			}
+		}
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "execution reverted: "); i >= 0 {
+		return msg[i+len("execution reverted: "):], true
+	}
+	return "", false
+}
