@@ -101,7 +101,7 @@ type TxBatcher interface {
 
 // EstimateAll estimates the gas of msgs at the latest block, in one round
 // trip when chain is a TxBatcher.
-func EstimateAll(ctx context.Context, chain Chain, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+func EstimateAll(ctx context.Context, chain ethereum.GasEstimator, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
 	if b, ok := chain.(TxBatcher); ok {
 		return b.BatchEstimateGas(ctx, msgs)
 	}
@@ -115,7 +115,7 @@ func EstimateAll(ctx context.Context, chain Chain, msgs []ethereum.CallMsg) ([]u
 // The calls of one pump are estimated against the chain's latest state,
 // which an equal call reads alike; each answer (gas, revert or error) goes
 // to every call equal to the one estimated.
-func EstimateDistinct(ctx context.Context, chain Chain, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+func EstimateDistinct(ctx context.Context, chain ethereum.GasEstimator, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
 	index := make([]int, len(msgs))
 	distinct := make([]ethereum.CallMsg, 0, len(msgs))
 	seen := make(map[string]int, len(msgs))
@@ -183,7 +183,7 @@ func callKey(i int, m ethereum.CallMsg) string {
 // EstimateEach estimates msgs one call after the other; a node error (not
 // a revert, not insufficient funds) ends it, leaving the rest unestimated
 // with that error.
-func EstimateEach(ctx context.Context, chain Chain, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+func EstimateEach(ctx context.Context, chain ethereum.GasEstimator, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
 	gas := make([]uint64, len(msgs))
 	errs := make([]error, len(msgs))
 	for i, m := range msgs {
@@ -200,7 +200,7 @@ func EstimateEach(ctx context.Context, chain Chain, msgs []ethereum.CallMsg) ([]
 
 // SendAll broadcasts txs in order, in one round trip when chain is a
 // TxBatcher.
-func SendAll(ctx context.Context, chain Chain, txs []*types.Transaction) ([]error, error) {
+func SendAll(ctx context.Context, chain ethereum.TransactionSender, txs []*types.Transaction) ([]error, error) {
 	if b, ok := chain.(TxBatcher); ok {
 		return b.BatchSendTransactions(ctx, txs)
 	}
@@ -208,7 +208,7 @@ func SendAll(ctx context.Context, chain Chain, txs []*types.Transaction) ([]erro
 }
 
 // SendEach broadcasts txs one call after the other.
-func SendEach(ctx context.Context, chain Chain, txs []*types.Transaction) ([]error, error) {
+func SendEach(ctx context.Context, chain ethereum.TransactionSender, txs []*types.Transaction) ([]error, error) {
 	errs := make([]error, len(txs))
 	for i, tx := range txs {
 		errs[i] = chain.SendTransaction(ctx, tx)

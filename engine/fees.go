@@ -6,6 +6,9 @@ import (
 	"math/big"
 	"sync"
 	"time"
+
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/core/types"
 )
 
 // MaxFeePerGas is the EIP-1559 fee cap the service signs with and
@@ -85,20 +88,33 @@ func (s *Sender) fees(ctx context.Context) (feeQuote, error) {
 	return s.net.cachedFees(ctx, s.quoteFees)
 }
 
+// feeSource is what a fee quote needs of the node: the head's base fee
+// and the suggested tip, or the gas price on legacy networks.
+type feeSource interface {
+	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
+	ethereum.GasPricer
+	ethereum.GasPricer1559
+}
+
 // quoteFees asks the node for the fees of the next block.
 func (s *Sender) quoteFees(ctx context.Context) (feeQuote, error) {
-	head, err := s.net.Chain.HeaderByNumber(ctx, nil)
+	return quoteFees(ctx, s.net.Chain)
+}
+
+// quoteFees asks node for the fees of the next block.
+func quoteFees(ctx context.Context, node feeSource) (feeQuote, error) {
+	head, err := node.HeaderByNumber(ctx, nil)
 	if err != nil {
 		return feeQuote{}, fmt.Errorf("fees: head: %w", err)
 	}
 	if head.BaseFee == nil {
-		price, err := s.net.Chain.SuggestGasPrice(ctx)
+		price, err := node.SuggestGasPrice(ctx)
 		if err != nil {
 			return feeQuote{}, fmt.Errorf("fees: gas price: %w", err)
 		}
 		return feeQuote{gasPrice: price}, nil
 	}
-	tip, err := s.net.Chain.SuggestGasTipCap(ctx)
+	tip, err := node.SuggestGasTipCap(ctx)
 	if err != nil {
 		return feeQuote{}, fmt.Errorf("fees: tip: %w", err)
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math/big"
 	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
@@ -29,7 +30,7 @@ import (
 // Create it with NewSubmitStage; Close stops it after the calls already
 // waiting.
 type SubmitStage struct {
-	net   *Network
+	net   *Network // its name; its Chain is read at each call (stageChain)
 	store StageStore
 
 	summaries *Merger[string, summaryResult]
@@ -101,6 +102,9 @@ func NewSubmitStage(net *Network, store StageStore) *SubmitStage {
 	st.sends = NewMerger(st.runSends, func(t []*types.Transaction) int { return len(t) }, stageMaxRows)
 	return st
 }
+
+// chain is the network's node, as far as the stage uses it.
+func (st *SubmitStage) chain() stageChain { return st.net.Chain }
 
 // Close stops the stage after the calls already waiting.
 func (st *SubmitStage) Close() {
@@ -239,8 +243,8 @@ func groupFailure(err error) bool {
 // JSON-RPC batch with those of other accounts when the chain is a
 // NonceBatcher.
 func (st *SubmitStage) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
-	if _, ok := st.net.Chain.(NonceBatcher); !ok {
-		return st.net.Chain.NonceAt(ctx, addr, nil)
+	if _, ok := st.chain().(NonceBatcher); !ok {
+		return st.chain().NonceAt(ctx, addr, nil)
 	}
 	r, ok := st.nonces.Do(addr)
 	if !ok {
@@ -250,7 +254,7 @@ func (st *SubmitStage) NonceAt(ctx context.Context, addr common.Address) (uint64
 }
 
 func (st *SubmitStage) runNonces(addrs []common.Address) []nonceResult {
-	nonces, errs, err := st.net.Chain.(NonceBatcher).BatchNonces(context.Background(), addrs)
+	nonces, errs, err := st.chain().(NonceBatcher).BatchNonces(context.Background(), addrs)
 	out := make([]nonceResult, len(addrs))
 	for i := range addrs {
 		if err != nil {
@@ -274,7 +278,7 @@ func (st *SubmitStage) Estimate(msgs []ethereum.CallMsg) ([]uint64, []error, err
 
 func (st *SubmitStage) runEstimates(reqs [][]ethereum.CallMsg) []estimateResult {
 	all := concat(reqs)
-	gas, errs, err := EstimateDistinct(context.Background(), st.net.Chain, all)
+	gas, errs, err := EstimateDistinct(context.Background(), st.chain(), all)
 	out := make([]estimateResult, len(reqs))
 	at := 0
 	for i, r := range reqs {
@@ -304,7 +308,7 @@ func (st *SubmitStage) Send(txs []*types.Transaction) ([]error, error) {
 
 func (st *SubmitStage) runSends(reqs [][]*types.Transaction) []sendResult {
 	all := concat(reqs)
-	errs, err := SendAll(context.Background(), st.net.Chain, all)
+	errs, err := SendAll(context.Background(), st.chain(), all)
 	out := make([]sendResult, len(reqs))
 	at := 0
 	for i, r := range reqs {
@@ -316,6 +320,20 @@ func (st *SubmitStage) runSends(reqs [][]*types.Transaction) []sendResult {
 		at += len(r)
 	}
 	return out
+}
+
+// NonceReader reads an account's nonce at a block (nil: the latest).
+type NonceReader interface {
+	NonceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (uint64, error)
+}
+
+// stageChain is what a SubmitStage needs of the node: estimates, nonces
+// and broadcasts, batched when the node's adapter can (TxBatcher,
+// NonceBatcher).
+type stageChain interface {
+	ethereum.GasEstimator
+	ethereum.TransactionSender
+	NonceReader
 }
 
 // NonceBatcher is implemented by chains that read many accounts' nonces
@@ -331,7 +349,7 @@ type NonceBatcher interface {
 // NoncesEach reads the nonces of addrs at the latest block one call after
 // the other (the fallback of a NonceBatcher that wraps a chain without
 // batches); an error stops it.
-func NoncesEach(ctx context.Context, chain Chain, addrs []common.Address) ([]uint64, []error, error) {
+func NoncesEach(ctx context.Context, chain NonceReader, addrs []common.Address) ([]uint64, []error, error) {
 	out := make([]uint64, len(addrs))
 	for i, a := range addrs {
 		n, err := chain.NonceAt(ctx, a, nil)
