@@ -1,8 +1,6 @@
 package suite
 
 import (
-	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -14,12 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
 
-	"github.com/txengine/txengine/internal/gethtest"
-	"github.com/txengine/txengine/persistence/postgres/pgtest"
 )
 
 // TestProfile profiles the service under one load shape on PostgreSQL
@@ -46,9 +39,9 @@ func TestProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var accounts, per int
-	shape := envOr("TXENGINE_PROFILE_SHAPE", "1000x10")
-	if _, err := fmt.Sscanf(shape, "%dx%d", &accounts, &per); err != nil || accounts < 1 || per < 1 {
-		t.Fatalf("TXENGINE_PROFILE_SHAPE=%q: want accounts x transfers, e.g. 1000x10", shape)
+	shapeArg := envOr("TXENGINE_PROFILE_SHAPE", "1000x10")
+	if _, err := fmt.Sscanf(shapeArg, "%dx%d", &accounts, &per); err != nil || accounts < 1 || per < 1 {
+		t.Fatalf("TXENGINE_PROFILE_SHAPE=%q: want accounts x transfers, e.g. 1000x10", shapeArg)
 	}
 	seconds := envInt(t, "TXENGINE_PROFILE_SECONDS", 20)
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "profile: "+format+"\n", args...) }
@@ -60,75 +53,32 @@ func TestProfile(t *testing.T) {
 	t.Setenv("TXENGINE_BENCH_BIN", bin)
 	b := build(t)
 
-	node := gethtest.Start(t, gethtest.Period(1))
-	pg := pgtest.StartDurableCluster(t, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all")
-	db, err := sql.Open("postgres", pg.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	pprofAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	st := startGethStack(t, b.txengine, []string{"TXENGINE_PPROF=" + pprofAddr, "TXENGINE_LOG_LEVEL=" + envOr("TXENGINE_PROFILE_LOG_LEVEL", "warn")},
+		"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all")
+	defer st.svc.stop()
+	db := st.db
 	if _, err := db.Exec("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
 		t.Fatalf("pg_stat_statements: %v", err)
 	}
-	pprofAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
-	dir := t.TempDir()
-	env := []string{
-		"TXENGINE_DATABASE_URL=" + pg.URL(), "TXENGINE_PPROF=" + pprofAddr, "TXENGINE_LOG_LEVEL=" + envOr("TXENGINE_PROFILE_LOG_LEVEL", "warn"),
-		"TXENGINE_NETWORK_NAME=geth", "TXENGINE_NETWORK_CHAIN_ID=1337",
-		"TXENGINE_NETWORK_HTTP_URL=" + node.HTTPURL, "TXENGINE_NETWORK_WS_URL=" + node.WSURL,
-		"TXENGINE_NETWORK_FAUCET_KEY=" + hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
-	}
-	deploy := exec.Command(b.txengine, "token", "deploy", "--network", "geth", "--name", "Bench Token", "--symbol", "BT", "--supply", "1000000000000000000000000")
-	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
-	if o, err := deploy.CombinedOutput(); err != nil {
-		t.Fatalf("token deploy: %v\n%s", err, o)
-	}
-	svc := startService(t, b.txengine, dir, env...)
-	defer svc.stop()
-	ec, err := ethclient.Dial(node.WSURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ec.Close()
-	if accounts == 1 {
-		var def struct {
-			Address string `json:"address"`
+	var started time.Time
+	m := measure(t, b.txload, st.svc, shape{accounts, per}, func() {
+		if _, err := db.Exec("SELECT pg_stat_statements_reset()"); err != nil {
+			t.Fatalf("reset statement counts: %v", err)
 		}
-		if err := apiCall(&http.Client{Timeout: 10 * time.Second}, "GET", svc.url+"/accounts/default", svc.token, "", &def); err != nil {
-			t.Fatalf("default account: %v", err)
-		}
-		fundETH(t, ec, node, common.HexToAddress(def.Address), 100)
-	}
-
-	// The load runs in the background; the profile starts with its first
-	// accepted transfer.
-	base := scrape(t, svc.url)
-	loaded := make(chan loadReport, 1)
-	go func() { // owned by the test: it waits for the report below
-		loaded <- runLoad(t, b.txload, svc.url, svc.token, "--n", itoa(accounts*per), "--accounts", itoa(accounts), "--concurrency", itoa(p1Clients), "--timeout", "10m")
-	}()
-	for scrape(t, svc.url).accepted == base.accepted {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if _, err := db.Exec("SELECT pg_stat_statements_reset()"); err != nil {
-		t.Fatalf("reset statement counts: %v", err)
-	}
-	before := scrape(t, svc.url)
-	cpuBefore := processCPU(t, svc.cmd.Process.Pid)
-	started := time.Now()
-	logf("load started; CPU profile for %ds", seconds)
-	fetch(t, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, seconds), filepath.Join(out, "cpu.pprof"))
-	r := <-loaded
-	after := scrape(t, svc.url)
-	logBlocks(ec, started, r.FirstBlock, r.LastBlock, logf)
-	cpu := processCPU(t, svc.cmd.Process.Pid) - cpuBefore
+		started = time.Now()
+		logf("load started; CPU profile for %ds", seconds)
+		fetch(t, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, seconds), filepath.Join(out, "cpu.pprof"))
+	}, "--concurrency", itoa(p1Clients), "--timeout", "10m")
+	r, before, after, cpu := m.r, m.before, m.after, m.cpu
+	logBlocks(st.ec, started, r.FirstBlock, r.LastBlock, logf)
 	for _, p := range []string{"mutex", "block", "allocs", "goroutine"} {
 		fetch(t, fmt.Sprintf("http://%s/debug/pprof/%s", pprofAddr, p), filepath.Join(out, p+".pprof"))
 	}
 
 	completed := after.completed - before.completed
 	var sum strings.Builder
-	fmt.Fprintf(&sum, "shape %s on PostgreSQL (fsync on) + geth --dev (1 s blocks), defaults, %d clients; %s\n", shape, p1Clients, machine())
+	fmt.Fprintf(&sum, "shape %s on PostgreSQL (fsync on) + geth --dev (1 s blocks), defaults, %d clients; %s\n", shapeArg, p1Clients, machine())
 	fmt.Fprintf(&sum, "accepted %d at %.0f/s (p50 %.1f ms, p99 %.1f ms); drain %.1fs; completed %.0f since the first accept; check %s\n",
 		r.Accepted, r.AcceptedPerSec, r.LatencyMs.P50, r.LatencyMs.P99, r.LastCompletedSeconds, completed, verdict(r))
 	fmt.Fprintf(&sum, "service CPU %.1fs = %.2f ms per completed transfer\n", cpu, 1000*cpu/completed)

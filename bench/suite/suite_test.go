@@ -153,6 +153,9 @@ func TestBench(t *testing.T) {
 	add(benchBreadth(t, b, logf)...)
 	add(idleRows...)
 
+	// The shapes of issue 16 with the default configuration.
+	add(benchShapes(t, b, logf)...)
+
 	run := benchtable.Run{Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Rows: rows}
 	var out bytes.Buffer
 	benchtable.Markdown(&out, run)

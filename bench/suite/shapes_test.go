@@ -1,0 +1,219 @@
+package suite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/txengine/txengine/bench/benchtable"
+	"github.com/txengine/txengine/internal/gethtest"
+	"github.com/txengine/txengine/persistence/postgres/pgtest"
+)
+
+// shape is a load shape: accounts × transfers per account.
+type shape struct{ accounts, per int }
+
+func (s shape) String() string { return fmt.Sprintf("%d × %d", s.accounts, s.per) }
+
+// The shapes our users have (issue 16): one account's burst, many
+// accounts sending a few each, and each account's first send.
+var shapes = []shape{{1, 10000}, {1000, 10}, {10000, 1}}
+
+// gethStack is txengine with the default configuration on PostgreSQL
+// (fsync on) and geth --dev (1 s blocks, 60M gas, raised pool), with the
+// token deployed and the operator's default account funded.
+type gethStack struct {
+	svc  *service
+	node *gethtest.Node
+	ec   *ethclient.Client
+	db   *sql.DB // the service's database (pg_stat_statements when asked)
+}
+
+// startGethStack starts a gethStack; env adds to the service's
+// environment, pgSettings to PostgreSQL's.
+func startGethStack(t *testing.T, bin string, env []string, pgSettings ...string) *gethStack {
+	t.Helper()
+	node := gethtest.Start(t, gethtest.Period(1))
+	pg := pgtest.StartDurableCluster(t, pgSettings...)
+	db, err := sql.Open("postgres", pg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	dir := t.TempDir()
+	env = append([]string{
+		"TXENGINE_DATABASE_URL=" + pg.URL(),
+		"TXENGINE_NETWORK_NAME=geth", "TXENGINE_NETWORK_CHAIN_ID=1337",
+		"TXENGINE_NETWORK_HTTP_URL=" + node.HTTPURL, "TXENGINE_NETWORK_WS_URL=" + node.WSURL,
+		"TXENGINE_NETWORK_FAUCET_KEY=" + hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
+	}, env...)
+	deploy := exec.Command(bin, "token", "deploy", "--network", "geth", "--name", "Bench Token", "--symbol", "BT", "--supply", "1000000000000000000000000")
+	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
+	if o, err := deploy.CombinedOutput(); err != nil {
+		t.Fatalf("token deploy: %v\n%s", err, o)
+	}
+	svc := startService(t, bin, dir, env...)
+	ec, err := ethclient.Dial(node.WSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ec.Close)
+	var def struct {
+		Address string `json:"address"`
+	}
+	if err := apiCall(&http.Client{Timeout: 10 * time.Second}, "GET", svc.url+"/accounts/default", svc.token, "", &def); err != nil {
+		t.Fatalf("default account: %v", err)
+	}
+	// The faucet gives 0.1 ETH; geth reserves gas × fee cap for every
+	// pending transaction, and a burst needs more.
+	fundETH(t, ec, node, common.HexToAddress(def.Address), 1000)
+	return &gethStack{svc: svc, node: node, ec: ec, db: db}
+}
+
+// measured is one load run as the service saw it, from its first accepted
+// transfer (after txload's setup) to the report.
+type measured struct {
+	r         loadReport
+	cpu       float64 // service CPU seconds
+	completed float64 // transfers completed (service metrics)
+	rpc       float64 // JSON-RPC round trips
+	before    metrics
+	after     metrics
+}
+
+// measure runs txload with args against svc in the background (sh: its
+// shape); once the service accepted the first transfer of the load (after
+// the setup's funding transfers, one per account when there are several)
+// it calls during (nil: nothing) and then waits for the report.
+func measure(t *testing.T, txload string, svc *service, sh shape, during func(), args ...string) measured {
+	t.Helper()
+	base := scrape(t, svc.url)
+	setup := 0.0
+	if sh.accounts > 1 {
+		setup = float64(sh.accounts)
+	}
+	args = append([]string{"--n", itoa(sh.accounts * sh.per), "--accounts", itoa(sh.accounts)}, args...)
+	loaded := make(chan loadReport, 1)
+	go func() { // owned by measure: it waits for the report below
+		loaded <- runLoad(t, txload, svc.url, svc.token, args...)
+	}()
+	var m measured
+	for {
+		cur := scrape(t, svc.url)
+		if cur.accepted > base.accepted+setup {
+			m.before = cur
+			break
+		}
+		select {
+		case r := <-loaded: // ended before anything was accepted
+			m.r = r
+			return m
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cpu := processCPU(t, svc.cmd.Process.Pid)
+	if during != nil {
+		during()
+	}
+	m.r = <-loaded
+	m.after = scrape(t, svc.url)
+	m.cpu = processCPU(t, svc.cmd.Process.Pid) - cpu
+	m.completed = m.after.completed - m.before.completed
+	m.rpc = m.after.rpc - m.before.rpc
+	return m
+}
+
+// chainBound is the least time the chain needs for n transfers of the
+// run's median gas: ⌈n / ⌊gas limit / gas⌋⌉ blocks of period seconds.
+func chainBound(ec *ethclient.Client, n int, gas uint64, period float64) (float64, uint64, error) {
+	head, err := ec.HeaderByNumber(context.Background(), nil)
+	if err != nil || gas == 0 {
+		return math.NaN(), 0, err
+	}
+	perBlock := head.GasLimit / gas
+	return math.Ceil(float64(n)/float64(perBlock)) * period, perBlock, nil
+}
+
+// benchShapes measures the three shapes, in this order, with the default
+// configuration, on PostgreSQL (fsync on) and geth --dev, then on the
+// embedded default (SQLite and the in-process chain, for comparison):
+// accepts/s, accept p99, drain beside the chain bound and the service's
+// CPU per completed transfer, and the ratios the targets of issue 16 are
+// set on (breadth beside depth).
+func benchShapes(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row {
+	st := startGethStack(t, b.txengine, nil)
+	rows := shapeRows(t, b, logf, "pg", "on PostgreSQL (fsync on) + geth --dev", st.svc, st.ec)
+	st.svc.stop()
+	emb := startService(t, b.txengine, t.TempDir())
+	defer emb.stop()
+	return append(rows, shapeRows(t, b, logf, "emb", "on the embedded default", emb, nil)...)
+}
+
+// shapeRows runs the shapes on svc; ec (nil: none) reads the chain for the
+// bound and the blocks.
+func shapeRows(t *testing.T, b bins, logf func(string, ...any), key, where string, svc *service, ec *ethclient.Client) []benchtable.Row {
+	var rows []benchtable.Row
+	var depth measured
+	for i, sh := range shapes {
+		m := measure(t, b.txload, svc, sh, nil, "--concurrency", itoa(p1Clients), "--timeout", "10m")
+		id := fmt.Sprintf("S.%s.%dx%d", key, sh.accounts, sh.per)
+		cpuPer := 1000 * m.cpu / m.completed
+		logf("%s %s: accepts %.0f/s p99 %.1f ms, drain %.1fs, CPU %.2f ms per completed, %.0f completed, check %s",
+			sh, where, m.r.AcceptedPerSec, m.r.LatencyMs.P99, m.r.LastCompletedSeconds, cpuPer, m.completed, verdict(m.r))
+		rows = append(rows,
+			benchtable.Row{ID: id + ".accepts", What: fmt.Sprintf("%s %s, defaults, %d clients: accepted/s", sh, where, p1Clients), Value: m.r.AcceptedPerSec, Unit: "/s",
+				Note: fmt.Sprintf("(check %s; %s)", verdict(m.r), m.after.outcome(m.before))},
+			benchtable.Row{ID: id + ".p99", What: fmt.Sprintf("%s accept p99", sh), Value: m.r.LatencyMs.P99, Unit: "ms", HasTarget: true, Target: 50},
+			benchtable.Row{ID: id + ".cpu", What: fmt.Sprintf("%s service CPU per completed transfer", sh), Value: cpuPer, Unit: "ms",
+				Note: fmt.Sprintf("(%.1fs for %.0f; JSON-RPC %.3f round trips per completed)", m.cpu, m.completed, m.rpc/m.completed)},
+		)
+		if ec != nil {
+			bound, perBlock, err := chainBound(ec, sh.accounts*sh.per, m.r.GasUsedMedian, 1)
+			if err != nil {
+				t.Fatalf("chain bound: %v", err)
+			}
+			logBlocks(ec, time.Now().Add(-time.Duration(m.r.LastCompletedSeconds*float64(time.Second))), m.r.FirstBlock, m.r.LastBlock, logf)
+			rows = append(rows,
+				benchtable.Row{ID: id + ".drain", What: fmt.Sprintf("%s drain (first request to last completed; chain bound %.0fs: %d transfers a block)", sh, bound, perBlock), Value: m.r.LastCompletedSeconds, Unit: "s"},
+				benchtable.Row{ID: id + ".ratio", What: fmt.Sprintf("%s drain / chain bound", sh), Value: m.r.LastCompletedSeconds / bound, Unit: "x", HasTarget: true, Target: 1.2})
+		} else {
+			rows = append(rows, benchtable.Row{ID: id + ".drain", What: fmt.Sprintf("%s drain (first request to last completed)", sh), Value: m.r.LastCompletedSeconds, Unit: "s"})
+		}
+		if i == 0 {
+			depth = m
+			continue
+		}
+		rows = append(rows,
+			benchtable.Row{ID: id + ".accepts.ratio", What: fmt.Sprintf("%s accepted/s / %s's", sh, shapes[0]), Value: m.r.AcceptedPerSec / depth.r.AcceptedPerSec, Unit: "x", HasTarget: key == "pg", Target: 0.8, AtLeast: true},
+			benchtable.Row{ID: id + ".cpu.ratio", What: fmt.Sprintf("%s CPU per completed / %s's", sh, shapes[0]), Value: (m.cpu / m.completed) / (depth.cpu / depth.completed), Unit: "x", HasTarget: key == "pg", Target: 1.5},
+		)
+	}
+	return rows
+}
+
+// TestBenchShapes runs the shape rows of the suite alone:
+//
+//	TXENGINE_BENCH=shapes go test -count=1 -v -run TestBenchShapes -timeout 30m ./bench/suite/
+func TestBenchShapes(t *testing.T) {
+	if os.Getenv("TXENGINE_BENCH") != "shapes" {
+		t.Skip("the shape rows run alone with TXENGINE_BENCH=shapes (make bench runs them too)")
+	}
+	b := build(t)
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
+	rows := benchShapes(t, b, logf)
+	var out strings.Builder
+	benchtable.Markdown(&out, benchtable.Run{Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Rows: rows})
+	fmt.Print("\n" + out.String())
+}
