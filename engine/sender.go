@@ -237,13 +237,17 @@ func (s *Sender) Sync(ctx context.Context) error {
 		next = maxNonce + 1
 	}
 	s.next, s.synced = next, true
+	s.care.reset()
+	// A cold account has nothing in flight: the merged count says so
+	// without reading its rows.
+	if sum, err := s.inFlightSummary(ctx); err != nil {
+		return fmt.Errorf("sync: in flight: %w", err)
+	} else if sum.Count == 0 {
+		return nil
+	}
 	inflight, err := s.store.InFlight(ctx, s.account.ID, s.net.Name)
 	if err != nil {
 		return fmt.Errorf("sync: in flight: %w", err)
-	}
-	s.care.reset()
-	if len(inflight) == 0 {
-		return nil
 	}
 	head, _ := s.net.LastHead()
 	signed := make([]*types.Transaction, 0, len(inflight))

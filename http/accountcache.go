@@ -54,6 +54,14 @@ func (c *accountCache) putLocked(a engine.Account) {
 	c.byAddr[a.Address] = a
 }
 
+// remember caches a, an account just created: its first transfer then
+// reads nothing of it (a cold account costs its first send no round trip).
+func (c *accountCache) remember(a *engine.Account) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(senderFields(a))
+}
+
 // byIDForSend returns the id, owner, address and creation time of account
 // id (Default is not set: use it only to send from), loading the account
 // with load on first use. Errors (not found included) are not cached.

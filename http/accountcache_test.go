@@ -119,3 +119,20 @@ func TestAccountCacheDefaultUncachedInCluster(t *testing.T) {
 		t.Fatalf("loads = %d, want 3", loads)
 	}
 }
+
+// TestAccountCacheRemembersCreated: an account just created is sent from
+// without a read of the store (a cold account's first send), and the cache
+// keeps no secret of it.
+func TestAccountCacheRemembersCreated(t *testing.T) {
+	var c accountCache
+	a := &engine.Account{ID: "a2", Owner: "u2", Address: common.HexToAddress("0x02"), EncryptedKey: []byte("k")}
+	c.remember(a)
+	load := func(context.Context, string) (*engine.Account, error) {
+		t.Fatal("the store was read for an account just created")
+		return nil, nil
+	}
+	got, err := c.byIDForSend(context.Background(), "a2", load)
+	if err != nil || got.Owner != "u2" || got.Address != a.Address || got.EncryptedKey != nil {
+		t.Fatalf("byIDForSend = %+v, %v", got, err)
+	}
+}

@@ -54,6 +54,7 @@ func (s *Server) createAccount(c *gin.Context) {
 		s.fail(c, fmt.Errorf("create account for %s: %w", u.ID, err))
 		return
 	}
+	s.accounts.remember(a)
 	s.engine.AccountCreated(context.WithoutCancel(c.Request.Context()), a)
 	created(c, viewAccount(a))
 }

@@ -79,6 +79,7 @@ func (s *Server) createUser(c *gin.Context) {
 		return
 	}
 	if acct != nil {
+		s.accounts.remember(acct)
 		s.engine.AccountCreated(context.WithoutCancel(c.Request.Context()), acct)
 	}
 	created(c, view)
