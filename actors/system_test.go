@@ -53,6 +53,15 @@ func (c *countingStore) ReadyTransactions(ctx context.Context, accountID, networ
 	return c.Store.ReadyTransactions(ctx, accountID, network, limit)
 }
 
+// ReadyTransactionsOf is what the submit stage reads; it panics as
+// ReadyTransactions does.
+func (c *countingStore) ReadyTransactionsOf(ctx context.Context, network string, limits map[string]int) (map[string][]*engine.Transaction, error) {
+	if c.panics.Add(-1) >= 0 {
+		panic("injected failure")
+	}
+	return c.Store.ReadyTransactionsOf(ctx, network, limits)
+}
+
 func (c *countingStore) InsertTransactions(ctx context.Context, txs []*engine.Transaction) error {
 	insert := func() error {
 		err := c.Store.InsertTransactions(ctx, txs)
@@ -78,15 +87,31 @@ func (c *countingStore) hookInserts(t *testing.T, hook func(insert func() error)
 func (c *countingStore) MarkSubmittedMany(ctx context.Context, f engine.Fence, txs []*engine.Transaction) error {
 	err := c.Store.MarkSubmittedMany(ctx, f, txs)
 	if err == nil {
-		n := c.inflight.Add(int64(len(txs)))
-		for {
-			m := c.maxInflight.Load()
-			if n <= m || c.maxInflight.CompareAndSwap(m, n) {
-				break
-			}
+		c.submitted(len(txs))
+	}
+	return err
+}
+
+// MarkSubmittedGroups is what the submit stage writes.
+func (c *countingStore) MarkSubmittedGroups(ctx context.Context, groups []engine.SubmitGroup) error {
+	err := c.Store.MarkSubmittedGroups(ctx, groups)
+	if err == nil {
+		for _, g := range groups {
+			c.submitted(len(g.Txs))
 		}
 	}
 	return err
+}
+
+// submitted counts n more transactions in flight.
+func (c *countingStore) submitted(n int) {
+	cur := c.inflight.Add(int64(n))
+	for {
+		m := c.maxInflight.Load()
+		if cur <= m || c.maxInflight.CompareAndSwap(m, cur) {
+			break
+		}
+	}
 }
 
 func (c *countingStore) MarkMined(ctx context.Context, outcomes []engine.Mined) error {
@@ -180,7 +205,7 @@ func setupFixture(t *testing.T, client *evm.Client, faucetKey *ecdsa.PrivateKey,
 	}
 	f := &fixture{t: t, store: &countingStore{Store: st}, sealer: sealer}
 	f.net = &engine.Network{
-		Name: "dev", ChainID: big.NewInt(1337), InFlight: window, GasMarginPercent: 20,
+		Name: "dev", ChainID: big.NewInt(1337), InFlight: window, MaxInFlight: window, GasMarginPercent: 20,
 		PollInterval: poll, Chain: client,
 	}
 	now := engine.SystemClock{}.Now()

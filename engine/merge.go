@@ -28,7 +28,11 @@ type Merger[Req, Res any] struct {
 type mergeCall[Req, Res any] struct {
 	req  Req
 	res  Res
-	done chan struct{}
+	// panicked holds what run panicked with (nil: it returned): each
+	// caller of the merged call panics with it, as a call of its own would
+	// have, and its supervisor restarts it; the runner goes on.
+	panicked any
+	done     chan struct{}
 }
 
 // NewMerger starts the runner of a merger. run gets the requests waiting,
@@ -58,6 +62,9 @@ func (m *Merger[Req, Res]) Do(req Req) (res Res, ok bool) {
 	m.mu.Unlock()
 	m.signal()
 	<-c.done
+	if c.panicked != nil {
+		panic(c.panicked)
+	}
 	return c.res, true
 }
 
@@ -121,12 +128,21 @@ func (m *Merger[Req, Res]) take() (calls []*mergeCall[Req, Res], last bool) {
 	return calls, m.closed && len(m.waiting) == 0
 }
 
-// runCalls runs calls as one merged call and hands each its result.
+// runCalls runs calls as one merged call and hands each its result (or
+// the panic of run).
 func (m *Merger[Req, Res]) runCalls(calls []*mergeCall[Req, Res]) {
 	reqs := make([]Req, len(calls))
 	for i, c := range calls {
 		reqs[i] = c.req
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			for _, c := range calls {
+				c.panicked = r
+				close(c.done)
+			}
+		}
+	}()
 	res := m.run(reqs)
 	for i, c := range calls {
 		c.res = res[i]

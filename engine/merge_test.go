@@ -101,3 +101,28 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestMergerPanicReachesTheCallers: a run that panics makes each of its
+// callers panic with the same value (their supervisors restart them), and
+// the merger goes on serving.
+func TestMergerPanicReachesTheCallers(t *testing.T) {
+	m := NewMerger(func(reqs []int) []int {
+		if reqs[0] < 0 {
+			panic("bad request")
+		}
+		return reqs
+	}, nil, 0)
+	defer m.Close()
+	func() {
+		defer func() {
+			if r := recover(); r != "bad request" {
+				t.Fatalf("recovered %v, want the run's panic", r)
+			}
+		}()
+		m.Do(-1)
+		t.Fatal("Do returned after its run panicked")
+	}()
+	if res, ok := m.Do(3); !ok || res != 3 {
+		t.Fatalf("after a panic: Do(3) = %d, %v", res, ok)
+	}
+}
