@@ -178,7 +178,7 @@ func writeText(w io.Writer, r *Report) {
 		}
 		fmt.Fprintf(w, "  check            %s: %d/%d completed, %d failed, %d not ended, %d missing; %d sender(s): %d nonce gaps, %d duplicates; %d hash duplicates; %d recipient(s): %d balance mismatches\n",
 			verdict, c.Completed, c.Accepted, c.Failed, c.NotTerminal, c.Missing, c.Senders, c.NonceGaps, c.NonceDuplicates, c.HashDuplicates, c.Recipients, c.BalanceMismatches)
-		if c.OnChain {
+		if c.ChainCounts != nil {
 			chain := "OK"
 			if c.ChainProblems() > 0 {
 				chain = "FAILED"

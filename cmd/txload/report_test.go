@@ -59,7 +59,7 @@ func TestReportRPC(t *testing.T) {
 }
 
 func TestReportChainLine(t *testing.T) {
-	v := check.Verdict{OK: false, Accepted: 2, Completed: 2, OnChain: true, ChainChecked: 2, ChainSenders: 1, NonceMismatch: 1,
+	v := check.Verdict{OK: false, Accepted: 2, Completed: 2, ChainCounts: &check.ChainCounts{ChainChecked: 2, ChainSenders: 1, NonceMismatch: 1},
 		Problems: []string{"transaction b: nonce 13 on chain, 12 reported"}}
 	rep := &Report{Completed: 2, ChainID: 1337, ChainRoundTrips: 1, ChainSeconds: 0.01, Check: &v}
 	var text bytes.Buffer
@@ -73,7 +73,7 @@ func TestReportChainLine(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
 	}
-	v.OnChain = false
+	v.ChainCounts = nil
 	text.Reset()
 	writeText(&text, rep)
 	if !strings.Contains(text.String(), "on chain         not checked (no --rpc)") {

@@ -33,7 +33,7 @@ type OnChain struct {
 // per sender the nonces on chain are contiguous and unique. It recomputes
 // v.OK, which fails on any mismatch.
 func (v *Verdict) Chain(sent []Sent, observed map[string]Observed, onChain map[string]OnChain) {
-	v.ChainChecked = 0
+	v.ChainCounts = &ChainCounts{}
 	nonces := map[string][]uint64{}
 	seen := map[string]bool{}
 	for _, s := range sent {
@@ -59,9 +59,15 @@ func (v *Verdict) Chain(sent []Sent, observed map[string]Observed, onChain map[s
 			v.problem("transaction %s: reading %s from the node: %s", s.ID, o.Hash, c.Err)
 			continue
 		}
+		if !c.Tx && !c.Receipt {
+			v.TxMissing++
+			v.ReceiptMissing++
+			v.problem("transaction %s: %s unknown to the node (no transaction, no receipt)", s.ID, o.Hash)
+			continue
+		}
 		if !c.Tx {
 			v.TxMissing++
-			v.problem("transaction %s: %s unknown to the node", s.ID, o.Hash)
+			v.problem("transaction %s: %s has a receipt but the node does not return the transaction", s.ID, o.Hash)
 		} else {
 			want := s.Sender
 			if want == "" {
@@ -103,7 +109,6 @@ func (v *Verdict) Chain(sent []Sent, observed map[string]Observed, onChain map[s
 		}
 	}
 	v.ChainSenders = len(nonces)
-	v.ChainNonceGaps, v.ChainNonceDuplicates = 0, 0
 	for _, from := range sortedKeys(nonces) {
 		gaps, dups := Contiguity(nonces[from])
 		if gaps > 0 || dups > 0 {
@@ -112,12 +117,15 @@ func (v *Verdict) Chain(sent []Sent, observed map[string]Observed, onChain map[s
 		v.ChainNonceGaps += gaps
 		v.ChainNonceDuplicates += dups
 	}
-	v.OnChain = true
 	v.settle()
 }
 
-// ChainProblems is the number of mismatches the chain check found.
+// ChainProblems is the number of mismatches the chain check found (0 when
+// it did not run).
 func (v *Verdict) ChainProblems() int {
+	if v.ChainCounts == nil {
+		return 0
+	}
 	return v.ChainReadErrors + v.TxMissing + v.ReceiptMissing + v.ReceiptFailed + v.SenderMismatch +
 		v.NonceMismatch + v.BlockMismatch + v.ChainNonceGaps + v.ChainNonceDuplicates
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"encoding/json"
 	"math/big"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestChainAllGood(t *testing.T) {
 	sent, obs, bal, chain := chainFixture()
 	v := Run(sent, obs, bal)
 	v.Chain(sent, obs, chain)
-	if !v.OK || !v.OnChain || v.ChainChecked != 4 || v.ChainSenders != 2 || v.ChainProblems() != 0 || len(v.Problems) != 0 {
+	if !v.OK || v.ChainCounts == nil || v.ChainChecked != 4 || v.ChainSenders != 2 || v.ChainProblems() != 0 || len(v.Problems) != 0 {
 		t.Fatalf("verdict = %+v", v)
 	}
 }
@@ -60,7 +61,10 @@ func TestChainDetectsEachProblem(t *testing.T) {
 		}, func(v Verdict) int { return v.ReceiptFailed }, 1, "receipt status 0"},
 		"unknown hash": {func(_ []Sent, _ map[string]Observed, c map[string]OnChain) {
 			c["h1"] = OnChain{}
-		}, func(v Verdict) int { return v.TxMissing + v.ReceiptMissing }, 2, "h1 unknown to the node"},
+		}, func(v Verdict) int { return v.TxMissing + v.ReceiptMissing }, 2, "h1 unknown to the node (no transaction, no receipt)"},
+		"receipt without transaction": {func(_ []Sent, _ map[string]Observed, c map[string]OnChain) {
+			edit(c, "h1", func(x *OnChain) { x.Tx, x.Sender, x.Nonce = false, "", 0 })
+		}, func(v Verdict) int { return v.TxMissing }, 1, "h1 has a receipt but the node does not return the transaction"},
 		"read error": {func(_ []Sent, _ map[string]Observed, c map[string]OnChain) {
 			edit(c, "h3", func(x *OnChain) { x.Err = "boom" })
 		}, func(v Verdict) int { return v.ChainReadErrors }, 1, "reading h3 from the node: boom"},
@@ -137,5 +141,27 @@ func TestSameHex(t *testing.T) {
 		if got := sameHex(c.a, c.b); got != c.want {
 			t.Errorf("sameHex(%q, %q) = %v", c.a, c.b, got)
 		}
+	}
+}
+
+// TestChainJSON: the chain counts appear in JSON, zeros included, only when
+// the node was read.
+func TestChainJSON(t *testing.T) {
+	sent, obs, bal, chain := chainFixture()
+	v := Run(sent, obs, bal)
+	raw, _ := json.Marshal(v)
+	if strings.Contains(string(raw), "chainChecked") || strings.Contains(string(raw), "receiptMissing") {
+		t.Errorf("chain counts without a chain check: %s", raw)
+	}
+	v.Chain(sent, obs, chain)
+	raw, _ = json.Marshal(v)
+	for _, want := range []string{`"chainChecked":4`, `"receiptMissing":0`, `"senderMismatch":0`, `"chainNonceGaps":0`, `"ok":true`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("JSON lacks %s: %s", want, raw)
+		}
+	}
+	var back Verdict
+	if err := json.Unmarshal(raw, &back); err != nil || back.ChainCounts == nil || back.ChainChecked != 4 {
+		t.Errorf("decoded %+v, %v", back, err)
 	}
 }

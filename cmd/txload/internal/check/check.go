@@ -55,36 +55,40 @@ type Verdict struct {
 	Recipients        int  `json:"recipients"`
 	BalanceMismatches int  `json:"balanceMismatches"`
 
-	// OnChain reports whether the completed transactions were checked
-	// against the node (Verdict.Chain); the counts below are set with it.
-	OnChain bool `json:"onChain,omitempty"`
-	// ChainChecked is the number of completed transfers looked up on chain.
-	ChainChecked int `json:"chainChecked,omitempty"`
-	// ChainReadErrors counts transfers whose transaction or receipt could
-	// not be read (an error answer of the node, not "not found").
-	ChainReadErrors int `json:"chainReadErrors,omitempty"`
-	// TxMissing counts hashes the node does not know.
-	TxMissing int `json:"txMissing,omitempty"`
-	// ReceiptMissing counts completed transfers without a receipt (or
-	// without a hash); ReceiptFailed those whose receipt status is not 1.
-	ReceiptMissing int `json:"receiptMissing,omitempty"`
-	ReceiptFailed  int `json:"receiptFailed,omitempty"`
-	// SenderMismatch counts transactions whose recovered sender is not the
-	// sending account.
-	SenderMismatch int `json:"senderMismatch,omitempty"`
-	// NonceMismatch counts transactions whose nonce on chain is not the
-	// one the service reports.
-	NonceMismatch int `json:"nonceMismatch,omitempty"`
-	// BlockMismatch counts receipts in another block (number or hash) than
-	// the service reports.
-	BlockMismatch int `json:"blockMismatch,omitempty"`
-	// ChainSenders, ChainNonceGaps and ChainNonceDuplicates are the nonce
-	// check per recovered sender, from the transactions on chain.
-	ChainSenders         int `json:"chainSenders,omitempty"`
-	ChainNonceGaps       int `json:"chainNonceGaps,omitempty"`
-	ChainNonceDuplicates int `json:"chainNonceDuplicates,omitempty"`
+	// ChainCounts is the check against the node (Verdict.Chain); nil, and
+	// absent from JSON, when the node was not read.
+	*ChainCounts
 
 	Problems []string `json:"problems,omitempty"`
+}
+
+// ChainCounts are the counts of the check against the node.
+type ChainCounts struct {
+	// ChainChecked is the number of completed transfers looked up on chain.
+	ChainChecked int `json:"chainChecked"`
+	// ChainReadErrors counts transfers whose transaction or receipt could
+	// not be read (an error answer of the node, not "not found").
+	ChainReadErrors int `json:"chainReadErrors"`
+	// TxMissing counts hashes the node does not know.
+	TxMissing int `json:"txMissing"`
+	// ReceiptMissing counts completed transfers without a receipt (or
+	// without a hash); ReceiptFailed those whose receipt status is not 1.
+	ReceiptMissing int `json:"receiptMissing"`
+	ReceiptFailed  int `json:"receiptFailed"`
+	// SenderMismatch counts transactions whose recovered sender is not the
+	// sending account.
+	SenderMismatch int `json:"senderMismatch"`
+	// NonceMismatch counts transactions whose nonce on chain is not the
+	// one the service reports.
+	NonceMismatch int `json:"nonceMismatch"`
+	// BlockMismatch counts receipts in another block (number or hash) than
+	// the service reports.
+	BlockMismatch int `json:"blockMismatch"`
+	// ChainSenders, ChainNonceGaps and ChainNonceDuplicates are the nonce
+	// check per recovered sender, from the transactions on chain.
+	ChainSenders         int `json:"chainSenders"`
+	ChainNonceGaps       int `json:"chainNonceGaps"`
+	ChainNonceDuplicates int `json:"chainNonceDuplicates"`
 }
 
 // settle sets OK from the counts.
