@@ -16,12 +16,16 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/cmd/txload/internal/check"
+	"github.com/txengine/txengine/cmd/txload/internal/rpcmetrics"
 	"github.com/txengine/txengine/cmd/txload/internal/stats"
 )
 
 // options are the command-line settings of one run.
 type options struct {
 	URL, Token, TokenID string
+	// RPC, when set, is the node's JSON-RPC URL: the check then reads every
+	// completed transfer's transaction and receipt from it.
+	RPC string
 	// Callback, when set, is the callback URL of every transfer.
 	Callback            string
 	N, Accounts, Conc   int
@@ -59,6 +63,22 @@ type txView struct {
 	Error           *struct {
 		Code string `json:"code"`
 	} `json:"error"`
+	// Events carry the block hash (the transaction itself has only the
+	// block number).
+	Events []struct {
+		BlockHash string `json:"blockHash"`
+	} `json:"events"`
+}
+
+// blockHash is the block hash the service reports in the transaction's
+// events ("" without events).
+func (t txView) blockHash() string {
+	for _, e := range t.Events {
+		if e.BlockHash != "" {
+			return e.BlockHash
+		}
+	}
+	return ""
 }
 
 func (t txView) terminal() bool { return t.Status == "completed" || t.Status == "failed" }
@@ -78,17 +98,37 @@ type Report struct {
 	AcceptedPerSec float64        `json:"acceptedPerSec"`
 	LatencyMs      latencyMs      `json:"acceptLatencyMs"`
 	Errors         map[string]int `json:"errors"`
+	// Completed is the number of accepted transfers seen completed (0
+	// without --wait).
+	Completed int `json:"completed"`
 	// LastCompletedSeconds is the time from the first request to the
-	// latest "ended" of the accepted transactions (0 without --wait).
+	// latest "ended" of the completed transfers (0 without --wait).
 	LastCompletedSeconds float64 `json:"lastCompletedSeconds,omitempty"`
-	// CompletedPerSec is Accepted / LastCompletedSeconds.
+	// CompletedPerSec is Completed / LastCompletedSeconds.
 	CompletedPerSec float64 `json:"completedPerSec,omitempty"`
 	// GasUsedMedian is the median gasUsed of the completed transfers.
 	GasUsedMedian uint64 `json:"gasUsedMedian,omitempty"`
 	// FirstBlock and LastBlock span the blocks of the completed transfers.
-	FirstBlock uint64         `json:"firstBlock,omitempty"`
-	LastBlock  uint64         `json:"lastBlock,omitempty"`
-	Check      *check.Verdict `json:"check,omitempty"`
+	FirstBlock uint64 `json:"firstBlock,omitempty"`
+	LastBlock  uint64 `json:"lastBlock,omitempty"`
+	// RPCRoundTrips is the growth of the service's
+	// txengine_rpc_requests_total from before the load until every transfer
+	// ended (a JSON-RPC batch counts once); RPCRequests counts the requests
+	// inside batches one by one. Both are per completed transfer in the
+	// PerCompleted fields. Absent when /metrics could not be read
+	// (MetricsError says why) or without --wait.
+	RPCRoundTrips             *int64   `json:"rpcRoundTrips,omitempty"`
+	RPCRequests               *int64   `json:"rpcRequests,omitempty"`
+	RPCRoundTripsPerCompleted *float64 `json:"rpcRoundTripsPerCompleted,omitempty"`
+	RPCRequestsPerCompleted   *float64 `json:"rpcRequestsPerCompleted,omitempty"`
+	MetricsError              string   `json:"metricsError,omitempty"`
+	// ChainID, ChainSeconds and ChainRoundTrips describe the reads of the
+	// check from the node (--rpc): its chain id, how long the reads took
+	// and in how many JSON-RPC batches.
+	ChainID         uint64         `json:"chainId,omitempty"`
+	ChainSeconds    float64        `json:"chainSeconds,omitempty"`
+	ChainRoundTrips int            `json:"chainRoundTrips,omitempty"`
+	Check           *check.Verdict `json:"check,omitempty"`
 	// WaitError says why waiting for completion stopped early.
 	WaitError string `json:"waitError,omitempty"`
 }
@@ -113,6 +153,15 @@ type runner struct {
 func (r *runner) run(ctx context.Context) (*Report, error) {
 	rep := &Report{URL: r.opt.URL, N: r.opt.N, Accounts: r.opt.Accounts, Concurrency: r.opt.Conc, Rate: r.opt.Rate, Errors: map[string]int{}}
 	setupStart := time.Now()
+	var node *chainReader
+	if r.opt.RPC != "" && r.opt.Wait && r.opt.Check {
+		var err error
+		if node, err = dialChain(ctx, r.opt.RPC); err != nil {
+			return nil, err
+		}
+		defer node.Close()
+		rep.ChainID = node.chainID.Uint64()
+	}
 	tk, err := r.token(ctx)
 	if err != nil {
 		return nil, err
@@ -128,6 +177,11 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	}
 	rep.SetupSeconds = time.Since(setupStart).Seconds()
 
+	var metricsBefore rpcmetrics.Counters
+	var metricsErr error
+	if r.opt.Wait {
+		metricsBefore, metricsErr = r.scrape(ctx)
+	}
 	sent, lat, start, elapsed := r.load(ctx, tk, senders, recipients, rep.Errors)
 	rep.Accepted = len(sent)
 	rep.AcceptSeconds = elapsed.Seconds()
@@ -145,12 +199,23 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		rep.WaitError = werr.Error()
 	}
 	summarizeCompletion(rep, observed, start)
+	if metricsErr == nil {
+		var after rpcmetrics.Counters
+		after, metricsErr = r.scrape(ctx)
+		if metricsErr == nil {
+			summarizeRPC(rep, after.Sub(metricsBefore))
+		}
+	}
+	if metricsErr != nil {
+		rep.MetricsError = metricsErr.Error()
+	}
 	if !r.opt.Check {
 		return rep, nil
 	}
 	obs := make(map[string]check.Observed, len(observed))
 	for id, t := range observed {
-		o := check.Observed{Status: t.Status, From: t.From, Nonce: t.Nonce, Hash: t.TransactionHash}
+		o := check.Observed{Status: t.Status, From: t.From, Nonce: t.Nonce, Hash: t.TransactionHash,
+			BlockNumber: t.BlockNumber, BlockHash: t.blockHash()}
 		if t.Error != nil {
 			o.ErrorCode = t.Error.Code
 		}
@@ -162,7 +227,48 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	}
 	v := check.Run(sent, obs, balances)
 	rep.Check = &v
+	if node != nil {
+		var hashes []string
+		for _, s := range sent {
+			if o := obs[s.ID]; o.Status == "completed" && o.Hash != "" {
+				hashes = append(hashes, o.Hash)
+			}
+		}
+		r.prog.phase("read the chain", len(hashes))
+		began := time.Now()
+		onChain, err := node.read(ctx, hashes, r.prog.add)
+		rep.ChainSeconds = time.Since(began).Seconds()
+		rep.ChainRoundTrips = node.roundTrips
+		if err != nil {
+			return rep, err
+		}
+		v.Chain(sent, obs, onChain)
+	}
 	return rep, nil
+}
+
+// scrape reads the JSON-RPC counters of every node of the service.
+func (r *runner) scrape(ctx context.Context) (rpcmetrics.Counters, error) {
+	var sum rpcmetrics.Counters
+	for _, base := range r.c.bases {
+		c, err := rpcmetrics.Fetch(ctx, r.c.hc, base)
+		if err != nil {
+			return rpcmetrics.Counters{}, err
+		}
+		sum = sum.Add(c)
+	}
+	return sum, nil
+}
+
+// summarizeRPC fills the JSON-RPC fields of rep from the counters' growth
+// during the run.
+func summarizeRPC(rep *Report, d rpcmetrics.Counters) {
+	trips, reqs := int64(d.RoundTrips), int64(d.Requests())
+	rep.RPCRoundTrips, rep.RPCRequests = &trips, &reqs
+	if rep.Completed > 0 {
+		tp, rp := float64(trips)/float64(rep.Completed), float64(reqs)/float64(rep.Completed)
+		rep.RPCRoundTripsPerCompleted, rep.RPCRequestsPerCompleted = &tp, &rp
+	}
 }
 
 // summarizeCompletion fills the completion fields of rep from observed.
@@ -173,6 +279,7 @@ func summarizeCompletion(rep *Report, observed map[string]txView, start time.Tim
 		if t.Status != "completed" {
 			continue
 		}
+		rep.Completed++
 		if e, err := time.Parse(time.RFC3339Nano, t.Ended); err == nil && e.After(last) {
 			last = e
 		}
@@ -191,7 +298,7 @@ func summarizeCompletion(rep *Report, observed map[string]txView, start time.Tim
 	if !last.IsZero() {
 		rep.LastCompletedSeconds = last.Sub(start).Seconds()
 		if rep.LastCompletedSeconds > 0 {
-			rep.CompletedPerSec = float64(rep.Accepted) / rep.LastCompletedSeconds
+			rep.CompletedPerSec = float64(rep.Completed) / rep.LastCompletedSeconds
 		}
 	}
 	rep.GasUsedMedian = uint64(stats.Median(gas))
@@ -383,7 +490,7 @@ func (r *runner) load(ctx context.Context, tk token, senders []account, recipien
 				if err != nil {
 					res.code = errorCode(err)
 				} else {
-					res.sent = check.Sent{ID: t.ID, From: t.From, To: to, Value: value}
+					res.sent = check.Sent{ID: t.ID, From: t.From, Sender: from.Address, To: to, Value: value}
 				}
 				results[j.i] = res
 				r.prog.add(1)

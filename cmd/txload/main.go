@@ -1,13 +1,19 @@
 // Command txload is a load generator for the txengine API (not a test). It
 // sends N token transfers from M accounts with C concurrent keep-alive
 // clients, optionally at a fixed rate, waits until every accepted transfer
-// ended, checks the outcome against the API and the chain (every accepted
-// transfer completed exactly once, nonces contiguous per sender, the
-// recipients' balances add up) and prints a report: accepted/s, accept
-// latency percentiles, errors by code, time until the last transfer
-// completed. With --json it prints one JSON object instead.
+// ended, checks the outcome against the API (every accepted transfer
+// completed exactly once, nonces contiguous per sender, the recipients'
+// balances add up) and, with --rpc, against the node (each completed
+// transfer's transaction and receipt, read in JSON-RPC batches: mined with
+// status 1 in the block the service reports, signed by the sending account
+// with the nonce the service reports, nonces contiguous per sender on
+// chain), and prints a report: accepted/s, accept latency percentiles,
+// errors by code, time until the last transfer completed and completed/s,
+// and the service's JSON-RPC round trips and requests per completed
+// transfer (from its /metrics). With --json it prints one JSON object
+// instead.
 //
-//	txload --url http://127.0.0.1:8080 --token $(cat data/operator.token) --n 10000 --accounts 1 --concurrency 64
+//	txload --url http://127.0.0.1:8080 --token $(cat data/operator.token) --n 10000 --accounts 1 --concurrency 64 --rpc http://127.0.0.1:8545
 //
 // With --accounts 1 the operator's default account sends. With more, txload
 // creates that many accounts of the operator (the network's faucet gives
@@ -22,8 +28,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.URL, "url", "http://127.0.0.1:8080", "base URL of the txengine API; several, comma-separated, spread the requests over the nodes of a cluster")
 	fs.StringVar(&o.Token, "token", os.Getenv("TXENGINE_TOKEN"), "operator token (default $TXENGINE_TOKEN)")
 	fs.StringVar(&o.TokenID, "token-id", "", "token contract id (default: the first of GET /tokens)")
+	fs.StringVar(&o.RPC, "rpc", os.Getenv("TXENGINE_RPC_URL"), "JSON-RPC URL (http(s) or ws(s)) of a node of the token's network: the check then reads every completed transfer from it (default $TXENGINE_RPC_URL; empty: no node check)")
 	fs.IntVar(&o.N, "n", 1000, "transfers to send")
 	fs.StringVar(&o.Callback, "callback", "", "callback URL of every transfer (none when empty)")
 	fs.IntVar(&o.Accounts, "accounts", 1, "sending accounts (1: the operator's default account; more: created and funded)")
@@ -70,6 +79,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case o.Token == "":
 		fmt.Fprintln(stderr, "txload: --token (or $TXENGINE_TOKEN) is required")
+		return 2
+	case o.RPC != "" && !validRPCURL(o.RPC):
+		fmt.Fprintf(stderr, "txload: --rpc %q: want an http, https, ws or wss URL\n", o.RPC)
 		return 2
 	case o.N < 1 || o.Accounts < 1 || o.Conc < 1 || o.Recipients < 1 || o.Value < 0 || o.Rate < 0:
 		fmt.Fprintln(stderr, "txload: --n, --accounts, --concurrency and --recipients must be positive; --value and --rate not negative")
@@ -111,6 +123,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// validRPCURL reports whether u is an http(s) or ws(s) URL with a host.
+func validRPCURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return false
+	}
+	switch p.Scheme {
+	case "http", "https", "ws", "wss":
+		return true
+	}
+	return false
+}
+
 // isTerminal reports whether f is a character device (a terminal).
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
@@ -131,8 +156,17 @@ func writeText(w io.Writer, r *Report) {
 	}
 	fmt.Fprintf(w, "  errors           %s\n", errs)
 	if r.LastCompletedSeconds > 0 {
-		fmt.Fprintf(w, "  last completed   %.2fs after the first request (%.0f/s), blocks %d..%d, median gas %d\n",
-			r.LastCompletedSeconds, r.CompletedPerSec, r.FirstBlock, r.LastBlock, r.GasUsedMedian)
+		fmt.Fprintf(w, "  last completed   %.2fs after the first request (%d completed, %.0f/s), blocks %d..%d, median gas %d\n",
+			r.LastCompletedSeconds, r.Completed, r.CompletedPerSec, r.FirstBlock, r.LastBlock, r.GasUsedMedian)
+	}
+	switch {
+	case r.RPCRoundTrips != nil && r.RPCRoundTripsPerCompleted != nil:
+		fmt.Fprintf(w, "  JSON-RPC         %s round trips (%.2f per completed), %s requests (%.2f per completed)\n",
+			grouped(*r.RPCRoundTrips), *r.RPCRoundTripsPerCompleted, grouped(*r.RPCRequests), *r.RPCRequestsPerCompleted)
+	case r.RPCRoundTrips != nil:
+		fmt.Fprintf(w, "  JSON-RPC         %s round trips, %s requests (none completed)\n", grouped(*r.RPCRoundTrips), grouped(*r.RPCRequests))
+	case r.MetricsError != "":
+		fmt.Fprintf(w, "  JSON-RPC         not measured: the service's /metrics is unreachable (%s)\n", r.MetricsError)
 	}
 	if r.WaitError != "" {
 		fmt.Fprintf(w, "  wait             %s\n", r.WaitError)
@@ -144,10 +178,39 @@ func writeText(w io.Writer, r *Report) {
 		}
 		fmt.Fprintf(w, "  check            %s: %d/%d completed, %d failed, %d not ended, %d missing; %d sender(s): %d nonce gaps, %d duplicates; %d hash duplicates; %d recipient(s): %d balance mismatches\n",
 			verdict, c.Completed, c.Accepted, c.Failed, c.NotTerminal, c.Missing, c.Senders, c.NonceGaps, c.NonceDuplicates, c.HashDuplicates, c.Recipients, c.BalanceMismatches)
+		if c.ChainCounts != nil {
+			chain := "OK"
+			if c.ChainProblems() > 0 {
+				chain = "FAILED"
+			}
+			fmt.Fprintf(w, "  on chain         %s: %d completed read from chain %d (%d batches, %.2fs): %d unknown, %d without receipt, %d reverted, %d read errors; mismatches: %d sender, %d nonce, %d block; %d sender(s): %d nonce gaps, %d duplicates\n",
+				chain, c.ChainChecked, r.ChainID, r.ChainRoundTrips, r.ChainSeconds, c.TxMissing, c.ReceiptMissing, c.ReceiptFailed, c.ChainReadErrors,
+				c.SenderMismatch, c.NonceMismatch, c.BlockMismatch, c.ChainSenders, c.ChainNonceGaps, c.ChainNonceDuplicates)
+		} else {
+			fmt.Fprintf(w, "  on chain         not checked (no --rpc)\n")
+		}
 		for _, p := range c.Problems {
 			fmt.Fprintf(w, "    %s\n", p)
 		}
 	}
+}
+
+// grouped formats n with a comma every three digits: 4,567.
+func grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, ch := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	return b.String()
 }
 
 func rateText(r float64) string {

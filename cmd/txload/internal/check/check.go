@@ -1,7 +1,9 @@
 // Package check verifies a load run after the fact: every accepted
 // transaction completed exactly once, the nonces of each sender are
 // contiguous and unique, and the recipients' balances add up to what was
-// sent to them.
+// sent to them (Run, from the service's data); and, with the node's data,
+// that each completed transaction is on chain as the service reports it
+// (Verdict.Chain).
 package check
 
 import (
@@ -15,10 +17,14 @@ const maxProblems = 20
 
 // Sent is one transfer the API accepted (202).
 type Sent struct {
-	ID    string
-	From  string
-	To    string
-	Value *big.Int
+	ID   string
+	From string
+	// Sender is the address of the account the transfer was sent from, as
+	// the tool chose it ("" when unknown; Verdict.Chain then compares with
+	// the service's from).
+	Sender string
+	To     string
+	Value  *big.Int
 }
 
 // Observed is what the API reports about a transaction after the run.
@@ -28,23 +34,67 @@ type Observed struct {
 	Nonce     *uint64
 	Hash      string
 	ErrorCode string
+	// BlockNumber and BlockHash are the block the service reports the
+	// transaction mined in (nil, "": not reported).
+	BlockNumber *uint64
+	BlockHash   string
 }
 
 // Verdict is the outcome of the check.
 type Verdict struct {
-	OK                bool     `json:"ok"`
-	Accepted          int      `json:"accepted"`
-	Completed         int      `json:"completed"`
-	Failed            int      `json:"failed"`
-	NotTerminal       int      `json:"notTerminal"`
-	Missing           int      `json:"missing"`
-	Senders           int      `json:"senders"`
-	NonceGaps         int      `json:"nonceGaps"`
-	NonceDuplicates   int      `json:"nonceDuplicates"`
-	HashDuplicates    int      `json:"hashDuplicates"`
-	Recipients        int      `json:"recipients"`
-	BalanceMismatches int      `json:"balanceMismatches"`
-	Problems          []string `json:"problems,omitempty"`
+	OK                bool `json:"ok"`
+	Accepted          int  `json:"accepted"`
+	Completed         int  `json:"completed"`
+	Failed            int  `json:"failed"`
+	NotTerminal       int  `json:"notTerminal"`
+	Missing           int  `json:"missing"`
+	Senders           int  `json:"senders"`
+	NonceGaps         int  `json:"nonceGaps"`
+	NonceDuplicates   int  `json:"nonceDuplicates"`
+	HashDuplicates    int  `json:"hashDuplicates"`
+	Recipients        int  `json:"recipients"`
+	BalanceMismatches int  `json:"balanceMismatches"`
+
+	// ChainCounts is the check against the node (Verdict.Chain); nil, and
+	// absent from JSON, when the node was not read.
+	*ChainCounts
+
+	Problems []string `json:"problems,omitempty"`
+}
+
+// ChainCounts are the counts of the check against the node.
+type ChainCounts struct {
+	// ChainChecked is the number of completed transfers looked up on chain.
+	ChainChecked int `json:"chainChecked"`
+	// ChainReadErrors counts transfers whose transaction or receipt could
+	// not be read (an error answer of the node, not "not found").
+	ChainReadErrors int `json:"chainReadErrors"`
+	// TxMissing counts hashes the node does not know.
+	TxMissing int `json:"txMissing"`
+	// ReceiptMissing counts completed transfers without a receipt (or
+	// without a hash); ReceiptFailed those whose receipt status is not 1.
+	ReceiptMissing int `json:"receiptMissing"`
+	ReceiptFailed  int `json:"receiptFailed"`
+	// SenderMismatch counts transactions whose recovered sender is not the
+	// sending account.
+	SenderMismatch int `json:"senderMismatch"`
+	// NonceMismatch counts transactions whose nonce on chain is not the
+	// one the service reports.
+	NonceMismatch int `json:"nonceMismatch"`
+	// BlockMismatch counts receipts in another block (number or hash) than
+	// the service reports.
+	BlockMismatch int `json:"blockMismatch"`
+	// ChainSenders, ChainNonceGaps and ChainNonceDuplicates are the nonce
+	// check per recovered sender, from the transactions on chain.
+	ChainSenders         int `json:"chainSenders"`
+	ChainNonceGaps       int `json:"chainNonceGaps"`
+	ChainNonceDuplicates int `json:"chainNonceDuplicates"`
+}
+
+// settle sets OK from the counts.
+func (v *Verdict) settle() {
+	v.OK = v.Accepted > 0 && v.Completed == v.Accepted && v.NonceGaps == 0 && v.NonceDuplicates == 0 &&
+		v.HashDuplicates == 0 && v.BalanceMismatches == 0 && v.ChainProblems() == 0
 }
 
 func (v *Verdict) problem(format string, args ...any) {
@@ -126,8 +176,7 @@ func Run(sent []Sent, observed map[string]Observed, balances map[string]*big.Int
 			}
 		}
 	}
-	v.OK = v.Accepted > 0 && v.Completed == v.Accepted && v.NonceGaps == 0 && v.NonceDuplicates == 0 &&
-		v.HashDuplicates == 0 && v.BalanceMismatches == 0
+	v.settle()
 	return v
 }
 
