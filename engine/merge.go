@@ -26,8 +26,8 @@ type Merger[Req, Res any] struct {
 
 // mergeCall is one caller's request and where its result goes.
 type mergeCall[Req, Res any] struct {
-	req  Req
-	res  Res
+	req Req
+	res Res
 	// panicked holds what run panicked with (nil: it returned): each
 	// caller of the merged call panics with it, as a call of its own would
 	// have, and its supervisor restarts it; the runner goes on.
