@@ -154,20 +154,21 @@ func chainBound(ec *ethclient.Client, n int, gas uint64, period float64) (float6
 // set on (breadth beside depth).
 func benchShapes(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row {
 	st := startGethStack(t, b.txengine, nil)
-	rows := shapeRows(t, b, logf, "pg", "on PostgreSQL (fsync on) + geth --dev", st.svc, st.ec)
+	// txload checks each completed transfer on the node too (--rpc).
+	rows := shapeRows(t, b, logf, "pg", "on PostgreSQL (fsync on) + geth --dev", st.svc, st.ec, "--rpc", st.node.HTTPURL)
 	st.svc.stop()
 	emb := startService(t, b.txengine, t.TempDir())
 	defer emb.stop()
 	return append(rows, shapeRows(t, b, logf, "emb", "on the embedded default", emb, nil)...)
 }
 
-// shapeRows runs the shapes on svc; ec (nil: none) reads the chain for the
-// bound and the blocks.
-func shapeRows(t *testing.T, b bins, logf func(string, ...any), key, where string, svc *service, ec *ethclient.Client) []benchtable.Row {
+// shapeRows runs the shapes on svc (txload with loadArgs more); ec (nil:
+// none) reads the chain for the bound and the blocks.
+func shapeRows(t *testing.T, b bins, logf func(string, ...any), key, where string, svc *service, ec *ethclient.Client, loadArgs ...string) []benchtable.Row {
 	var rows []benchtable.Row
 	var depth measured
 	for i, sh := range shapes {
-		m := measure(t, b.txload, svc, sh, nil, "--concurrency", itoa(p1Clients), "--timeout", "10m")
+		m := measure(t, b.txload, svc, sh, nil, append([]string{"--concurrency", itoa(p1Clients), "--timeout", "10m"}, loadArgs...)...)
 		id := fmt.Sprintf("S.%s.%dx%d", key, sh.accounts, sh.per)
 		cpuPer := 1000 * m.cpu / m.completed
 		logf("%s %s: accepts %.0f/s p99 %.1f ms, drain %.1fs, CPU %.2f ms per completed, %.0f completed, check %s",
