@@ -45,7 +45,12 @@ type gethStack struct {
 // environment, pgSettings to PostgreSQL's.
 func startGethStack(t *testing.T, bin string, env []string, pgSettings ...string) *gethStack {
 	t.Helper()
-	node := gethtest.Start(t, gethtest.Period(1))
+	return startGethStackOn(t, gethtest.Start(t, gethtest.Period(1)), bin, env, pgSettings...)
+}
+
+// startGethStackOn is startGethStack on node.
+func startGethStackOn(t *testing.T, node *gethtest.Node, bin string, env []string, pgSettings ...string) *gethStack {
+	t.Helper()
 	pg := pgtest.StartDurableCluster(t, pgSettings...)
 	db, err := sql.Open("postgres", pg.URL())
 	if err != nil {
@@ -78,7 +83,7 @@ func startGethStack(t *testing.T, bin string, env []string, pgSettings ...string
 	}
 	// The faucet gives 0.1 ETH; geth reserves gas × fee cap for every
 	// pending transaction, and a burst needs more.
-	fundETH(t, ec, node, common.HexToAddress(def.Address), 1000)
+	fundETH(t, ec, node, common.HexToAddress(def.Address), 100)
 	return &gethStack{svc: svc, node: node, ec: ec, db: db}
 }
 
@@ -157,6 +162,24 @@ func benchShapes(t *testing.T, b bins, logf func(string, ...any)) []benchtable.R
 	// txload checks each completed transfer on the node too (--rpc).
 	rows := shapeRows(t, b, logf, "pg", "on PostgreSQL (fsync on) + geth --dev", st.svc, st.ec, "--rpc", st.node.HTTPURL)
 	st.svc.stop()
+
+	// One account's burst on geth's default pool limits: nothing may be
+	// lost or stuck; the window adapts to what the pool takes.
+	small := startGethStackOn(t, gethtest.Start(t, gethtest.Period(1), gethtest.DefaultPool()), b.txengine, nil)
+	m := measure(t, b.txload, small.svc, shapes[0], nil, "--concurrency", itoa(p1Clients), "--timeout", "10m", "--rpc", small.node.HTTPURL)
+	bound, perBlock, err := chainBound(small.ec, shapes[0].accounts*shapes[0].per, m.r.GasUsedMedian, 1)
+	if err != nil {
+		t.Fatalf("chain bound: %v", err)
+	}
+	logf("%s on geth's default pool: drain %.1fs (bound %.0fs), check %s", shapes[0], m.r.LastCompletedSeconds, bound, verdict(m.r))
+	logBlocks(small.ec, time.Now().Add(-time.Duration(m.r.LastCompletedSeconds*float64(time.Second))), m.r.FirstBlock, m.r.LastBlock, logf)
+	rows = append(rows,
+		benchtable.Row{ID: "S.pool.1x10000.drain", What: fmt.Sprintf("%s on geth's default pool (16 slots per account, 5,120 in all), defaults: drain (chain bound %.0fs: %d a block)", shapes[0], bound, perBlock),
+			Value: m.r.LastCompletedSeconds, Unit: "s", Note: fmt.Sprintf("(check %s; %s)", verdict(m.r), m.after.outcome(m.before))},
+		benchtable.Row{ID: "S.pool.1x10000.ratio", What: fmt.Sprintf("%s on geth's default pool: drain / chain bound", shapes[0]), Value: m.r.LastCompletedSeconds / bound, Unit: "x"},
+	)
+	small.svc.stop()
+
 	emb := startService(t, b.txengine, t.TempDir())
 	defer emb.stop()
 	return append(rows, shapeRows(t, b, logf, "emb", "on the embedded default", emb, nil)...)

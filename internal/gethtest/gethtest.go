@@ -48,12 +48,19 @@ var FaucetBalance = new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18))
 type Option func(*options)
 
 type options struct {
-	period int
-	args   []string
+	period      int
+	args        []string
+	defaultPool bool
 }
 
 // Period sets --dev.period in seconds (default 1; 0 mines on demand).
 func Period(seconds int) Option { return func(o *options) { o.period = seconds } }
+
+// DefaultPool runs geth with its default transaction pool limits (16
+// executable and 64 queued slots per account guaranteed, 5,120 and 1,024
+// in all) instead of the raised ones the harness uses by default (1,024
+// per account, 8,192 in all).
+func DefaultPool() Option { return func(o *options) { o.defaultPool = true } }
 
 // Args appends raw flags to geth's command line.
 func Args(args ...string) Option { return func(o *options) { o.args = append(o.args, args...) } }
@@ -107,9 +114,12 @@ func Start(t testing.TB, opts ...Option) *Node {
 		"--http.api", "eth,net,web3,txpool,debug",
 		"--ws", "--ws.addr", "127.0.0.1", "--ws.port", strconv.Itoa(wsPort), "--ws.api", "eth,net,web3",
 		"--nodiscover", "--maxpeers", "0", "--ipcdisable",
-		"--txpool.accountslots", "1024", "--txpool.globalslots", "8192",
-		"--txpool.accountqueue", "1024", "--txpool.globalqueue", "8192",
 	}, o.args...)
+	if !o.defaultPool {
+		n.args = append(n.args,
+			"--txpool.accountslots", "1024", "--txpool.globalslots", "8192",
+			"--txpool.accountqueue", "1024", "--txpool.globalqueue", "8192")
+	}
 	t.Cleanup(func() {
 		n.stop()
 		if t.Failed() {
