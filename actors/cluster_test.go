@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
-	"net"
 	"testing"
 	"time"
 
@@ -21,6 +20,8 @@ import (
 	"github.com/txengine/txengine/engine/evm/evmtest"
 	"github.com/txengine/txengine/persistence/postgres"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
+
+	"github.com/txengine/txengine/internal/freeport"
 )
 
 // clusterFixture is two cluster members in this process (each its own
@@ -36,16 +37,6 @@ type clusterFixture struct {
 	account *engine.Account
 	systems []*actors.System
 	nodes   []string
-}
-
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func newClusterFixture(t *testing.T, members int) *clusterFixture {
@@ -112,7 +103,7 @@ func newClusterFixture(t *testing.T, members int) *clusterFixture {
 	remotePorts, memberPorts := make([]int, members), make([]int, members)
 	var peers []string
 	for i := range members {
-		remotePorts[i], memberPorts[i] = freeTCPPort(t), freeTCPPort(t)
+		remotePorts[i], memberPorts[i] = freeport.Get(t), freeport.Get(t)
 		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", memberPorts[i]))
 	}
 	for i := range members {

@@ -3,7 +3,6 @@ package suite
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-
+	"github.com/txengine/txengine/internal/freeport"
 )
 
 // TestProfile profiles the service under one load shape on PostgreSQL
@@ -53,7 +52,7 @@ func TestProfile(t *testing.T) {
 	t.Setenv("TXENGINE_BENCH_BIN", bin)
 	b := build(t)
 
-	pprofAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	pprofAddr := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	st := startGethStack(t, b.txengine, []string{"TXENGINE_PPROF=" + pprofAddr, "TXENGINE_LOG_LEVEL=" + envOr("TXENGINE_PROFILE_LOG_LEVEL", "warn")},
 		"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all")
 	defer st.svc.stop()
@@ -145,17 +144,6 @@ func processCPU(t *testing.T, pid int) float64 {
 	fmt.Sscan(fields[11], &utime)
 	fmt.Sscan(fields[12], &stime)
 	return (utime + stime) / 100 // clock ticks (USER_HZ = 100)
-}
-
-// freeTCPPort is a loopback port free at the time of the call.
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // envOr is the environment variable name, or def when unset.

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +26,8 @@ import (
 
 	"github.com/txengine/txengine/internal/ci"
 	"github.com/txengine/txengine/internal/toolcache"
+
+	"github.com/txengine/txengine/internal/freeport"
 )
 
 // EnvBin names the environment variable with the path of an etcd binary.
@@ -82,7 +83,7 @@ func Start(t testing.TB) *Server {
 		ci.SkipOrFail(t, "etcdtest: %v; to run this test, %s", err, Install)
 	}
 	dir := t.TempDir()
-	clientPort, peerPort := freePort(t), freePort(t)
+	clientPort, peerPort := freeport.Get(t), freeport.Get(t)
 	s := &Server{
 		Endpoint:  fmt.Sprintf("127.0.0.1:%d", clientPort),
 		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", clientPort),
@@ -220,15 +221,4 @@ func childEnv() []string {
 		}
 	}
 	return env
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +29,8 @@ import (
 
 	"github.com/txengine/txengine/internal/ci"
 	"github.com/txengine/txengine/internal/toolcache"
+
+	"github.com/txengine/txengine/internal/freeport"
 )
 
 // Version is the geth release the harness builds.
@@ -100,7 +101,7 @@ func Start(t testing.TB, opts ...Option) *Node {
 		ci.SkipOrFail(t, "gethtest: %v\nto enable: GOBIN=<module root>/.cache/bin go install %s, or put geth %s on PATH", err, Package, Version)
 	}
 	dir := t.TempDir()
-	httpPort, wsPort := freePort(t), freePort(t)
+	httpPort, wsPort := freeport.Get(t), freeport.Get(t)
 	n := &Node{
 		HTTPURL: fmt.Sprintf("http://127.0.0.1:%d", httpPort),
 		WSURL:   fmt.Sprintf("ws://127.0.0.1:%d", wsPort),
@@ -270,17 +271,6 @@ func (n *Node) fund(addr common.Address, value *big.Int) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // Binary returns the path of a geth to run: geth on PATH, else

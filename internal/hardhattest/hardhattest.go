@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +32,8 @@ import (
 
 	"github.com/txengine/txengine/internal/ci"
 	"github.com/txengine/txengine/internal/toolcache"
+
+	"github.com/txengine/txengine/internal/freeport"
 )
 
 // Version is the Hardhat release node/package-lock.json pins.
@@ -120,7 +121,7 @@ func Start(t testing.TB) *Node {
 	// try a few.
 	var startErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		port := freePort(t)
+		port := freeport.Get(t)
 		n.HTTPURL = fmt.Sprintf("http://127.0.0.1:%d", port)
 		n.WSURL = fmt.Sprintf("ws://127.0.0.1:%d", port)
 		if startErr = n.start(bin, dir, port); startErr == nil {
@@ -350,17 +351,6 @@ func chainID(ctx context.Context, url string) (uint64, error) {
 		return 0, err
 	}
 	return uint64(id), nil
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // Install returns the path of the hardhat executable in

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +29,8 @@ import (
 	"github.com/txengine/txengine/internal/gethtest"
 	"github.com/txengine/txengine/internal/racelog"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
+
+	"github.com/txengine/txengine/internal/freeport"
 )
 
 // network is the name of the geth network in the nodes' configuration.
@@ -103,7 +104,7 @@ func newStack(t *testing.T, provider string, n int) *stack {
 	ports := make([][3]int, n) // listen, cluster.port, automanaged.port
 	var peers []string
 	for i := range ports {
-		ports[i] = [3]int{freePort(t), freePort(t), freePort(t)}
+		ports[i] = [3]int{freeport.Get(t), freeport.Get(t), freeport.Get(t)}
 		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", ports[i][2]))
 	}
 	for i := range n {
@@ -495,14 +496,3 @@ func (n *node) logTail(lines int) string {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
