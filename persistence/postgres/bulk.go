@@ -53,6 +53,15 @@ func uniqueIDs(n int, id func(i int) string) bool {
 	return true
 }
 
+// rowsNamed names the rows of ids in an error: the id of one row, as the
+// writes of one row name it, or their number.
+func rowsNamed(ids []string) string {
+	if len(ids) == 1 {
+		return ids[0]
+	}
+	return fmt.Sprintf("%d transactions", len(ids))
+}
+
 // tsArray encodes times as a timestamptz[] parameter (tsText).
 func tsArray(ts []time.Time) pq.StringArray {
 	out := make(pq.StringArray, len(ts))
@@ -156,7 +165,7 @@ func markSubmittedBulk(ctx context.Context, dbtx *sqlx.Tx, rows []submitRow) err
 			return errRowByRow // a constraint refused a row: which one, row by row tells
 		}
 		if err != nil {
-			return wrap(err, "mark %d transactions submitted", len(chunk))
+			return wrap(err, "mark %s submitted", rowsNamed(ids))
 		}
 		if len(updated) != len(chunk) {
 			return errRowByRow
@@ -268,7 +277,7 @@ func markMinedBulk(ctx context.Context, dbtx *sqlx.Tx, outcomes []engine.Mined, 
 		var rows []minedBefore
 		if err := dbtx.SelectContext(ctx, &rows, `SELECT id, status, callbacks FROM transactions
 			WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, ids); err != nil {
-			return wrap(err, "mark %d transactions mined", len(ids))
+			return wrap(err, "mark %s mined", rowsNamed(ids))
 		}
 		for i := range rows {
 			before[rows[i].ID] = &rows[i]
@@ -316,7 +325,7 @@ func markMinedBulk(ctx context.Context, dbtx *sqlx.Tx, outcomes []engine.Mined, 
 		if _, err := dbtx.ExecContext(ctx, markMinedStatement, ids, statuses, blockNumbers, blockHashes, gasUsed,
 			pq.GenericArray{A: events}, pq.GenericArray{A: errs}, tsArray(ended), pq.GenericArray{A: hashes},
 			string(engine.StatusSubmitted)); err != nil {
-			return wrap(err, "mark %d transactions mined", n)
+			return wrap(err, "mark %s mined", rowsNamed(ids))
 		}
 		return nil
 	})
