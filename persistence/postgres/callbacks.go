@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
@@ -32,20 +30,11 @@ func enqueueCallbacks(ctx context.Context, dbtx *sqlx.Tx, id string, ended time.
 // insertCallbacks inserts the outbox rows of transaction id whose
 // callbacks column holds raw.
 func insertCallbacks(ctx context.Context, dbtx *sqlx.Tx, id string, raw sql.NullString, ended time.Time) error {
-	var urls []string
-	if err := sqlrow.FromNullJSON("callbacks", raw, &urls); err != nil {
-		return fmt.Errorf("postgres: callbacks of %s: %w", id, err)
+	rows, err := outboxRows(id, raw, ended)
+	if err != nil {
+		return err
 	}
-	at := ts(ended)
-	for _, u := range urls {
-		if _, err := dbtx.ExecContext(ctx, `INSERT INTO callback_outbox
-			(id, tx_id, url, status, attempts, next_attempt, last_error, created)
-			VALUES ($1, $2, $3, $4, 0, $5, '', $6)`,
-			uuid.NewString(), id, u, string(engine.CallbackPending), at, at); err != nil {
-			return wrap(err, "enqueue callback of %s", id)
-		}
-	}
-	return nil
+	return insertOutbox(ctx, dbtx, rows)
 }
 
 // DueCallbacks implements engine.CallbackStore.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"slices"
 
 	"github.com/jmoiron/sqlx"
@@ -123,10 +124,13 @@ func (s *Store) CountQueuedOf(ctx context.Context, network string, accountIDs []
 // transaction that first locks the lease row of every non-zero fence (FOR
 // SHARE, as MarkSubmittedMany), in the order of account id and epoch
 // whatever the order of groups, so that two callers never wait on each
-// other's locks in a cycle; then marks the groups' transactions, in group
-// order. The first error (a stale fence, then a row that is no longer new
-// or does not exist) rolls everything back and is returned as
-// MarkSubmittedMany returns it.
+// other's locks in a cycle; then marks the groups' transactions with one
+// statement per chunk of bulkChunk rows (markSubmittedBulk), whatever
+// their number. The first error (a stale fence, then, in group order, a
+// row that is no longer new or does not exist) rolls everything back and
+// is returned as MarkSubmittedMany returns it: when a row fails, the call
+// is redone row by row in a new database transaction, which stops at the
+// first failing row and returns its error.
 func (s *Store) MarkSubmittedGroups(ctx context.Context, groups []engine.SubmitGroup) error {
 	if len(groups) == 0 {
 		return nil
@@ -141,11 +145,28 @@ func (s *Store) MarkSubmittedGroups(ctx context.Context, groups []engine.SubmitG
 		return cmp.Or(cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.Epoch, b.Epoch), cmp.Compare(a.Node, b.Node))
 	})
 	fences = slices.Compact(fences)
-	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+	lockFences := func(dbtx *sqlx.Tx) error {
 		for _, f := range fences {
 			if err := s.lockFence(ctx, dbtx, f); err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+	if rows, ok := submitRows(groups); ok {
+		err := s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+			if err := lockFences(dbtx); err != nil {
+				return err
+			}
+			return markSubmittedBulk(ctx, dbtx, rows)
+		})
+		if !errors.Is(err, errRowByRow) {
+			return err
+		}
+	}
+	return s.inTx(ctx, func(dbtx *sqlx.Tx) error {
+		if err := lockFences(dbtx); err != nil {
+			return err
 		}
 		for _, g := range groups {
 			for _, tx := range g.Txs {

@@ -506,7 +506,9 @@ func (s *Store) MarkMinedFenced(ctx context.Context, f engine.NetworkFence, outc
 // events, error and ended of each, and the callbacks of each. One that is
 // not submitted is engine.ErrConflict when strict (nothing applied) and
 // skipped (its id returned) otherwise; one that does not exist is
-// engine.ErrNotFound (nothing applied).
+// engine.ErrNotFound (nothing applied). Outcomes of distinct transactions
+// take a fixed number of statements per chunk (markMinedBulk); when a
+// transaction has several, they are applied one after the other, in order.
 func (s *Store) markMined(ctx context.Context, f engine.NetworkFence, outcomes []engine.Mined, strict bool) ([]string, error) {
 	if len(outcomes) == 0 {
 		return nil, nil // nothing to write
@@ -519,49 +521,24 @@ func (s *Store) markMined(ctx context.Context, f engine.NetworkFence, outcomes [
 		}
 		enc[i] = e
 	}
+	distinct := uniqueIDs(len(outcomes), func(i int) string { return outcomes[i].ID })
 	var skipped []string
 	err := s.inTx(ctx, func(dbtx *sqlx.Tx) error {
 		skipped = nil
 		if err := s.lockNetworkFence(ctx, dbtx, f); err != nil {
 			return err
 		}
-		stmt, err := dbtx.PreparexContext(ctx, `UPDATE transactions
-			SET status = $1, block_number = $2, block_hash = $3, gas_used = $4, events = $5, error = $6, ended = $7,
-				hash = COALESCE($9, hash)
-			WHERE id = $8 AND status = $10`)
-		if err != nil {
-			return wrap(err, "mark mined: prepare")
+		if distinct {
+			var err error
+			skipped, err = markMinedBulk(ctx, dbtx, outcomes, enc, strict)
+			return err
 		}
-		defer stmt.Close()
-		for i, o := range outcomes {
-			e := enc[i]
-			var before struct {
-				Status    string         `db:"status"`
-				Callbacks sql.NullString `db:"callbacks"`
+		for i := range outcomes {
+			sk, err := markMinedBulk(ctx, dbtx, outcomes[i:i+1], enc[i:i+1], strict)
+			if err != nil {
+				return err
 			}
-			if err := dbtx.GetContext(ctx, &before, `SELECT status, callbacks FROM transactions WHERE id = $1 FOR UPDATE`, o.ID); err != nil {
-				if errors.Is(err, sql.ErrNoRows) {
-					return notFound("mark %s mined: no such transaction", o.ID)
-				}
-				return wrap(err, "mark %s mined", o.ID)
-			}
-			if engine.TxStatus(before.Status) != engine.StatusSubmitted {
-				if strict {
-					return conflict("mark %s mined: status is %s, not submitted", o.ID, before.Status)
-				}
-				skipped = append(skipped, o.ID)
-				continue
-			}
-			if o.Status.Terminal() {
-				if err := insertCallbacks(ctx, dbtx, o.ID, before.Callbacks, o.Ended); err != nil {
-					return err
-				}
-			}
-			// The row is locked: the status cannot have changed since it was read.
-			if _, err := stmt.ExecContext(ctx, string(o.Status), e.BlockNumber, o.BlockHash.Hex(), e.GasUsed,
-				e.Events, e.Error, ts(o.Ended), o.ID, e.Hash, string(engine.StatusSubmitted)); err != nil {
-				return wrap(err, "mark %s mined", o.ID)
-			}
+			skipped = append(skipped, sk...)
 		}
 		return nil
 	})
