@@ -224,7 +224,7 @@ func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
 // transactions we do not know of, so the counter can never run ahead of
 // what the store holds.
 func (s *Sender) Sync(ctx context.Context) error {
-	maxNonce, any, err := s.store.MaxNonce(ctx, s.account.ID, s.net.Name)
+	maxNonce, any, err := s.maxNonce(ctx)
 	if err != nil {
 		return fmt.Errorf("sync nonce: %w", err)
 	}

@@ -226,6 +226,22 @@ func (m *memStore) CountQueuedOf(_ context.Context, _ string, ids []string) (map
 	return out, nil
 }
 
+// AccountsByID implements StageStore (the store holds no accounts).
+func (m *memStore) AccountsByID(context.Context, []string) (map[string]*Account, error) {
+	return map[string]*Account{}, nil
+}
+
+// MaxNonces implements StageStore.
+func (m *memStore) MaxNonces(ctx context.Context, network string, ids []string) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	for _, id := range ids {
+		if n, ok, _ := m.MaxNonce(ctx, id, network); ok {
+			out[id] = n
+		}
+	}
+	return out, nil
+}
+
 // MarkSubmittedGroups implements StageStore: every group checked first,
 // then stored (all or none).
 func (m *memStore) MarkSubmittedGroups(ctx context.Context, groups []SubmitGroup) error {

@@ -37,6 +37,8 @@ type SubmitStage struct {
 	ready     *Merger[readyRequest, readyResult]
 	queued    *Merger[string, countResult]
 	marks     *Merger[SubmitGroup, error]
+	accounts  *Merger[string, accountResult]
+	maxNonces *Merger[string, maxNonceResult]
 	nonces    *Merger[common.Address, nonceResult]
 	estimates *Merger[[]ethereum.CallMsg, estimateResult]
 	sends     *Merger[[]*types.Transaction, sendResult]
@@ -74,6 +76,17 @@ type countResult struct {
 	err error
 }
 
+type accountResult struct {
+	acct *Account
+	err  error
+}
+
+type maxNonceResult struct {
+	nonce uint64
+	any   bool
+	err   error
+}
+
 type nonceResult struct {
 	nonce uint64
 	err   error
@@ -98,6 +111,8 @@ func NewSubmitStage(net *Network, store StageStore) *SubmitStage {
 	st.queued = NewMerger(st.runCounts, nil, stageMaxAccounts)
 	st.marks = NewMerger(st.runMarks, func(g SubmitGroup) int { return len(g.Txs) }, stageMaxRows)
 	st.nonces = NewMerger(st.runNonces, nil, stageMaxRows)
+	st.accounts = NewMerger(st.runAccounts, nil, stageMaxAccounts)
+	st.maxNonces = NewMerger(st.runMaxNonces, nil, stageMaxAccounts)
 	st.estimates = NewMerger(st.runEstimates, func(m []ethereum.CallMsg) int { return len(m) }, stageMaxRows)
 	st.sends = NewMerger(st.runSends, func(t []*types.Transaction) int { return len(t) }, stageMaxRows)
 	return st
@@ -113,6 +128,8 @@ func (st *SubmitStage) Close() {
 	st.queued.Close()
 	st.marks.Close()
 	st.nonces.Close()
+	st.accounts.Close()
+	st.maxNonces.Close()
 	st.estimates.Close()
 	st.sends.Close()
 }
@@ -195,6 +212,56 @@ func (st *SubmitStage) runCounts(ids []string) []countResult {
 	out := make([]countResult, len(ids))
 	for i, id := range ids {
 		out[i] = countResult{n: counts[id], err: err}
+	}
+	return out
+}
+
+// Account is the store's AccountByID, merged: a crowd of accounts that
+// send for the first time loads them in one statement.
+func (st *SubmitStage) Account(id string) (*Account, error) {
+	r, ok := st.accounts.Do(id)
+	if !ok {
+		return nil, errStageClosed
+	}
+	return r.acct, r.err
+}
+
+func (st *SubmitStage) runAccounts(ids []string) []accountResult {
+	ctx, cancel := stageContext()
+	defer cancel()
+	got, err := st.store.AccountsByID(ctx, distinct(ids))
+	out := make([]accountResult, len(ids))
+	for i, id := range ids {
+		switch a, ok := got[id]; {
+		case err != nil:
+			out[i].err = err
+		case !ok:
+			out[i].err = Errorf(CodeNotFound, "", "account %s not found", id)
+		default:
+			cp := *a
+			out[i].acct = &cp
+		}
+	}
+	return out
+}
+
+// MaxNonce is the store's MaxNonce of accountID, merged.
+func (st *SubmitStage) MaxNonce(accountID string) (uint64, bool, error) {
+	r, ok := st.maxNonces.Do(accountID)
+	if !ok {
+		return 0, false, errStageClosed
+	}
+	return r.nonce, r.any, r.err
+}
+
+func (st *SubmitStage) runMaxNonces(ids []string) []maxNonceResult {
+	ctx, cancel := stageContext()
+	defer cancel()
+	got, err := st.store.MaxNonces(ctx, st.net.Name, distinct(ids))
+	out := make([]maxNonceResult, len(ids))
+	for i, id := range ids {
+		n, ok := got[id]
+		out[i] = maxNonceResult{nonce: n, any: ok, err: err}
 	}
 	return out
 }

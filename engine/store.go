@@ -154,6 +154,12 @@ type StageStore interface {
 	// CountQueuedOf is CountQueued of each of accountIDs on network, in one
 	// statement; an account with nothing queued is absent.
 	CountQueuedOf(ctx context.Context, network string, accountIDs []string) (map[string]int, error)
+	// AccountsByID is AccountByID of each of ids, in one statement; an id
+	// without an account is absent.
+	AccountsByID(ctx context.Context, ids []string) (map[string]*Account, error)
+	// MaxNonces is MaxNonce of each of accountIDs on network, in one
+	// statement; an account that was never assigned a nonce is absent.
+	MaxNonces(ctx context.Context, network string, accountIDs []string) (map[string]uint64, error)
 	// MarkSubmittedGroups is MarkSubmittedMany of every group (each with
 	// its own fence) in one database transaction, all or none: on the
 	// first group that fails (ErrConflict, ErrNotFound, ErrFenced, as

@@ -222,6 +222,14 @@ func (s *Sender) markSubmitted(ctx context.Context, txs []*Transaction) error {
 	return s.store.MarkSubmittedMany(ctx, s.fence, txs)
 }
 
+// maxNonce is the store's MaxNonce of the account.
+func (s *Sender) maxNonce(ctx context.Context) (uint64, bool, error) {
+	if s.stage != nil {
+		return s.stage.MaxNonce(s.account.ID)
+	}
+	return s.store.MaxNonce(ctx, s.account.ID, s.net.Name)
+}
+
 // chainNonce is the account's nonce at the latest block.
 func (s *Sender) chainNonce(ctx context.Context) (uint64, error) {
 	if s.stage != nil {

@@ -151,7 +151,13 @@ func (s *submitter) getSender() (*engine.Sender, error) {
 	if s.sender != nil {
 		return s.sender, nil
 	}
-	acct, err := s.cfg.Store.AccountByID(s.ctx, s.accountID)
+	var acct *engine.Account
+	var err error
+	if st := s.cfg.Stages[s.net.Name]; st != nil {
+		acct, err = st.Account(s.accountID) // merged with other accounts' first pumps
+	} else {
+		acct, err = s.cfg.Store.AccountByID(s.ctx, s.accountID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load account %s: %w", s.accountID, err)
 	}

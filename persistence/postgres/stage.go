@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/jmoiron/sqlx"
@@ -49,6 +50,53 @@ func (s *Store) InFlightSummaries(ctx context.Context, network string, accountID
 	}
 	for _, r := range rows {
 		out[r.AccountID] = r.summary()
+	}
+	return out, nil
+}
+
+// AccountsByID implements engine.StageStore: one statement, the ids as
+// one array parameter (the primary key).
+func (s *Store) AccountsByID(ctx context.Context, ids []string) (map[string]*engine.Account, error) {
+	out := make(map[string]*engine.Account, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []accountRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+sqlrow.AccountColumns+` FROM accounts
+		WHERE id = ANY($1::text[])`, pq.StringArray(ids)); err != nil {
+		return nil, wrap(err, "%d accounts", len(ids))
+	}
+	accts, err := decoded(sqlrow.Accounts(rows))
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range accts {
+		out[a.ID] = a
+	}
+	return out, nil
+}
+
+// MaxNonces implements engine.StageStore: one statement, GROUP BY account.
+func (s *Store) MaxNonces(ctx context.Context, network string, accountIDs []string) (map[string]uint64, error) {
+	out := make(map[string]uint64, len(accountIDs))
+	if len(accountIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		AccountID string `db:"account_id"`
+		Max       int64  `db:"n"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT account_id, MAX(nonce) AS n FROM transactions
+		WHERE network = $1 AND account_id = ANY($2::text[]) AND nonce IS NOT NULL
+		GROUP BY account_id`, network, pq.StringArray(accountIDs)); err != nil {
+		return nil, wrap(err, "max nonces of %d accounts on %s", len(accountIDs), network)
+	}
+	for _, r := range rows {
+		n, err := sqlrow.Uint64Of("nonce", r.Max)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: max nonce of %s on %s: %w", r.AccountID, network, err)
+		}
+		out[r.AccountID] = n
 	}
 	return out, nil
 }

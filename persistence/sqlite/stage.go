@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/jmoiron/sqlx"
 
@@ -131,6 +132,59 @@ func (s *Store) CountQueuedOf(ctx context.Context, network string, accountIDs []
 		}
 		for _, r := range rows {
 			out[r.AccountID] = r.Count
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AccountsByID implements engine.StageStore: one statement per chunk of
+// ids (the primary key).
+func (s *Store) AccountsByID(ctx context.Context, ids []string) (map[string]*engine.Account, error) {
+	out := make(map[string]*engine.Account, len(ids))
+	err := inChunks(ids, func(in string, args []any) error {
+		var rows []accountRow
+		if err := s.r.SelectContext(ctx, &rows, `SELECT `+sqlrow.AccountColumns+` FROM accounts WHERE id IN `+in, args...); err != nil {
+			return wrap(err, "%d accounts", len(args))
+		}
+		accts, err := decoded(sqlrow.Accounts(rows))
+		if err != nil {
+			return err
+		}
+		for _, a := range accts {
+			out[a.ID] = a
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MaxNonces implements engine.StageStore: one statement per chunk of ids,
+// GROUP BY account.
+func (s *Store) MaxNonces(ctx context.Context, network string, accountIDs []string) (map[string]uint64, error) {
+	out := make(map[string]uint64, len(accountIDs))
+	err := inChunks(accountIDs, func(in string, ids []any) error {
+		var rows []struct {
+			AccountID string `db:"account_id"`
+			Max       int64  `db:"n"`
+		}
+		if err := s.r.SelectContext(ctx, &rows, `SELECT account_id, MAX(nonce) AS n FROM transactions
+			WHERE network = ? AND nonce IS NOT NULL AND account_id IN `+in+`
+			GROUP BY account_id`, append([]any{network}, ids...)...); err != nil {
+			return wrap(err, "max nonces of %d accounts on %s", len(ids), network)
+		}
+		for _, r := range rows {
+			n, err := sqlrow.Uint64Of("nonce", r.Max)
+			if err != nil {
+				return fmt.Errorf("sqlite: max nonce of %s on %s: %w", r.AccountID, network, err)
+			}
+			out[r.AccountID] = n
 		}
 		return nil
 	})

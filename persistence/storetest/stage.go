@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -166,6 +168,47 @@ func testStageReads(t *testing.T, s engine.Store) {
 	}
 	if counts, err := ss.CountQueuedOf(ctx, "dev", []string{}); err != nil || counts == nil || len(counts) != 0 {
 		t.Fatalf("CountQueuedOf of no account = %#v, %v; want an empty map", counts, err)
+	}
+
+	// MaxNonces: equal to MaxNonce of each; accounts without a nonce absent.
+	maxes, err := ss.MaxNonces(ctx, "dev", ids)
+	must(t, err)
+	withNonce := 0
+	for _, id := range ids {
+		one, any, err := s.MaxNonce(ctx, id, "dev")
+		must(t, err)
+		got, ok := maxes[id]
+		if ok != any || got != one {
+			t.Fatalf("MaxNonces[%s] = %d, %v; MaxNonce = %d, %v", id, got, ok, one, any)
+		}
+		if any {
+			withNonce++
+		}
+	}
+	if withNonce == 0 || len(maxes) != withNonce {
+		t.Fatalf("MaxNonces = %v: want the %d accounts with a nonce (at least one)", maxes, withNonce)
+	}
+
+	// AccountsByID: equal to AccountByID of each; an unknown id absent.
+	accts, err := ss.AccountsByID(ctx, append(slices.Clone(ids), "no-such-account"))
+	must(t, err)
+	known := 0
+	for _, id := range ids {
+		one, err := s.AccountByID(ctx, id)
+		if engine.IsNotFound(err) {
+			if accts[id] != nil {
+				t.Fatalf("AccountsByID[%s] = %+v for an unknown account", id, accts[id])
+			}
+			continue
+		}
+		must(t, err)
+		known++
+		if got := accts[id]; got == nil || got.ID != one.ID || got.Owner != one.Owner || got.Address != one.Address || !bytes.Equal(got.EncryptedKey, one.EncryptedKey) {
+			t.Fatalf("AccountsByID[%s] = %+v, AccountByID = %+v", id, got, one)
+		}
+	}
+	if known < 5 || len(accts) != known {
+		t.Fatalf("AccountsByID = %d accounts, want the %d known (at least 5)", len(accts), known)
 	}
 }
 
