@@ -307,7 +307,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	// queue to in flight.
 	load := accountLoad{queued: s.load.queued, inFlight: sum.Count}
 	head, _ := s.net.LastHead()
-	if s.win.grow(head) {
+	if s.win.grow(head, sum.Count) {
 		s.log.Debug("in-flight window grows", "window", s.win.size, "head", head)
 	}
 	defer func() {

@@ -3,10 +3,12 @@ package engine
 // window is an account's adaptive in-flight window: how many of its
 // transactions may be unconfirmed at once. It starts at Network.InFlight.
 // While the window is what holds the account back (it was full with work
-// queued) and the node takes everything it is sent, it doubles once per
-// new head, up to Network.MaxInFlight: a burst from one account reaches
-// the pace of the chain within a few blocks instead of sending a fixed
-// number per block. It halves, down to Network.MinInFlight, when the node
+// queued) and the node takes everything it is sent, it grows once per new
+// head, up to Network.MaxInFlight: four times when the last block took all
+// the account had in flight (the window, not the chain, was the bound),
+// twice otherwise. A burst from one account so reaches the pace of the
+// chain within a few blocks instead of sending a fixed number per block.
+// It halves, down to Network.MinInFlight, when the node
 // refuses for capacity (pool full, rate limit, a fee too low to replace or
 // enter a full pool) or the account's lowest nonce stays pending for
 // RebroadcastBlocks blocks, so a node with small pools is not pushed to
@@ -40,14 +42,20 @@ func newWindow(net *Network) window {
 	return w
 }
 
-// grow doubles the window when the last pump found it full with work
+// grow widens the window when the last pump found it full with work
 // queued and head (0: unknown) is a block after the last growth and after
-// the last refusal. It reports whether it grew.
-func (w *window) grow(head uint64) bool {
+// the last refusal: four times when the chain took everything the account
+// had in flight (inFlight is 0 now: the window, not the chain, was the
+// bound), twice otherwise. It reports whether it grew.
+func (w *window) grow(head uint64, inFlight int) bool {
 	if !w.limited || w.size >= w.max || head == 0 || head <= w.grownAt || head <= w.refusedAt {
 		return false
 	}
-	w.size = min(2*w.size, w.max)
+	factor := 2
+	if inFlight == 0 {
+		factor = 4
+	}
+	w.size = min(factor*w.size, w.max)
 	w.grownAt, w.limited = head, false
 	return true
 }

@@ -14,26 +14,26 @@ import (
 // its minimum and stops growth until a later head.
 func TestWindowAdapts(t *testing.T) {
 	w := newWindow(&Network{InFlight: 64, MinInFlight: 16, MaxInFlight: 300})
-	if w.grow(10) {
+	if w.grow(10, 1) {
 		t.Fatal("grew without having been full")
 	}
 	w.limited = true
-	if !w.grow(10) || w.size != 128 {
+	if !w.grow(10, 1) || w.size != 128 {
 		t.Fatalf("after a full pump at head 10: size %d, want 128", w.size)
 	}
 	w.limited = true
-	if w.grow(10) {
+	if w.grow(10, 1) {
 		t.Fatal("grew twice at head 10")
 	}
-	if !w.grow(11) || w.size != 256 {
+	if !w.grow(11, 1) || w.size != 256 {
 		t.Fatalf("head 11: size %d, want 256", w.size)
 	}
 	w.limited = true
-	if !w.grow(12) || w.size != 300 {
+	if !w.grow(12, 1) || w.size != 300 {
 		t.Fatalf("head 12: size %d, want the maximum 300", w.size)
 	}
 	w.limited = true
-	if w.grow(13) {
+	if w.grow(13, 1) {
 		t.Fatal("grew past the maximum")
 	}
 	w.shrink(13)
@@ -48,11 +48,16 @@ func TestWindowAdapts(t *testing.T) {
 		}
 	}
 	w.limited = true
-	if w.grow(18) {
+	if w.grow(18, 1) {
 		t.Fatal("grew at the head of a refusal")
 	}
-	if !w.grow(19) || w.size != 32 {
+	if !w.grow(19, 1) || w.size != 32 {
 		t.Fatalf("head 19: size %d, want 32", w.size)
+	}
+	q := newWindow(&Network{InFlight: 64, MaxInFlight: 4096})
+	q.limited = true
+	if !q.grow(5, 0) || q.size != 256 {
+		t.Fatalf("after a block that took everything in flight: size %d, want 256 (four times)", q.size)
 	}
 	if got := newWindow(&Network{InFlight: 8}); got.min != 8 || got.max != DefaultMaxInFlight {
 		t.Fatalf("defaults with inFlight 8: min %d max %d, want 8 and %d", got.min, got.max, DefaultMaxInFlight)
@@ -60,9 +65,9 @@ func TestWindowAdapts(t *testing.T) {
 }
 
 // TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal: a sender whose
-// window is full with work queued sends twice as many once a new head
-// came and its transactions left the window; a pool-full refusal halves
-// the window.
+// window is full with work queued sends four times as many once a new head
+// came and all its transactions left the window; a pool-full refusal
+// halves the window.
 func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
 	full := false
 	chain := &fakeChain{send: func(*types.Transaction) error {
@@ -76,8 +81,8 @@ func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
 	s.net.MinInFlight = 2
 	s.win = newWindow(s.net)
 	var ids []string
-	for i := range 40 {
-		ids = append(ids, fmt.Sprintf("t%02d", i))
+	for i := range 200 {
+		ids = append(ids, fmt.Sprintf("t%03d", i))
 	}
 	queue(t, s, ids...)
 	mine := func() {
@@ -88,7 +93,7 @@ func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
 		}
 	}
 	s.net.ObserveHead(1)
-	for i, want := range []int{4, 8, 16} {
+	for i, want := range []int{4, 16, 64} { // four times after a block that took all in flight
 		if n, err := s.Pump(context.Background()); err != nil || n != want {
 			t.Fatalf("pump %d at head %d: %d, %v; want %d", i, i+1, n, err, want)
 		}
@@ -99,7 +104,7 @@ func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
 	if _, err := s.Pump(context.Background()); !errors.Is(err, ErrNodeBusy) {
 		t.Fatalf("pump against a full pool: %v, want ErrNodeBusy", err)
 	}
-	if s.win.size != 16 {
-		t.Fatalf("window after a pool-full refusal: %d, want 16 (32 halved)", s.win.size)
+	if s.win.size != 128 {
+		t.Fatalf("window after a pool-full refusal: %d, want 128 (256 halved)", s.win.size)
 	}
 }
