@@ -122,8 +122,9 @@ const maxWindow = 16384
 type Engine struct {
 	// InFlight is the initial per-account window of unconfirmed
 	// transactions; the window adapts between MinInFlight and MaxInFlight:
-	// it doubles once per block while it holds an account back and the
-	// node takes everything, and halves when the node refuses for capacity
+	// it grows once per block while it holds an account back and the
+	// node takes everything (four times when the block took all the
+	// account had in flight, twice otherwise), and halves when the node refuses for capacity
 	// or a transaction stays pending. The window never goes below
 	// min(MinInFlight, InFlight) nor above max(MaxInFlight, InFlight).
 	InFlight    int `yaml:"inFlight"`
