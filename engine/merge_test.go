@@ -69,24 +69,26 @@ func TestMergerMergesWaitingCalls(t *testing.T) {
 // waiting ran.
 func TestMergerCloseRunsWaitingCalls(t *testing.T) {
 	release := make(chan struct{})
+	started := make(chan struct{}, 2)
 	m := NewMerger(func(reqs []string) []string {
+		started <- struct{}{}
 		<-release
 		return reqs
 	}, nil, 0)
 	got := make(chan string, 2)
-	for _, s := range []string{"a", "b"} {
-		go func() {
-			res, _ := m.Do(s)
-			got <- res
-		}()
+	do := func(s string) {
+		res, _ := m.Do(s)
+		got <- res
 	}
-	waitFor(t, func() bool { m.mu.Lock(); defer m.mu.Unlock(); return len(m.waiting) >= 1 })
+	go do("a")
+	<-started // a runs, alone
+	go do("b")
+	waitFor(t, func() bool { m.mu.Lock(); defer m.mu.Unlock(); return len(m.waiting) == 1 })
 	closed := make(chan struct{})
 	go func() { m.Close(); close(closed) }()
 	close(release)
 	<-closed
-	a, b := <-got, <-got
-	if a+b != "ab" && a+b != "ba" {
+	if a, b := <-got, <-got; a+b != "ab" && a+b != "ba" {
 		t.Fatalf("results %q %q", a, b)
 	}
 }
