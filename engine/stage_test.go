@@ -70,10 +70,13 @@ func TestStageMergesThePumpsOfManyAccounts(t *testing.T) {
 	wg.Add(1)
 	go pump(0)
 	waitFor(t, func() bool { gc.mu.Lock(); defer gc.mu.Unlock(); return len(gc.sizes) == 1 })
-	wg.Add(2)
-	go pump(1)
-	go pump(2)
-	waitFor(t, func() bool { st.sends.mu.Lock(); defer st.sends.mu.Unlock(); return len(st.sends.waiting) == 2 })
+	// One after the other up to their broadcasts (the in-memory store is
+	// not safe for concurrent use), then both wait behind a's.
+	for i := 1; i <= 2; i++ {
+		wg.Add(1)
+		go pump(i)
+		waitFor(t, func() bool { st.sends.mu.Lock(); defer st.sends.mu.Unlock(); return len(st.sends.waiting) == i })
+	}
 	close(gc.release)
 	wg.Wait()
 	for i, err := range errs {
