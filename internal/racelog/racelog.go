@@ -35,9 +35,13 @@ func Reports(out string) []string {
 const modulePrefix = "github.com/txengine/txengine/"
 
 // Ours reports whether report (one of Reports) involves this module's code:
-// whether a frame of either racing access (not of the goroutines' creation
-// stacks) is in a package of github.com/txengine/txengine. A race between
-// two accesses made wholly inside a library is the library's.
+// whether either racing access was made by it, that is whether the first
+// frame of the access's stack outside Go's standard library (runtime,
+// sync, encoding/json reading our value...) is in a package of
+// github.com/txengine/txengine or in a main package of ours. Frames below
+// that one are callers: protoactor-go racing with itself while our code
+// called into it (a Shutdown, say) is the library's race, and so is one
+// whose only frame of ours is in a goroutine's creation stack.
 func Ours(report string) bool {
 	inAccess := false
 	for _, line := range strings.Split(report, "\n") {
@@ -50,9 +54,28 @@ func Ours(report string) bool {
 			inAccess = true
 		case strings.HasPrefix(trimmed, "Goroutine "):
 			inAccess = false
-		case inAccess && strings.HasPrefix(trimmed, modulePrefix):
-			return true
+		case inAccess && !strings.HasPrefix(trimmed, "/") && !standardFrame(trimmed):
+			// The access's own frame outside the standard library decides.
+			if strings.HasPrefix(trimmed, modulePrefix) || strings.HasPrefix(trimmed, "main.") {
+				return true
+			}
+			inAccess = false
 		}
 	}
 	return false
+}
+
+// standardFrame reports whether a stack frame's function is in Go's
+// standard library: its package path has no dot in its first element
+// ("runtime.mapaccess2", "encoding/json.Marshal"), unlike a module's
+// ("github.com/..."), and it is not a main package.
+func standardFrame(fn string) bool {
+	if strings.HasPrefix(fn, "main.") {
+		return false
+	}
+	first, _, found := strings.Cut(fn, "/")
+	if !found {
+		return true // "runtime.x", "sync.(*Mutex).Lock"
+	}
+	return !strings.Contains(first, ".")
 }

@@ -58,4 +58,33 @@ Goroutine 318 (running) created at:
 	if !Ours(ours) {
 		t.Error("a race with one access in our code not counted as ours")
 	}
+	// Our code called into the library, which raced with itself: the
+	// library's race.
+	shutdown := `WARNING: DATA RACE
+Write at 0x00c0004c27f0 by main goroutine:
+  github.com/asynkron/protoactor-go/remote.(*endpointReader).suspend()
+      /root/go/pkg/mod/github.com/asynkron/protoactor-go/remote/endpoint_reader.go:255 +0x30
+  github.com/asynkron/protoactor-go/cluster.(*Cluster).Shutdown()
+      /root/go/pkg/mod/github.com/asynkron/protoactor-go/cluster/cluster.go:154 +0x22e
+  github.com/txengine/txengine/actors.(*System).close()
+      /work/main/actors/system.go:483 +0x1b9d
+  main.run()
+      /work/main/cmd/txengine/main.go:76 +0x893
+
+Previous read at 0x00c0004c27f0 by goroutine 19987:
+  github.com/asynkron/protoactor-go/remote.(*endpointReader).Receive()
+      /root/go/pkg/mod/github.com/asynkron/protoactor-go/remote/endpoint_reader.go:75 +0x375
+==================`
+	if Ours(shutdown) {
+		t.Error("a race inside protoactor-go, reached from our Shutdown call, counted as ours")
+	}
+	// The standard library reading our value for us: ours.
+	viaStd := strings.Replace(shutdown, "  github.com/asynkron/protoactor-go/remote.(*endpointReader).suspend()", "  runtime.mapaccess2_faststr()\n      /usr/local/go/src/runtime/map.go:1 +0x0\n  encoding/json.Marshal()\n      /usr/local/go/src/encoding/json/encode.go:1 +0x0\n  github.com/txengine/txengine/engine.(*Sender).Pump()", 1)
+	if !Ours(viaStd) {
+		t.Error("a race where the standard library read for our code not counted as ours")
+	}
+	inMain := strings.Replace(shutdown, "  github.com/asynkron/protoactor-go/remote.(*endpointReader).suspend()", "  main.run()", 1)
+	if !Ours(inMain) {
+		t.Error("a race in our main package not counted as ours")
+	}
 }
