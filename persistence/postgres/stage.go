@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,23 +16,6 @@ import (
 
 var _ engine.StageStore = (*Store)(nil)
 
-// summaryRow is one account's COUNT(*) and MIN(nonce) of its submitted
-// transactions.
-type summaryRow struct {
-	AccountID string        `db:"account_id"`
-	Count     int           `db:"n"`
-	Lowest    sql.NullInt64 `db:"lowest"`
-}
-
-// summary is the engine.InFlightSummary of r.
-func (r summaryRow) summary() engine.InFlightSummary {
-	out := engine.InFlightSummary{Count: r.Count}
-	if r.Lowest.Valid && r.Lowest.Int64 >= 0 {
-		out.LowestNonce = uint64(r.Lowest.Int64)
-	}
-	return out
-}
-
 // InFlightSummaries implements engine.StageStore: one statement, the ids as
 // one array parameter, read from the transactions_queue index (account_id,
 // network, status, seq) and the rows' nonces.
@@ -42,14 +24,14 @@ func (s *Store) InFlightSummaries(ctx context.Context, network string, accountID
 	if len(accountIDs) == 0 {
 		return out, nil
 	}
-	var rows []summaryRow
+	var rows []sqlrow.InFlightRow
 	if err := s.db.SelectContext(ctx, &rows, `SELECT account_id, COUNT(*) AS n, MIN(nonce) AS lowest
 		FROM transactions WHERE network = $1 AND account_id = ANY($2::text[]) AND status = $3
 		GROUP BY account_id`, network, pq.StringArray(accountIDs), string(engine.StatusSubmitted)); err != nil {
 		return nil, wrap(err, "in-flight summaries of %d accounts on %s", len(accountIDs), network)
 	}
 	for _, r := range rows {
-		out[r.AccountID] = r.summary()
+		out[r.AccountID] = r.Summary()
 	}
 	return out, nil
 }

@@ -314,13 +314,13 @@ func (s *Store) InFlight(ctx context.Context, accountID, network string) ([]*eng
 
 // InFlightSummary implements engine.TxStore.
 func (s *Store) InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error) {
-	var r summaryRow
+	var r sqlrow.InFlightRow
 	if err := s.db.GetContext(ctx, &r, `SELECT COUNT(*) AS n, MIN(nonce) AS lowest
 		FROM transactions WHERE account_id = $1 AND network = $2 AND status = $3`,
 		accountID, network, string(engine.StatusSubmitted)); err != nil {
 		return engine.InFlightSummary{}, wrap(err, "in-flight summary of %s on %s", accountID, network)
 	}
-	return r.summary(), nil
+	return r.Summary(), nil
 }
 
 // MaxNonce returns the highest nonce ever assigned to the account on the

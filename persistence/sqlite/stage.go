@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -13,37 +12,20 @@ import (
 
 var _ engine.StageStore = (*Store)(nil)
 
-// summaryRow is one account's COUNT(*) and MIN(nonce) of its submitted
-// transactions.
-type summaryRow struct {
-	AccountID string        `db:"account_id"`
-	Count     int           `db:"n"`
-	Lowest    sql.NullInt64 `db:"lowest"`
-}
-
-// summary is the engine.InFlightSummary of r.
-func (r summaryRow) summary() engine.InFlightSummary {
-	out := engine.InFlightSummary{Count: r.Count}
-	if r.Lowest.Valid && r.Lowest.Int64 >= 0 {
-		out.LowestNonce = uint64(r.Lowest.Int64)
-	}
-	return out
-}
-
 // InFlightSummaries implements engine.StageStore: one statement per
 // hashChunk accounts (inChunks; SQLite bounds the bound parameters of a
 // statement), read from the transactions_queue index and the rows' nonces.
 func (s *Store) InFlightSummaries(ctx context.Context, network string, accountIDs []string) (map[string]engine.InFlightSummary, error) {
 	out := make(map[string]engine.InFlightSummary, len(accountIDs))
 	err := inChunks(accountIDs, func(in string, ids []any) error {
-		var rows []summaryRow
+		var rows []sqlrow.InFlightRow
 		if err := s.r.SelectContext(ctx, &rows, `SELECT account_id, COUNT(*) AS n, MIN(nonce) AS lowest
 			FROM transactions WHERE network = ? AND status = ? AND account_id IN `+in+`
 			GROUP BY account_id`, append([]any{network, string(engine.StatusSubmitted)}, ids...)...); err != nil {
 			return wrap(err, "in-flight summaries of %d accounts on %s", len(ids), network)
 		}
 		for _, r := range rows {
-			out[r.AccountID] = r.summary()
+			out[r.AccountID] = r.Summary()
 		}
 		return nil
 	})

@@ -354,3 +354,20 @@ func Owners(owners []string) ([]common.Address, error) {
 	}
 	return out, nil
 }
+
+// InFlightRow is one account's COUNT(*) and MIN(nonce) of its submitted
+// transactions (InFlightSummary, InFlightSummaries).
+type InFlightRow struct {
+	AccountID string        `db:"account_id"`
+	Count     int           `db:"n"`
+	Lowest    sql.NullInt64 `db:"lowest"`
+}
+
+// Summary is the engine.InFlightSummary of r.
+func (r InFlightRow) Summary() engine.InFlightSummary {
+	out := engine.InFlightSummary{Count: r.Count}
+	if r.Lowest.Valid && r.Lowest.Int64 >= 0 {
+		out.LowestNonce = uint64(r.Lowest.Int64)
+	}
+	return out
+}
