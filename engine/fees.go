@@ -25,6 +25,8 @@ type feeQuote struct {
 	baseFee  *big.Int // nil on legacy networks
 	tip      *big.Int
 	gasPrice *big.Int
+	// blockGas is the gas limit of the head the quote was read at.
+	blockGas uint64
 }
 
 // feeCache is a Network's last fee quote. Its lock is never held while the
@@ -112,11 +114,11 @@ func quoteFees(ctx context.Context, node feeSource) (feeQuote, error) {
 		if err != nil {
 			return feeQuote{}, fmt.Errorf("fees: gas price: %w", err)
 		}
-		return feeQuote{gasPrice: price}, nil
+		return feeQuote{gasPrice: price, blockGas: head.GasLimit}, nil
 	}
 	tip, err := node.SuggestGasTipCap(ctx)
 	if err != nil {
 		return feeQuote{}, fmt.Errorf("fees: tip: %w", err)
 	}
-	return feeQuote{baseFee: head.BaseFee, tip: tip}, nil
+	return feeQuote{baseFee: head.BaseFee, tip: tip, blockGas: head.GasLimit}, nil
 }

@@ -346,8 +346,9 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 				}
 				fees = &q
 			}
+			size := s.win.size
 			n, err := s.submitBatch(ctx, batch, *fees, &load)
-			done, free = done+n, free-n
+			done, free = done+n, free-n+s.win.size-size // the node's answers move the window
 			if err != nil {
 				return done, err
 			}

@@ -23,6 +23,7 @@ type fakeChain struct {
 	// head is the chain's head (10 when zero); nonceAt, when set, answers
 	// NonceAt at a given block (nil: latest).
 	head     uint64
+	gasLimit uint64 // of every block (0: none given)
 	nonceAt  func(block *big.Int) uint64
 	receipts map[common.Hash]*types.Receipt
 	estimate func(msg ethereum.CallMsg) (uint64, error)
@@ -36,7 +37,7 @@ func (c *fakeChain) HeaderByNumber(context.Context, *big.Int) (*types.Header, er
 	if head == 0 {
 		head = 10
 	}
-	return &types.Header{Number: new(big.Int).SetUint64(head), BaseFee: big.NewInt(1_000_000_000)}, nil
+	return &types.Header{Number: new(big.Int).SetUint64(head), GasLimit: c.gasLimit, BaseFee: big.NewInt(1_000_000_000)}, nil
 }
 func (c *fakeChain) NonceAt(_ context.Context, _ common.Address, block *big.Int) (uint64, error) {
 	if c.nonceAt != nil {

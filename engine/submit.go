@@ -192,6 +192,9 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 	if tail < len(chosen) {
 		s.next = first + uint64(tail)
 	}
+	if tookAll(kinds) {
+		s.win.fit(fees.blockGas, maxGas(signed))
+	}
 	if s.care.checked == 0 && kept > 0 && head > 0 {
 		// The window was empty: the blocks are counted from here.
 		s.care.checked, s.care.since, s.care.moved, s.care.lowest = head, head, head, first
@@ -302,4 +305,23 @@ func (s *Sender) sign(ctx context.Context, tx *Transaction, nonce, gas uint64, f
 	hash, now := signed.Hash(), s.clock.Now()
 	tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx, tx.Submitted = &nonce, gas, &hash, raw, &now
 	return signed, nil
+}
+
+// tookAll reports whether the node accepted every transaction of a batch.
+func tookAll(kinds []NodeErrorKind) bool {
+	for _, k := range kinds {
+		if k != NodeOK && k != NodeAlreadyKnown {
+			return false
+		}
+	}
+	return true
+}
+
+// maxGas is the highest gas limit of txs.
+func maxGas(txs []*types.Transaction) uint64 {
+	var g uint64
+	for _, tx := range txs {
+		g = max(g, tx.Gas())
+	}
+	return g
 }

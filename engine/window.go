@@ -8,6 +8,11 @@ package engine
 // the account had in flight (the window, not the chain, was the bound),
 // twice otherwise. A burst from one account so reaches the pace of the
 // chain within a few blocks instead of sending a fixed number per block.
+// Until the node first refuses the account for capacity, the window is
+// also at least what one block can include of the account's transactions
+// (the block's gas limit over their gas, see fit): fewer in flight would
+// leave room in every block while the window ramps up, and the node takes
+// that many into its pool anyway before the next block.
 // It halves, down to Network.MinInFlight, when the node
 // refuses for capacity (pool full, rate limit, a fee too low to replace or
 // enter a full pool) or the account's lowest nonce stays pending for
@@ -58,6 +63,17 @@ func (w *window) grow(head uint64, inFlight int) bool {
 	w.size = min(factor*w.size, w.max)
 	w.grownAt, w.limited = head, false
 	return true
+}
+
+// fit widens the window to what one block of blockGas can include of
+// transactions of txGas each (at most the window's maximum), unless the
+// node has refused the account for capacity: then only grow widens it. The
+// caller calls it when the node took every transaction of a batch.
+func (w *window) fit(blockGas, txGas uint64) {
+	if w.refused || blockGas == 0 || txGas == 0 {
+		return
+	}
+	w.size = max(w.size, int(min(blockGas/txGas, uint64(w.max))))
 }
 
 // shrink halves the window after a refusal for capacity or a stall seen

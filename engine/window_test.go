@@ -108,3 +108,31 @@ func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
 		t.Fatalf("window after a pool-full refusal: %d, want 128 (256 halved)", s.win.size)
 	}
 }
+
+// TestSenderWindowFitsABlock: once the node took a whole batch, the window
+// is at least what one block can include of the account's transactions, in
+// the same pump; after a refusal for capacity only blocks widen it.
+func TestSenderWindowFitsABlock(t *testing.T) {
+	chain := &fakeChain{gasLimit: 1_000_000}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	s.net.MinInFlight = 2
+	s.win = newWindow(s.net)
+	var ids []string
+	for i := range 100 {
+		ids = append(ids, fmt.Sprintf("t%03d", i))
+	}
+	queue(t, s, ids...)
+	s.net.ObserveHead(1)
+	gas := uint64(50_000) + 50_000*s.net.GasMarginPercent/100
+	want := int(1_000_000 / gas)
+	if n, err := s.Pump(context.Background()); err != nil || n != want {
+		t.Fatalf("first pump: %d, %v; want %d (4, then what a block of 1M gas holds at %d gas)", n, err, want, gas)
+	}
+	// After a refusal for capacity the block's size no longer counts.
+	w := window{size: 8, min: 2, max: 100}
+	w.shrink(5)
+	if w.fit(1_000_000, gas); w.size != 4 {
+		t.Fatalf("a refused window fitted to a block: %d, want 4 (8 halved)", w.size)
+	}
+}

@@ -5,6 +5,7 @@ package faucet
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/ethereum/go-ethereum/common"
@@ -13,7 +14,9 @@ import (
 )
 
 // Fund asks the faucet to top up Addresses. When the sender used a request,
-// the reply is *Funded.
+// the reply is *Funded, once every address is funded or the attempt failed;
+// otherwise the faucet funds them with the other addresses waiting, and
+// asks again for those it had no room for (retried until funded).
 type Fund struct {
 	Addresses []common.Address
 }
@@ -29,12 +32,38 @@ func Props(f *engine.Faucet, log *slog.Logger) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor { return &Actor{faucet: f, log: log} })
 }
 
-// Actor is the faucet actor.
+// Bounds of the faucet actor's batches.
+const (
+	// maxBatch bounds the addresses of one funding call (one JSON-RPC
+	// batch of balances and one of sends).
+	maxBatch = 512
+	// retryEvery is the pause before asking again for addresses the
+	// faucet had no room for or the node refused.
+	retryEvery = time.Second
+	// requestTimeout bounds a Fund request's funding.
+	requestTimeout = 30 * time.Second
+)
+
+// flush makes the actor fund the addresses waiting; retryDue ends the
+// pause after a batch that could not fund every address.
+type (
+	flush    struct{}
+	retryDue struct{}
+)
+
+// Actor is the faucet actor. Fund messages without a reply wait in a
+// queue that the next flush funds in one batch: the Funds that arrive
+// while one batch is out are funded together by the next.
 type Actor struct {
 	faucet *engine.Faucet
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	queue       []common.Address
+	queued      map[common.Address]bool
+	flushQueued bool
+	retry       *time.Timer
 }
 
 // Receive implements actor.Actor.
@@ -42,15 +71,73 @@ func (a *Actor) Receive(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
+		a.queued = map[common.Address]bool{}
 	case *actor.Stopping:
 		a.cancel()
+		if a.retry != nil {
+			a.retry.Stop()
+		}
 	case *Fund:
-		hashes, err := a.faucet.Fund(a.ctx, msg.Addresses)
-		if err != nil {
-			a.log.Warn("faucet funding failed", "err", err)
-		}
 		if c.Sender() != nil {
+			ctx, cancel := context.WithTimeout(a.ctx, requestTimeout)
+			hashes, err := a.faucet.Fund(ctx, msg.Addresses)
+			cancel()
+			if err != nil {
+				a.log.Warn("faucet funding failed", "err", err)
+			}
 			c.Respond(&Funded{Hashes: hashes, Err: err})
+			return
 		}
+		for _, addr := range msg.Addresses {
+			if !a.queued[addr] {
+				a.queued[addr] = true
+				a.queue = append(a.queue, addr)
+			}
+		}
+		a.scheduleFlush(c)
+	case flush:
+		a.flushQueued = false
+		a.flush(c)
+	case retryDue:
+		a.retry = nil
+		a.scheduleFlush(c)
 	}
+}
+
+// scheduleFlush queues a flush behind the messages already in the mailbox,
+// unless one is queued or a retry is pending.
+func (a *Actor) scheduleFlush(c actor.Context) {
+	if a.flushQueued || a.retry != nil || len(a.queue) == 0 {
+		return
+	}
+	a.flushQueued = true
+	c.Send(c.Self(), flush{})
+}
+
+// flush funds up to maxBatch queued addresses. Those the faucet had no
+// room for, or the node refused, go back to the front of the queue (in
+// order: a retry signs them with the nonces they had) and are asked for
+// again after retryEvery; so are all of them when the node failed.
+func (a *Actor) flush(c actor.Context) {
+	n := min(len(a.queue), maxBatch)
+	batch := a.queue[:n:n]
+	a.queue = a.queue[n:]
+	hashes, later, err := a.faucet.FundSome(a.ctx, batch)
+	if err != nil {
+		a.log.Warn("faucet funding failed; retrying", "err", err, "addresses", len(batch)-len(hashes), "retry_in", retryEvery)
+		later = batch // those it paid are not paid again (Faucet remembers them)
+	}
+	for _, addr := range batch {
+		delete(a.queued, addr)
+	}
+	for _, addr := range later {
+		a.queued[addr] = true
+	}
+	a.queue = append(later[:len(later):len(later)], a.queue...)
+	if len(later) == 0 || err == nil && len(hashes) > 0 {
+		a.scheduleFlush(c)
+		return
+	}
+	self, root := c.Self(), c.ActorSystem().Root
+	a.retry = time.AfterFunc(retryEvery, func() { root.Send(self, retryDue{}) })
 }

@@ -26,7 +26,7 @@ import (
 //	  go test -count=1 -v -run '^TestProfile$' -timeout 30m ./bench/suite/
 //
 // The shape is accounts x transfers per account (1x10000: one account's
-// burst; 1000x10: breadth; 3000x1: each account's first send). The CPU
+// burst; 1000x10: breadth; 10000x1: each account's first send). The CPU
 // profile starts with the first accepted transfer (after txload's setup)
 // and lasts TXENGINE_PROFILE_SECONDS (20); statement counts are reset then.
 func TestProfile(t *testing.T) {

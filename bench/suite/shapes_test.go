@@ -28,13 +28,10 @@ type shape struct{ accounts, per int }
 func (s shape) String() string { return fmt.Sprintf("%d × %d", s.accounts, s.per) }
 
 // The shapes our users have (issue 16): one account's burst, many
-// accounts sending a few each, and each account's first send. The last
-// is 3,000 accounts, not 10,000: txload's setup funds every account with
-// gas through the service's faucet, one account sending one transfer per
-// new account (three JSON-RPC calls each), and beyond geth's 8,192 pool
-// slots the faucet's sends are refused and those accounts never get gas.
-// The faucet is the bound of the setup, not of the shape.
-var shapes = []shape{{1, 10000}, {1000, 10}, {3000, 1}}
+// accounts sending a few each, and each account's first send. txload's
+// setup gives every account gas through the service's faucet, which funds
+// the accounts created at once in batches (engine.Faucet).
+var shapes = []shape{{1, 10000}, {1000, 10}, {10000, 1}}
 
 // gethStack is txengine with the default configuration on PostgreSQL
 // (fsync on) and geth --dev (1 s blocks, 60M gas, raised pool), with the
