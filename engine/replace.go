@@ -123,7 +123,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 		s.win.shrink(head) // the lowest nonce stays pending: the chain takes less than we send
 	}
 	c.now, c.checked, c.checkedAt = false, head, time.Now()
-	chainNonce, err := s.chainNonce(ctx)
+	chainNonce, err := s.path.NonceAt(ctx, s.account.Address)
 	if err != nil {
 		return fmt.Errorf("in flight: chain nonce: %w", err)
 	}
@@ -333,7 +333,7 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 	if len(out) == 0 {
 		return nil
 	}
-	errs, err := s.send(ctx, out)
+	errs, err := s.path.Send(ctx, out)
 	if err != nil {
 		s.log.Warn("sending in-flight transactions again: outcome unknown", "transactions", len(out), "err", err)
 		return nil
@@ -403,7 +403,7 @@ func (s *Sender) fillRefused(ctx context.Context, head uint64, txs []*Transactio
 	if len(out) == 0 {
 		return nil
 	}
-	errs, err := s.send(ctx, out)
+	errs, err := s.path.Send(ctx, out)
 	if err != nil {
 		s.log.Warn("broadcast of fillers: outcome unknown", "transactions", len(out), "err", err)
 		return nil

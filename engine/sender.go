@@ -55,9 +55,9 @@ type Sender struct {
 	log     *slog.Logger
 	// fence is the activation's lease (zero: single-node mode).
 	fence Fence
-	// stage merges the pumps' round trips with other accounts' (nil: each
-	// call on its own).
-	stage *SubmitStage
+	// path reaches the store and the node for the calls a SubmitStage
+	// merges with other accounts' (directPath: each call on its own).
+	path pumpPath
 
 	// next is the nonce the next submitted transaction gets; valid when
 	// synced is true.
@@ -114,7 +114,7 @@ func (s *Sender) WithFence(f Fence) *Sender {
 // through st, the SubmitStage of its network, merged with the pumps of
 // other accounts.
 func (s *Sender) WithStage(st *SubmitStage) *Sender {
-	s.stage = st
+	s.path = stagePath{st: st}
 	return s
 }
 
@@ -165,6 +165,7 @@ func NewSender(account *Account, net *Network, store SenderStore, signer Signer,
 		metrics: NopMetrics{},
 		care:    newCare(),
 		win:     newWindow(net),
+		path:    directPath{store: store, net: net},
 	}
 }
 
@@ -195,20 +196,13 @@ func (s *Sender) ForgetLoad() { s.reportLoad(accountLoad{}) }
 // queueCountEvery, when the store can; between counts the sender's own
 // bookkeeping stands.
 func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
-	qc, ok := s.store.(QueueCounter)
-	if !ok && s.stage == nil {
-		return
-	}
 	now := s.clock.Now()
 	if !s.countedAt.IsZero() && now.Sub(s.countedAt) < queueCountEvery {
 		return
 	}
-	var n int
-	var err error
-	if s.stage != nil {
-		n, err = s.stage.CountQueued(s.account.ID)
-	} else {
-		n, err = qc.CountQueued(ctx, s.account.ID, s.net.Name)
+	n, ok, err := s.path.CountQueued(ctx, s.account.ID)
+	if !ok {
+		return
 	}
 	if err != nil {
 		s.log.Warn("count queued transactions for metrics", "err", err)
@@ -224,11 +218,11 @@ func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
 // transactions we do not know of, so the counter can never run ahead of
 // what the store holds.
 func (s *Sender) Sync(ctx context.Context) error {
-	maxNonce, any, err := s.maxNonce(ctx)
+	maxNonce, any, err := s.path.MaxNonce(ctx, s.account.ID)
 	if err != nil {
 		return fmt.Errorf("sync nonce: %w", err)
 	}
-	chainNonce, err := s.chainNonce(ctx)
+	chainNonce, err := s.path.NonceAt(ctx, s.account.Address)
 	if err != nil {
 		return fmt.Errorf("sync nonce: read chain nonce: %w", err)
 	}
@@ -240,7 +234,7 @@ func (s *Sender) Sync(ctx context.Context) error {
 	s.care.reset()
 	// A cold account has nothing in flight: the merged count says so
 	// without reading its rows.
-	if sum, err := s.inFlightSummary(ctx); err != nil {
+	if sum, err := s.path.InFlightSummary(ctx, s.account.ID); err != nil {
 		return fmt.Errorf("sync: in flight: %w", err)
 	} else if sum.Count == 0 {
 		return nil
@@ -260,7 +254,7 @@ func (s *Sender) Sync(ctx context.Context) error {
 		s.care.sentAt(tx.ID, head, true)
 	}
 	// One batch; the answers are looked at by the next checks (tend).
-	if _, err := s.send(ctx, signed); err != nil {
+	if _, err := s.path.Send(ctx, signed); err != nil {
 		s.log.Warn("sync: sending in-flight transactions again: outcome unknown", "transactions", len(signed), "err", err)
 	}
 	return nil
@@ -299,7 +293,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	sum, err := s.inFlightSummary(ctx)
+	sum, err := s.path.InFlightSummary(ctx, s.account.ID)
 	if err != nil {
 		return 0, fmt.Errorf("pump: in flight: %w", err)
 	}
@@ -327,7 +321,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	var fees *feeQuote
 	for free > 0 {
 		asked := free
-		ready, err := s.readyTransactions(ctx, asked)
+		ready, err := s.path.ReadyTransactions(ctx, s.account.ID, asked)
 		if err != nil {
 			return done, fmt.Errorf("pump: ready: %w", err)
 		}

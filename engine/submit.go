@@ -7,6 +7,7 @@ import (
 	"math/big"
 
 	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
@@ -28,7 +29,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		return 0, errors.Join(err, nodeErr)
 	}
 	// Persist before broadcast: after a crash the signed bytes are sent again as they are.
-	if err := s.markSubmitted(ctx, chosen); err != nil {
+	if err := s.path.MarkSubmitted(ctx, s.fence, chosen); err != nil {
 		for _, tx := range chosen {
 			tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted, tx.GasLimit = nil, nil, nil, nil, 0
 		}
@@ -53,7 +54,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 	first := s.next
 	s.next += uint64(len(chosen))
 	load.queued -= len(chosen)
-	sendErrs, err := s.send(ctx, signed)
+	sendErrs, err := s.path.Send(ctx, signed)
 	if err != nil {
 		// Unknown outcome for all: they count as sent and are broadcast again.
 		s.log.Warn("batch broadcast outcome unknown; will re-broadcast", "transactions", len(signed), "err", err)
@@ -79,7 +80,7 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 		to := tx.ContractAddress
 		msgs[i] = ethereum.CallMsg{From: s.account.Address, To: &to, Value: valueOf(tx), Data: tx.Data}
 	}
-	gas, estErrs, err := s.estimate(ctx, msgs)
+	gas, estErrs, err := s.path.Estimate(ctx, msgs)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), err)
 	}
@@ -202,57 +203,101 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 	return kept, busy, s.fillRefused(ctx, head, fill, signed, fees)
 }
 
-// inFlightSummary is the store's InFlightSummary of the account, through
-// the stage when there is one (so are the methods below).
-func (s *Sender) inFlightSummary(ctx context.Context) (InFlightSummary, error) {
-	if s.stage != nil {
-		return s.stage.InFlightSummary(s.account.ID)
-	}
-	return s.store.InFlightSummary(ctx, s.account.ID, s.net.Name)
+// pumpPath is how a Sender's pump reaches the store and the node for the
+// reads, writes and calls that a SubmitStage merges across accounts:
+// through the stage of its network (stagePath), or directly (directPath,
+// for stores that are not a StageStore).
+type pumpPath interface {
+	InFlightSummary(ctx context.Context, accountID string) (InFlightSummary, error)
+	ReadyTransactions(ctx context.Context, accountID string, limit int) ([]*Transaction, error)
+	// CountQueued is false when the store cannot count.
+	CountQueued(ctx context.Context, accountID string) (int, bool, error)
+	MarkSubmitted(ctx context.Context, f Fence, txs []*Transaction) error
+	MaxNonce(ctx context.Context, accountID string) (uint64, bool, error)
+	NonceAt(ctx context.Context, addr common.Address) (uint64, error)
+	Estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error)
+	Send(ctx context.Context, txs []*types.Transaction) ([]error, error)
 }
 
-func (s *Sender) readyTransactions(ctx context.Context, limit int) ([]*Transaction, error) {
-	if s.stage != nil {
-		return s.stage.ReadyTransactions(s.account.ID, limit)
-	}
-	return s.store.ReadyTransactions(ctx, s.account.ID, s.net.Name, limit)
+// directPath calls the store and the node of one network, one account at
+// a time.
+type directPath struct {
+	store SenderStore
+	net   *Network
 }
 
-func (s *Sender) markSubmitted(ctx context.Context, txs []*Transaction) error {
-	if s.stage != nil {
-		return s.stage.MarkSubmitted(s.fence, txs)
-	}
-	return s.store.MarkSubmittedMany(ctx, s.fence, txs)
+func (d directPath) InFlightSummary(ctx context.Context, id string) (InFlightSummary, error) {
+	return d.store.InFlightSummary(ctx, id, d.net.Name)
 }
 
-// maxNonce is the store's MaxNonce of the account.
-func (s *Sender) maxNonce(ctx context.Context) (uint64, bool, error) {
-	if s.stage != nil {
-		return s.stage.MaxNonce(s.account.ID)
-	}
-	return s.store.MaxNonce(ctx, s.account.ID, s.net.Name)
+func (d directPath) ReadyTransactions(ctx context.Context, id string, limit int) ([]*Transaction, error) {
+	return d.store.ReadyTransactions(ctx, id, d.net.Name, limit)
 }
 
-// chainNonce is the account's nonce at the latest block.
-func (s *Sender) chainNonce(ctx context.Context) (uint64, error) {
-	if s.stage != nil {
-		return s.stage.NonceAt(ctx, s.account.Address)
+func (d directPath) CountQueued(ctx context.Context, id string) (int, bool, error) {
+	qc, ok := d.store.(QueueCounter)
+	if !ok {
+		return 0, false, nil
 	}
-	return s.net.Chain.NonceAt(ctx, s.account.Address, nil)
+	n, err := qc.CountQueued(ctx, id, d.net.Name)
+	return n, true, err
 }
 
-func (s *Sender) estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
-	if s.stage != nil {
-		return s.stage.Estimate(msgs)
-	}
-	return EstimateDistinct(ctx, s.net.Chain, msgs)
+func (d directPath) MarkSubmitted(ctx context.Context, f Fence, txs []*Transaction) error {
+	return d.store.MarkSubmittedMany(ctx, f, txs)
 }
 
-func (s *Sender) send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
-	if s.stage != nil {
-		return s.stage.Send(txs)
-	}
-	return SendAll(ctx, s.net.Chain, txs)
+func (d directPath) MaxNonce(ctx context.Context, id string) (uint64, bool, error) {
+	return d.store.MaxNonce(ctx, id, d.net.Name)
+}
+
+func (d directPath) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
+	return d.net.Chain.NonceAt(ctx, addr, nil)
+}
+
+func (d directPath) Estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	return EstimateDistinct(ctx, d.net.Chain, msgs)
+}
+
+func (d directPath) Send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
+	return SendAll(ctx, d.net.Chain, txs)
+}
+
+// stagePath goes through the SubmitStage of the network. Its merged store
+// calls carry the stage's own deadline (one call serves many pumps).
+type stagePath struct{ st *SubmitStage }
+
+func (p stagePath) InFlightSummary(_ context.Context, id string) (InFlightSummary, error) {
+	return p.st.InFlightSummary(id)
+}
+
+func (p stagePath) ReadyTransactions(_ context.Context, id string, limit int) ([]*Transaction, error) {
+	return p.st.ReadyTransactions(id, limit)
+}
+
+func (p stagePath) CountQueued(_ context.Context, id string) (int, bool, error) {
+	n, err := p.st.CountQueued(id)
+	return n, true, err
+}
+
+func (p stagePath) MarkSubmitted(_ context.Context, f Fence, txs []*Transaction) error {
+	return p.st.MarkSubmitted(f, txs)
+}
+
+func (p stagePath) MaxNonce(_ context.Context, id string) (uint64, bool, error) {
+	return p.st.MaxNonce(id)
+}
+
+func (p stagePath) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
+	return p.st.NonceAt(ctx, addr)
+}
+
+func (p stagePath) Estimate(_ context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	return p.st.Estimate(msgs)
+}
+
+func (p stagePath) Send(_ context.Context, txs []*types.Transaction) ([]error, error) {
+	return p.st.Send(txs)
 }
 
 // noteRefusal records on tx (new) why the node refuses it for now, when
