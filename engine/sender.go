@@ -218,13 +218,21 @@ func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
 // transactions we do not know of, so the counter can never run ahead of
 // what the store holds.
 func (s *Sender) Sync(ctx context.Context) error {
+	_, err := s.sync(ctx)
+	return err
+}
+
+// sync is Sync returning the account's in-flight summary it read, when
+// nothing was in flight (a cold account's): the pump that follows needs
+// it and nothing but this sender can change it meanwhile.
+func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
 	maxNonce, any, err := s.path.MaxNonce(ctx, s.account.ID)
 	if err != nil {
-		return fmt.Errorf("sync nonce: %w", err)
+		return nil, fmt.Errorf("sync nonce: %w", err)
 	}
 	chainNonce, err := s.path.NonceAt(ctx, s.account.Address)
 	if err != nil {
-		return fmt.Errorf("sync nonce: read chain nonce: %w", err)
+		return nil, fmt.Errorf("sync nonce: read chain nonce: %w", err)
 	}
 	next := chainNonce
 	if any && maxNonce+1 > next {
@@ -234,14 +242,16 @@ func (s *Sender) Sync(ctx context.Context) error {
 	s.care.reset()
 	// A cold account has nothing in flight: the merged count says so
 	// without reading its rows.
-	if sum, err := s.path.InFlightSummary(ctx, s.account.ID); err != nil {
-		return fmt.Errorf("sync: in flight: %w", err)
-	} else if sum.Count == 0 {
-		return nil
+	sum, err := s.path.InFlightSummary(ctx, s.account.ID)
+	if err != nil {
+		return nil, fmt.Errorf("sync: in flight: %w", err)
+	}
+	if sum.Count == 0 {
+		return &sum, nil
 	}
 	inflight, err := s.store.InFlight(ctx, s.account.ID, s.net.Name)
 	if err != nil {
-		return fmt.Errorf("sync: in flight: %w", err)
+		return nil, fmt.Errorf("sync: in flight: %w", err)
 	}
 	head, _ := s.net.LastHead()
 	signed := make([]*types.Transaction, 0, len(inflight))
@@ -257,7 +267,7 @@ func (s *Sender) Sync(ctx context.Context) error {
 	if _, err := s.path.Send(ctx, signed); err != nil {
 		s.log.Warn("sync: sending in-flight transactions again: outcome unknown", "transactions", len(signed), "err", err)
 	}
-	return nil
+	return nil, nil
 }
 
 // WindowFull reports whether the last Pump left the in-flight window full:
@@ -288,12 +298,14 @@ func (s *Sender) Resync() { s.synced = false }
 // stop (nothing was signed, stored, broadcast, failed or held back after
 // that).
 func (s *Sender) Pump(ctx context.Context) (int, error) {
+	var synced *InFlightSummary
 	if !s.synced {
-		if err := s.Sync(ctx); err != nil {
+		var err error
+		if synced, err = s.sync(ctx); err != nil {
 			return 0, err
 		}
 	}
-	sum, err := s.path.InFlightSummary(ctx, s.account.ID)
+	sum, err := s.inFlightSummary(ctx, synced)
 	if err != nil {
 		return 0, fmt.Errorf("pump: in flight: %w", err)
 	}
@@ -365,6 +377,15 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// inFlightSummary is the account's in-flight summary: read, unless sync
+// just read it.
+func (s *Sender) inFlightSummary(ctx context.Context, synced *InFlightSummary) (InFlightSummary, error) {
+	if synced != nil {
+		return *synced, nil
+	}
+	return s.path.InFlightSummary(ctx, s.account.ID)
 }
 
 // admit returns, appended to batch, the transactions of ready whose

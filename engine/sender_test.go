@@ -88,6 +88,8 @@ type memStore struct {
 	leases map[string]int64
 	// hashes holds every stored version hash of each transaction.
 	hashes map[string][]common.Hash
+	// summaries counts the InFlightSummary reads.
+	summaries int
 }
 
 func newMemStore() *memStore {
@@ -139,6 +141,7 @@ func (m *memStore) InFlight(_ context.Context, accountID, _ string) ([]*Transact
 }
 
 func (m *memStore) InFlightSummary(ctx context.Context, a, n string) (InFlightSummary, error) {
+	m.summaries++
 	txs, _ := m.InFlight(ctx, a, n)
 	out := InFlightSummary{Count: len(txs)}
 	if len(txs) > 0 {

@@ -124,10 +124,14 @@ func TestSenderWindowFitsABlock(t *testing.T) {
 	}
 	queue(t, s, ids...)
 	s.net.ObserveHead(1)
+	store.summaries = 0
 	gas := uint64(50_000) + 50_000*s.net.GasMarginPercent/100
 	want := int(1_000_000 / gas)
 	if n, err := s.Pump(context.Background()); err != nil || n != want {
 		t.Fatalf("first pump: %d, %v; want %d (4, then what a block of 1M gas holds at %d gas)", n, err, want, gas)
+	}
+	if store.summaries != 1 {
+		t.Fatalf("a cold account's first pump read its in-flight summary %d times, want once (sync's answer serves the pump)", store.summaries)
 	}
 	// After a refusal for capacity the block's size no longer counts.
 	w := window{size: 8, min: 2, max: 100}
