@@ -8,7 +8,8 @@ import (
 )
 
 // TestClusterThroughput (benchmark; `make bench-cluster`, skipped unless
-// TXENGINE_BENCH=1): the same burst — 200 accounts × 10 transfers from 64
+// TXENGINE_BENCH=1): the same burst — 1,000 accounts × 10 transfers (the
+// breadth shape of make bench's shape rows) from 64
 // concurrent clients spread over the listeners — against one node in
 // single-node mode, one node in cluster mode and three nodes in cluster
 // mode, each on its own PostgreSQL database and geth --dev. It logs
@@ -19,7 +20,7 @@ func TestClusterThroughput(t *testing.T) {
 	if os.Getenv("TXENGINE_BENCH") != "1" {
 		t.Skip("benchmark: run with `make bench-cluster` (TXENGINE_BENCH=1)")
 	}
-	const accounts, per, clients = 200, 10, 64
+	const accounts, per, clients = 1000, 10, 64
 	type result struct {
 		name             string
 		acceptedPerSec   float64
@@ -38,7 +39,7 @@ func TestClusterThroughput(t *testing.T) {
 		t.Run(fmt.Sprintf("%d-%s", c.nodes, c.name), func(t *testing.T) {
 			s := newStack(t, c.provider, c.nodes)
 			accts := s.createAccounts(accounts, 12)
-			s.waitFunded(accts, 2*time.Minute)
+			s.waitFunded(accts, 5*time.Minute)
 			jobs := newJobs(accts, per, len(s.nodes))
 			b := s.startBurst(t, accts, jobs, clients)
 			b.wait()
