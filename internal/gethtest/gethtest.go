@@ -42,8 +42,9 @@ const Package = "github.com/ethereum/go-ethereum/cmd/geth@" + Version
 // ChainID is the chain id of geth --dev.
 const ChainID = 1337
 
-// FaucetBalance is what the harness gives the FaucetKey account: 1000 ETH.
-var FaucetBalance = new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18))
+// FaucetBalance is what the harness gives the FaucetKey account: 100,000
+// ETH (a faucet paying 0.1 ETH funds a million accounts with it).
+var FaucetBalance = new(big.Int).Mul(big.NewInt(100_000), big.NewInt(1e18))
 
 // Option changes how Start runs geth.
 type Option func(*options)
