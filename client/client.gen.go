@@ -813,7 +813,7 @@ type Transaction struct {
 	Network string `json:"network"`
 	Nonce   *int   `json:"nonce,omitempty"`
 
-	// Parameters Arguments of the call in order, each a string as the specification says: strings as given; addresses EIP-55 checksummed; integers in decimal; bytes and fixed bytes as lower-case 0x hex; booleans `"true"` or `"false"`; arrays and tuples as their JSON text with the same element forms (a tuple as an object keyed by component name, keys sorted), for example `["1","20"]` or `{"n":"7","who":"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}`. For a transfer `[to, value]`.
+	// Parameters Arguments of the call in order, each a string as the specification says: strings as given; addresses EIP-55 checksummed; integers in decimal; bytes and fixed bytes as lower-case 0x hex; booleans `"true"` or `"false"`; arrays and tuples as their compact JSON text, whose elements take the same forms as JSON strings (booleans as JSON `true`/`false`), a tuple as an object keyed by component name with the keys sorted (also when it was given as an array), for example `["1","20"]` or `{"n":"7","who":"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}`. For a transfer `[to, value]`.
 	//
 	// Example: ["0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed","1000000000000000000"]
 	Parameters []string          `json:"parameters"`

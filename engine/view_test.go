@@ -115,12 +115,12 @@ func TestParameterStrings(t *testing.T) {
 	a := abiTestParse(t, `[{"type":"function","name":"g","stateMutability":"nonpayable","inputs":[`+
 		`{"name":"ok","type":"bool"},{"name":"xs","type":"uint256[]"},`+
 		`{"name":"p","type":"tuple","components":[{"name":"who","type":"address"},{"name":"n","type":"uint8"},{"name":"on","type":"bool"}]},`+
-		`{"name":"s","type":"string"},{"name":"b","type":"bytes2[2]"},{"name":"off","type":"bool"}],"outputs":[]}]`)
+		`{"name":"s","type":"string"},{"name":"b","type":"bytes2[2]"},{"name":"off","type":"bool"},{"name":"flags","type":"bool[]"}],"outputs":[]}]`)
 	m := a.Methods["g"]
 	args := []json.RawMessage{
 		json.RawMessage(`true`), json.RawMessage(`["1","20"]`),
 		json.RawMessage(`{"n":"7","who":"0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed","on":false}`),
-		json.RawMessage(`"a<b & \"c\""`), json.RawMessage(`["0x0102","0xA0B0"]`), json.RawMessage(`false`),
+		json.RawMessage(`"a<b & \"c\""`), json.RawMessage(`["0x0102","0xA0B0"]`), json.RawMessage(`false`), json.RawMessage(`[true,false]`),
 	}
 	_, params, err := PackCall(&m, args)
 	if err != nil {
@@ -129,7 +129,7 @@ func TestParameterStrings(t *testing.T) {
 	want := []string{
 		"true", `["1","20"]`,
 		`{"n":"7","on":false,"who":"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}`,
-		`a<b & "c"`, `["0x0102","0xa0b0"]`, "false",
+		`a<b & "c"`, `["0x0102","0xa0b0"]`, "false", "[true,false]",
 	}
 	if got := ParameterStrings(params); !slices.Equal(got, want) {
 		t.Errorf("from PackCall:\n got %q\nwant %q", got, want)
