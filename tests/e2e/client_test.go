@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,13 +22,31 @@ import (
 )
 
 // checkedDoer sends the generated client's requests and checks every
-// response against the served OpenAPI document, like service.call.
+// response against the served OpenAPI document, like service.call. With
+// ops set it records the operationId of every request.
 type checkedDoer struct {
-	t *testing.T
-	s *service
+	t   *testing.T
+	s   *service
+	ops *operations
+}
+
+// operations is a set of operationIds, safe for concurrent use.
+type operations struct {
+	mu   sync.Mutex
+	seen map[string]bool
 }
 
 func (d checkedDoer) Do(req *http.Request) (*http.Response, error) {
+	if d.ops != nil {
+		if err := d.s.contract.load(d.s.URL); err != nil {
+			return nil, err
+		}
+		if route, _, err := d.s.contract.router.FindRoute(req); err == nil {
+			d.ops.mu.Lock()
+			d.ops.seen[route.Operation.OperationID] = true
+			d.ops.mu.Unlock()
+		}
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -43,9 +63,13 @@ func (d checkedDoer) Do(req *http.Request) (*http.Response, error) {
 
 // generatedClient returns the Go client generated from the document
 // (package client) for s, authenticated with token.
-func generatedClient(t *testing.T, s *service, token string) *api.ClientWithResponses {
+func generatedClient(t *testing.T, s *service, token string, ops ...*operations) *api.ClientWithResponses {
 	t.Helper()
-	c, err := api.NewClientWithResponses(s.URL, api.WithHTTPClient(checkedDoer{t: t, s: s}),
+	d := checkedDoer{t: t, s: s}
+	if len(ops) > 0 {
+		d.ops = ops[0]
+	}
+	c, err := api.NewClientWithResponses(s.URL, api.WithHTTPClient(d),
 		api.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			req.Header.Set("Authorization", "Bearer "+token)
 			return nil
@@ -202,5 +226,174 @@ func TestTxloadOnEmbedded(t *testing.T) {
 	}
 	if rep.Accepted != 30 || rep.Completed != 30 || len(rep.Errors) != 0 || rep.Check == nil || !rep.Check.OK {
 		t.Fatalf("txload: %s", out)
+	}
+}
+
+// expect fails t unless the call got an answer of status want.
+func expect(t *testing.T, what string, err error, res interface{ StatusCode() int }, want int) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if res.StatusCode() != want {
+		t.Fatalf("%s: status %d, want %d: %s", what, res.StatusCode(), want, body(res))
+	}
+}
+
+// TestGeneratedClientEveryOperation calls every operation of the served
+// document once through the generated Go client against the real binary,
+// each with the status of its success, and fails when the document has an
+// operation no call reached: a change to the document is exercised by a
+// real call.
+func TestGeneratedClientEveryOperation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test: runs the binary and its dev chain")
+	}
+	s := startService(t, t.TempDir())
+	ops := &operations{seen: map[string]bool{}}
+	c := generatedClient(t, s, s.Token, ops)
+	ctx := context.Background()
+	dev := api.NetworkParam("dev")
+
+	// Operational endpoints.
+	{
+		r1, err := c.HealthzWithResponse(ctx, nil)
+		expect(t, "healthz", err, r1, 200)
+		r2, err := c.ReadyzWithResponse(ctx, nil)
+		expect(t, "readyz", err, r2, 200)
+		r3, err := c.OpenapiWithResponse(ctx, nil)
+		expect(t, "openapi", err, r3, 200)
+		r4, err := c.MetricsWithResponse(ctx, nil)
+		expect(t, "metrics", err, r4, 200)
+		r5, err := c.ListNetworksWithResponse(ctx, nil)
+		expect(t, "networks", err, r5, 200)
+	}
+
+	// Accounts.
+	def, err := c.GetDefaultAccountWithResponse(ctx, nil)
+	expect(t, "default account", err, def, 200)
+	opAddr := def.JSON200.Data.Address
+	created, err := c.CreateAccountWithResponse(ctx, nil, api.CreateAccountJSONRequestBody{})
+	expect(t, "create account", err, created, 201)
+	acct := created.JSON201.Data
+	{
+		r1, err := c.ListAccountsWithResponse(ctx, nil)
+		expect(t, "list accounts", err, r1, 200)
+		r2, err := c.GetAccountWithResponse(ctx, acct.Id, nil)
+		expect(t, "get account", err, r2, 200)
+		network := "dev"
+		r3, err := c.AccountBalanceWithResponse(ctx, acct.Id, &api.AccountBalanceParams{Network: &network})
+		expect(t, "account balance", err, r3, 200)
+		r4, err := c.DefaultAccountBalanceWithResponse(ctx, &api.DefaultAccountBalanceParams{Network: &network})
+		expect(t, "default account balance", err, r4, 200)
+		r5, err := c.SetDefaultAccountWithResponse(ctx, nil, api.SetDefaultAccountRequest{Account: def.JSON200.Data.Id})
+		expect(t, "set default account", err, r5, 200)
+	}
+
+	// Tokens.
+	tokens, err := c.ListTokensWithResponse(ctx, nil)
+	expect(t, "list tokens", err, tokens, 200)
+	tok := tokens.JSON200.Data[0]
+	{
+		r1, err := c.GetTokenWithResponse(ctx, tok.Id, nil)
+		expect(t, "get token", err, r1, 200)
+		r2, err := c.GetDefaultBalanceWithResponse(ctx, tok.Id, nil)
+		expect(t, "default balance", err, r2, 200)
+		r3, err := c.GetAddressBalanceWithResponse(ctx, tok.Id, acct.Address, nil)
+		expect(t, "address balance", err, r3, 200)
+		r4, err := c.CreateTransferWithResponse(ctx, tok.Id, nil, api.TransferRequest{To: acct.Address, Value: "5"})
+		expect(t, "transfer", err, r4, 202)
+		r5, err := c.ListTokenTransfersWithResponse(ctx, tok.Id, nil)
+		expect(t, "token transfers", err, r5, 200)
+		r6, err := c.NetworkTokenWithResponse(ctx, "dev", tok.Address, nil)
+		expect(t, "network token", err, r6, 200)
+		r7, err := c.TokenSupplyWithResponse(ctx, "dev", tok.Address, nil)
+		expect(t, "supply", err, r7, 200)
+		r8, err := c.TokenCirculatingWithResponse(ctx, "dev", tok.Address, nil)
+		expect(t, "circulating", err, r8, 200)
+	}
+
+	// Contracts.
+	cid := api.ContractIdAnyParam(tok.Id)
+	erc20 := api.CreateContractRequestTypeErc20
+	{
+		r1, err := c.ListContractsWithResponse(ctx, nil)
+		expect(t, "list contracts", err, r1, 200)
+		r2, err := c.CreateContractWithResponse(ctx, nil, api.CreateContractRequest{Name: "Again", Network: "dev", Address: tok.Address, Type: &erc20})
+		expect(t, "register contract", err, r2, 201)
+		r3, err := c.GetContractWithResponse(ctx, cid, nil)
+		expect(t, "get contract", err, r3, 200)
+		r4, err := c.CallContractWithResponse(ctx, cid, "balanceOf", nil, api.CallRequest{Arg: []string{opAddr}})
+		expect(t, "call", err, r4, 200)
+		r5, err := c.SendContractWithResponse(ctx, cid, "transfer", nil, api.SendRequest{Arg: []string{acct.Address, "1"}})
+		expect(t, "send", err, r5, 202)
+		r6, err := c.ContractEventsWithResponse(ctx, cid, nil)
+		expect(t, "events", err, r6, 200)
+		r7, err := c.BatchCallWithResponse(ctx, nil, api.BatchCallRequest{Calls: []api.BatchCall{{ContractId: &tok.Id, Method: "totalSupply"}}})
+		expect(t, "batch call", err, r7, 200)
+		direct := api.DirectCallRequestTypeErc20
+		r8, err := c.CallDirectWithResponse(ctx, dev, tok.Address, "symbol", nil, api.DirectCallRequest{Type: &direct})
+		expect(t, "direct call", err, r8, 200)
+		directSend := api.DirectSendRequestTypeErc20
+		r9, err := c.SendDirectWithResponse(ctx, dev, tok.Address, "transfer", nil, api.DirectSendRequest{Type: &directSend, Arg: []string{acct.Address, "1"}})
+		expect(t, "direct send", err, r9, 202)
+		r10, err := c.LatestBlockWithResponse(ctx, dev, nil)
+		expect(t, "latest block", err, r10, 200)
+		r11, err := c.BlockByNumberWithResponse(ctx, dev, "1", nil)
+		expect(t, "block 1", err, r11, 200)
+		r12, err := c.GasPriceWithResponse(ctx, dev, nil)
+		expect(t, "gas price", err, r12, 200)
+	}
+
+	// Transactions: two that wait for more ETH than there is, one cancelled,
+	// one abandoned.
+	waiting := func() api.Transaction {
+		t.Helper()
+		asset, value := "ETH", "1000000000000000000000000000"
+		r, err := c.CreateTransferWithResponse(ctx, tok.Id, nil, api.TransferRequest{To: opAddr, Value: "1", From: &created.JSON201.Data.Address, WaitForAsset: &asset, WaitForValue: &value})
+		expect(t, "waiting transfer", err, r, 202)
+		return r.JSON202.Data
+	}
+	{
+		w1, w2 := waiting(), waiting()
+		r1, err := c.ListTransactionsWithResponse(ctx, nil)
+		expect(t, "list transactions", err, r1, 200)
+		r2, err := c.GetTransactionWithResponse(ctx, w1.Id, nil)
+		expect(t, "get transaction", err, r2, 200)
+		r3, err := c.CancelTransactionWithResponse(ctx, w1.Id, nil)
+		expect(t, "cancel", err, r3, 200)
+		r4, err := c.AbandonTransactionWithResponse(ctx, w2.Id, nil)
+		expect(t, "abandon", err, r4, 200)
+	}
+
+	// Users.
+	{
+		auth := true
+		r1, err := c.CreateUserWithResponse(ctx, nil, api.CreateUserRequest{Auth: &auth})
+		expect(t, "create user", err, r1, 201)
+		user := r1.JSON201.Data
+		r2, err := c.GetMeWithResponse(ctx, nil)
+		expect(t, "me", err, r2, 200)
+		r3, err := c.CreateUserTokenWithResponse(ctx, user.Id, nil, api.CreateUserTokenJSONRequestBody{})
+		expect(t, "user token", err, r3, 201)
+		r4, err := c.SetUserLimitsWithResponse(ctx, user.Id, nil, api.RateLimits{PerSecond: 100, PerHour: 1000})
+		expect(t, "user limits", err, r4, 200)
+	}
+
+	// Every operation of the served document was called.
+	if err := s.contract.load(s.URL); err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for path, item := range s.contract.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if !ops.seen[op.OperationID] {
+				missing = append(missing, op.OperationID+" ("+method+" "+path+")")
+			}
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("operations of the document no call of this test reached: %v", missing)
 	}
 }
