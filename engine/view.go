@@ -1,6 +1,11 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -32,7 +37,7 @@ type TransactionView struct {
 	ContractBWType  string   `json:"contractBwtype,omitempty"`
 	From            string   `json:"from"`
 	Method          string   `json:"method"`
-	Parameters      []any    `json:"parameters"`
+	Parameters      []string `json:"parameters"`
 	Value           string   `json:"value"`
 	Status          TxStatus `json:"status"`
 	Network         string   `json:"network"`
@@ -97,7 +102,7 @@ func ViewTransaction(t *Transaction) TransactionView {
 		ContractBWType:  t.ContractBWType,
 		From:            AddressHex(t.From),
 		Method:          t.Method,
-		Parameters:      t.Parameters,
+		Parameters:      ParameterStrings(t.Parameters),
 		Value:           "0",
 		Status:          t.Status,
 		Network:         t.Network,
@@ -112,9 +117,6 @@ func ViewTransaction(t *Transaction) TransactionView {
 	}
 	if t.ContractAddress != (common.Address{}) {
 		v.ContractAddress = AddressHex(t.ContractAddress)
-	}
-	if v.Parameters == nil {
-		v.Parameters = []any{}
 	}
 	if t.Value != nil {
 		v.Value = t.Value.String()
@@ -141,4 +143,38 @@ func ViewTransaction(t *Transaction) TransactionView {
 		v.WaitForValue = t.WaitForValue.String()
 	}
 	return v
+}
+
+// ParameterStrings returns a transaction's arguments as the API shows them,
+// an array of strings (the specification's type of `parameters`): strings
+// (addresses, integers in decimal, bytes in hex) as they are, booleans as
+// "true" or "false", arrays and tuples as their JSON text, in the normalized
+// form PackCall stored (tuples as an object keyed by component name). It is
+// never nil.
+func ParameterStrings(params []any) []string {
+	out := make([]string, len(params))
+	for i, p := range params {
+		switch p := p.(type) {
+		case string:
+			out[i] = p
+		case bool:
+			out[i] = strconv.FormatBool(p)
+		default:
+			out[i] = jsonText(p)
+		}
+	}
+	return out
+}
+
+// jsonText is v's compact JSON text, with <, > and & as they are.
+func jsonText(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Parameters come from PackCall or from the store's JSON, which
+		// always encode; show the value rather than lose it.
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

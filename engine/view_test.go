@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,48 @@ func TestViewTransactionCompleted(t *testing.T) {
 	b, _ = json.Marshal(ViewTransaction(tx))
 	if !strings.Contains(string(b), `"error":{"code":"reverted","message":"execution reverted: no"}`) || strings.Contains(string(b), `"events"`) {
 		t.Errorf("failed view: %s", b)
+	}
+}
+
+// TestParameterStrings checks the specification's form of `parameters`, an
+// array of strings, for every kind of argument PackCall normalizes, both as
+// PackCall returns them and as they come back from a store's JSON.
+func TestParameterStrings(t *testing.T) {
+	a := abiTestParse(t, `[{"type":"function","name":"g","stateMutability":"nonpayable","inputs":[`+
+		`{"name":"ok","type":"bool"},{"name":"xs","type":"uint256[]"},`+
+		`{"name":"p","type":"tuple","components":[{"name":"who","type":"address"},{"name":"n","type":"uint8"},{"name":"on","type":"bool"}]},`+
+		`{"name":"s","type":"string"},{"name":"b","type":"bytes2[2]"},{"name":"off","type":"bool"},{"name":"flags","type":"bool[]"}],"outputs":[]}]`)
+	m := a.Methods["g"]
+	args := []json.RawMessage{
+		json.RawMessage(`true`), json.RawMessage(`["1","20"]`),
+		json.RawMessage(`{"n":"7","who":"0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed","on":false}`),
+		json.RawMessage(`"a<b & \"c\""`), json.RawMessage(`["0x0102","0xA0B0"]`), json.RawMessage(`false`), json.RawMessage(`[true,false]`),
+	}
+	_, params, err := PackCall(&m, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"true", `["1","20"]`,
+		`{"n":"7","on":false,"who":"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}`,
+		`a<b & "c"`, `["0x0102","0xa0b0"]`, "false", "[true,false]",
+	}
+	if got := ParameterStrings(params); !slices.Equal(got, want) {
+		t.Errorf("from PackCall:\n got %q\nwant %q", got, want)
+	}
+	// A store keeps them as JSON and reads them back as JSON values.
+	raw, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []any
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if got := ParameterStrings(stored); !slices.Equal(got, want) {
+		t.Errorf("from the store:\n got %q\nwant %q", got, want)
+	}
+	if got := ParameterStrings(nil); got == nil || len(got) != 0 {
+		t.Errorf("nil parameters: %#v, want an empty non-nil slice", got)
 	}
 }

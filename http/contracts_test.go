@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -521,4 +522,33 @@ func TestListAndCancelTransactions(t *testing.T) {
 	wantStatus(t, e.req("POST", atpl, "/transactions/"+mine[3].ID+"/abandon", e.aliceToken, ""), 202) // asked again: same answer
 	wantError(t, e.req("POST", atpl, "/transactions/"+mine[1].ID+"/abandon", e.aliceToken, ""), 409, engine.CodeConflict, "")
 	wantError(t, e.req("POST", atpl, "/transactions/00000000-0000-4000-8000-999999999999/abandon", e.aliceToken, ""), 404, engine.CodeNotFound, "")
+}
+
+// TestSendParametersAreStrings checks the specification's `parameters`, an
+// array of strings, on the creation response and on a later read: booleans
+// as "true"/"false", arrays and tuples as their JSON text.
+func TestSendParametersAreStrings(t *testing.T) {
+	e := newContractEnv(t)
+	to := e.bobAcct.Address.Hex()
+	abi := `[{"type":"function","name":"g","stateMutability":"nonpayable","inputs":[` +
+		`{"name":"ok","type":"bool"},{"name":"xs","type":"uint16[]"},` +
+		`{"name":"p","type":"tuple","components":[{"name":"who","type":"address"},{"name":"n","type":"uint8"}]},` +
+		`{"name":"s","type":"string"}],"outputs":[]}]`
+	body := `{"abi":` + abi + `,"arg":[false,["3","4"],["` + strings.ToLower(to) + `","9"],"<&>"]}`
+	rec := e.req("POST", "/contracts/network/{network}/address/{address}/send/{method}",
+		"/contracts/network/dev/address/"+to+"/send/g", e.aliceToken, body)
+	wantStatus(t, rec, 202)
+	want := []string{"false", `["3","4"]`, `{"n":"9","who":"` + to + `"}`, "<&>"}
+	var created engine.TransactionView
+	decodeData(t, rec, &created)
+	if !slices.Equal(created.Parameters, want) {
+		t.Fatalf("created parameters %q, want %q (%s)", created.Parameters, want, rec.Body.String())
+	}
+	rec = e.req("GET", "/transactions/{id}", "/transactions/"+created.ID, e.aliceToken, "")
+	wantStatus(t, rec, 200)
+	var read engine.TransactionView
+	decodeData(t, rec, &read)
+	if !slices.Equal(read.Parameters, want) {
+		t.Fatalf("read parameters %q, want %q (%s)", read.Parameters, want, rec.Body.String())
+	}
 }

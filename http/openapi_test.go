@@ -30,7 +30,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	registered := map[string]bool{}
 	for _, r := range env.server.router.Routes() {
-		registered[r.Method+" "+ginToOpenAPI(r.Path)] = true
+		registered[r.Method+" "+documentedPath(ginToOpenAPI(r.Path))] = true
 	}
 	for k := range registered {
 		if !documented[k] {
@@ -42,6 +42,16 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			t.Errorf("documented %s is not a route", k)
 		}
 	}
+}
+
+// documentedPath is the document's name of a route's path: gin names a
+// path position once for all routes, so /tokens/{network}/{address}/...
+// is registered under the name of /tokens/{contractId}.
+func documentedPath(path string) string {
+	if rest, ok := strings.CutPrefix(path, "/tokens/{contractId}/{address}"); ok {
+		return "/tokens/{network}/{address}" + rest
+	}
+	return path
 }
 
 // ginToOpenAPI converts /a/:b/c to /a/{b}/c.

@@ -40,7 +40,7 @@ func handler() *gin.Engine {
 	r := gin.New()
 	// The two reads txload makes before it sends (its token, its sender).
 	r.GET("/tokens", func(c *gin.Context) {
-		c.Data(http.StatusOK, "application/json; charset=utf-8", []byte(`{"data":[{"id":"ceiling","network":"dev","address":"0x0000000000000000000000000000000000000001"}]}`))
+		c.Data(http.StatusOK, "application/json; charset=utf-8", []byte(`{"data":[{"id":"00000000-0000-4000-8000-0000000000c0","network":"dev","address":"0x0000000000000000000000000000000000000001"}]}`))
 	})
 	r.GET("/accounts/default", func(c *gin.Context) {
 		c.Data(http.StatusOK, "application/json; charset=utf-8", []byte(`{"data":{"id":"00000000-0000-4000-8000-000000000001","address":"0x0000000000000000000000000000000000000002"}}`))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,35 +9,50 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	api "github.com/txengine/txengine/client"
 )
 
-// client calls the txengine API with one operator token over keep-alive
-// connections. With several base URLs (the nodes of a cluster) it spreads
-// its requests over them in turn.
+// client calls the txengine API through the generated Go client (package
+// client, from the served OpenAPI document) with one operator token over
+// keep-alive connections. With several base URLs (the nodes of a cluster)
+// it spreads its requests over them in turn.
 type client struct {
 	bases []string
+	apis  []*api.Client
 	next  atomic.Uint64
-	token string
 	hc    *http.Client
 }
 
 // newClient returns a client whose transport keeps at least conns idle
 // connections to each node of the service, so that every concurrent worker
 // reuses its own connections.
-func newClient(bases []string, token string, conns int, timeout time.Duration) *client {
+func newClient(bases []string, token string, conns int, timeout time.Duration) (*client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = (conns + 16) * len(bases)
 	tr.MaxIdleConnsPerHost = conns + 16
 	tr.MaxConnsPerHost = 0
-	return &client{bases: bases, token: token, hc: &http.Client{Transport: tr, Timeout: timeout}}
+	c := &client{bases: bases, hc: &http.Client{Transport: tr, Timeout: timeout}}
+	auth := api.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Authorization", "Bearer "+token)
+		return nil
+	})
+	for _, base := range bases {
+		a, err := api.NewClient(base, api.WithHTTPClient(c.hc), auth)
+		if err != nil {
+			return nil, fmt.Errorf("client of %s: %w", base, err)
+		}
+		c.apis = append(c.apis, a)
+	}
+	return c, nil
 }
 
-// base returns the base URL of the next request.
-func (c *client) base() string {
-	if len(c.bases) == 1 {
-		return c.bases[0]
+// api returns the generated client of the next request's node.
+func (c *client) api() *api.Client {
+	if len(c.apis) == 1 {
+		return c.apis[0]
 	}
-	return c.bases[(c.next.Add(1)-1)%uint64(len(c.bases))]
+	return c.apis[(c.next.Add(1)-1)%uint64(len(c.apis))]
 }
 
 // apiError is an error answer of the API, or a transport failure
@@ -66,88 +80,38 @@ func errorCode(err error) string {
 	return "other"
 }
 
-// do sends method path with body (nil: none; []byte: sent as is; anything
-// else: marshalled) and decodes the "data" member of a 2xx answer into out
-// (nil: ignored). Non-2xx answers are *apiError.
-func (c *client) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			return fmt.Errorf("encode %s %s: %w", method, path, err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base()+path, rd)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := c.hc.Do(req)
-	if err != nil {
-		return &apiError{Code: "transport", Message: err.Error()}
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return &apiError{Code: "transport", Message: fmt.Sprintf("%s %s: read body: %v", method, path, err)}
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		var e struct {
-			Error struct{ Code, Message string }
-		}
-		_ = json.Unmarshal(raw, &e)
-		if e.Error.Code == "" {
-			e.Error.Code = fmt.Sprintf("http_%d", res.StatusCode)
-		}
-		return &apiError{Status: res.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
-	}
-	if out == nil {
-		return nil
-	}
-	env := struct {
-		Data any     `json:"data"`
-		Next *string `json:"next"`
-	}{Data: out}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
-	}
-	return nil
+// page is a success body of the API: the data, and the cursor of the next
+// page of a list ("" or absent at the end).
+type page[T any] struct {
+	Data T       `json:"data"`
+	Next *string `json:"next"`
 }
 
-// page fetches one page of a list and returns the "next" cursor ("" at the
-// end).
-func (c *client) page(ctx context.Context, path string, out any) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base()+path, nil)
+// answer reads the answer to one call of the generated client, res and err
+// as it returned them: a failed call is a transport *apiError; an answer of
+// another status than want is an *apiError with the API's error code;
+// otherwise the body is decoded into a page of T.
+func answer[T any](op string, res *http.Response, err error, want int) (page[T], error) {
+	var p page[T]
 	if err != nil {
-		return "", fmt.Errorf("GET %s: %w", path, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	res, err := c.hc.Do(req)
-	if err != nil {
-		return "", &apiError{Code: "transport", Message: err.Error()}
+		return p, &apiError{Code: "transport", Message: fmt.Sprintf("%s: %v", op, err)}
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		return "", &apiError{Code: "transport", Message: err.Error()}
+		return p, &apiError{Code: "transport", Message: fmt.Sprintf("%s: read body: %v", op, err)}
 	}
-	if res.StatusCode != http.StatusOK {
-		return "", &apiError{Status: res.StatusCode, Code: fmt.Sprintf("http_%d", res.StatusCode), Message: string(raw)}
+	if res.StatusCode != want {
+		var e api.ErrorResponse
+		_ = json.Unmarshal(raw, &e)
+		code := string(e.Error.Code)
+		if code == "" {
+			code = fmt.Sprintf("http_%d", res.StatusCode)
+		}
+		return p, &apiError{Status: res.StatusCode, Code: code, Message: e.Error.Message}
 	}
-	env := struct {
-		Data any    `json:"data"`
-		Next string `json:"next"`
-	}{Data: out}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return "", fmt.Errorf("GET %s: decode answer: %w", path, err)
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, fmt.Errorf("%s: decode answer: %w", op, err)
 	}
-	return env.Next, nil
+	return p, nil
 }

@@ -4,17 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
-	"net/url"
+	"net/http"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
+	api "github.com/txengine/txengine/client"
 	"github.com/txengine/txengine/cmd/txload/internal/check"
 	"github.com/txengine/txengine/cmd/txload/internal/rpcmetrics"
 	"github.com/txengine/txengine/cmd/txload/internal/stats"
@@ -38,36 +40,87 @@ type options struct {
 
 // account is a sender or the operator's default account.
 type account struct {
-	ID      string `json:"id"`
-	Address string `json:"address"`
+	ID      string
+	Address string
+}
+
+// accountOf is the part of a (generated client's) account the tool uses.
+func accountOf(a api.Account) account {
+	return account{ID: a.Id.String(), Address: a.Address}
 }
 
 // token is the token contract the transfers move.
 type token struct {
-	ID      string `json:"id"`
-	Network string `json:"network"`
-	Address string `json:"address"`
+	ID      string
+	uuid    uuid.UUID
+	Network string
+	Address string
+}
+
+// tokenOf is the part of a (generated client's) token the tool uses.
+func tokenOf(t api.Token) token {
+	return token{ID: t.Id.String(), uuid: t.Id, Network: t.Network, Address: t.Address}
 }
 
 // txView is the part of a transaction the tool reads.
 type txView struct {
-	ID              string  `json:"id"`
-	From            string  `json:"from"`
-	Status          string  `json:"status"`
-	Created         string  `json:"created"`
-	Ended           string  `json:"ended"`
-	Nonce           *uint64 `json:"nonce"`
-	GasUsed         *uint64 `json:"gasUsed"`
-	BlockNumber     *uint64 `json:"blockNumber"`
-	TransactionHash string  `json:"transactionHash"`
-	Error           *struct {
-		Code string `json:"code"`
-	} `json:"error"`
+	ID              string
+	From            string
+	Status          string
+	Created         string
+	Ended           string
+	Nonce           *uint64
+	GasUsed         *uint64
+	BlockNumber     *uint64
+	TransactionHash string
+	Error           *struct{ Code string }
 	// Events carry the block hash (the transaction itself has only the
 	// block number).
-	Events []struct {
-		BlockHash string `json:"blockHash"`
-	} `json:"events"`
+	Events []struct{ BlockHash string }
+}
+
+// txOf is the part of a (generated client's) transaction the tool reads;
+// times are in RFC 3339 with the fraction the service gave.
+func txOf(t api.Transaction) txView {
+	v := txView{
+		ID: t.Id.String(), From: t.From, Status: string(t.Status),
+		Created: t.Created.UTC().Format(time.RFC3339Nano),
+		Nonce:   uint64Of(t.Nonce), GasUsed: uint64Of(t.GasUsed), BlockNumber: uint64Of(t.BlockNumber),
+	}
+	if t.Ended != nil {
+		v.Ended = t.Ended.UTC().Format(time.RFC3339Nano)
+	}
+	if t.TransactionHash != nil {
+		v.TransactionHash = *t.TransactionHash
+	}
+	if t.Error != nil {
+		v.Error = &struct{ Code string }{Code: string(t.Error.Code)}
+	}
+	if t.Events != nil {
+		for _, e := range *t.Events {
+			v.Events = append(v.Events, struct{ BlockHash string }{BlockHash: e.BlockHash})
+		}
+	}
+	return v
+}
+
+// uint64Of converts the generated client's optional non-negative integers.
+func uint64Of(n *int) *uint64 {
+	if n == nil || *n < 0 {
+		return nil
+	}
+	u := uint64(*n)
+	return &u
+}
+
+// transfer requests one token transfer (POST /tokens/{contractId}/transfers).
+func (r *runner) transfer(ctx context.Context, tk token, body api.TransferRequest) (txView, error) {
+	res, err := r.c.api().CreateTransfer(ctx, tk.uuid, nil, body)
+	t, err := answer[api.Transaction]("POST /tokens/{contractId}/transfers", res, err, http.StatusAccepted)
+	if err != nil {
+		return txView{}, err
+	}
+	return txOf(t.Data), nil
 }
 
 // blockHash is the block hash the service reports in the transaction's
@@ -307,20 +360,26 @@ func summarizeCompletion(rep *Report, observed map[string]txView, start time.Tim
 // token returns the token of --token-id, or the first of GET /tokens.
 func (r *runner) token(ctx context.Context) (token, error) {
 	if r.opt.TokenID != "" {
-		var t token
-		if err := r.c.do(ctx, "GET", "/tokens/"+url.PathEscape(r.opt.TokenID), nil, &t); err != nil {
-			return t, fmt.Errorf("token %s: %w", r.opt.TokenID, err)
+		id, err := uuid.Parse(r.opt.TokenID)
+		if err != nil {
+			return token{}, fmt.Errorf("--token-id %q is not a token id (a UUID): %w", r.opt.TokenID, err)
 		}
-		return t, nil
+		res, err := r.c.api().GetToken(ctx, id, nil)
+		t, err := answer[api.Token]("GET /tokens/{contractId}", res, err, http.StatusOK)
+		if err != nil {
+			return token{}, fmt.Errorf("token %s: %w", r.opt.TokenID, err)
+		}
+		return tokenOf(t.Data), nil
 	}
-	var ts []token
-	if err := r.c.do(ctx, "GET", "/tokens", nil, &ts); err != nil {
+	res, err := r.c.api().ListTokens(ctx, nil)
+	ts, err := answer[[]api.Token]("GET /tokens", res, err, http.StatusOK)
+	if err != nil {
 		return token{}, fmt.Errorf("list tokens: %w", err)
 	}
-	if len(ts) == 0 {
+	if len(ts.Data) == 0 {
 		return token{}, errors.New("the operator has no token: pass --token-id or register one")
 	}
-	return ts[0], nil
+	return tokenOf(ts.Data[0]), nil
 }
 
 // senders returns the sending accounts: the operator's default account when
@@ -328,35 +387,41 @@ func (r *runner) token(ctx context.Context) (token, error) {
 // ETH for gas (from the network's faucet) and the tokens it will send (from
 // the default account).
 func (r *runner) senders(ctx context.Context, tk token) ([]account, error) {
-	var def account
-	if err := r.c.do(ctx, "GET", "/accounts/default", nil, &def); err != nil {
+	res, err := r.c.api().GetDefaultAccount(ctx, nil)
+	def, err := answer[api.Account]("GET /accounts/default", res, err, http.StatusOK)
+	if err != nil {
 		return nil, fmt.Errorf("default account: %w", err)
 	}
 	if r.opt.Accounts <= 1 {
-		return []account{def}, nil
+		return []account{accountOf(def.Data)}, nil
 	}
 	m := r.opt.Accounts
 	accts := make([]account, m)
 	r.prog.phase("create accounts", m)
 	if err := r.parallel(ctx, m, func(ctx context.Context, i int) error {
-		if err := r.c.do(ctx, "POST", "/accounts", []byte("{}"), &accts[i]); err != nil {
+		res, err := r.c.api().CreateAccount(ctx, nil, api.CreateAccountJSONRequestBody{})
+		a, err := answer[api.Account]("POST /accounts", res, err, http.StatusCreated)
+		if err != nil {
 			return fmt.Errorf("create account: %w", err)
 		}
+		accts[i] = accountOf(a.Data)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	r.prog.phase("wait for gas", m)
-	balPath := func(a account) string {
-		return "/accounts/" + a.ID + "/balance?network=" + url.QueryEscape(tk.Network)
-	}
 	if err := r.parallel(ctx, m, func(ctx context.Context, i int) error {
+		id, err := uuid.Parse(accts[i].ID)
+		if err != nil {
+			return fmt.Errorf("account id %q: %w", accts[i].ID, err)
+		}
 		for {
-			var wei string
-			if err := r.c.do(ctx, "GET", balPath(accts[i]), nil, &wei); err != nil {
+			res, err := r.c.api().AccountBalance(ctx, id, &api.AccountBalanceParams{Network: &tk.Network})
+			wei, err := answer[string]("GET /accounts/{id}/balance", res, err, http.StatusOK)
+			if err != nil {
 				return fmt.Errorf("balance of %s: %w", accts[i].Address, err)
 			}
-			if wei != "0" && wei != "" {
+			if wei.Data != "0" && wei.Data != "" {
 				return nil
 			}
 			select {
@@ -378,9 +443,8 @@ func (r *runner) senders(ctx context.Context, tk token) ([]account, error) {
 			count++
 		}
 		value := new(big.Int).Mul(big.NewInt(count), big.NewInt(r.opt.Value))
-		body := []byte(`{"to":"` + accts[i].Address + `","value":"` + value.String() + `"}`)
-		var t txView
-		if err := r.c.do(ctx, "POST", "/tokens/"+tk.ID+"/transfers", body, &t); err != nil {
+		t, err := r.transfer(ctx, tk, api.TransferRequest{To: accts[i].Address, Value: value.String()})
+		if err != nil {
 			return fmt.Errorf("fund %s: %w", accts[i].Address, err)
 		}
 		funding[i] = check.Sent{ID: t.ID, From: t.From, To: accts[i].Address, Value: value}
@@ -451,11 +515,9 @@ func freshAddresses(n int) ([]string, error) {
 func (r *runner) load(ctx context.Context, tk token, senders []account, recipients []string, errs map[string]int) ([]check.Sent, []time.Duration, time.Time, time.Duration) {
 	n := r.opt.N
 	value := big.NewInt(r.opt.Value)
-	path := "/tokens/" + tk.ID + "/transfers"
-	callbacks := ""
+	var callbacks *[]string
 	if r.opt.Callback != "" {
-		raw, _ := json.Marshal([]string{r.opt.Callback})
-		callbacks = `,"callbacks":` + string(raw)
+		callbacks = &[]string{r.opt.Callback}
 	}
 	type job struct {
 		i     int
@@ -479,13 +541,12 @@ func (r *runner) load(ctx context.Context, tk token, senders []account, recipien
 			defer wg.Done()
 			for j := range jobs {
 				from, to := senders[j.i%len(senders)], recipients[j.i%len(recipients)]
-				body := []byte(`{"to":"` + to + `","value":"` + value.String() + `","from":"` + from.ID + `"` + callbacks + `}`)
+				body := api.TransferRequest{To: to, Value: value.String(), From: &from.ID, Callbacks: callbacks}
 				began := time.Now()
 				if !j.sched.IsZero() {
 					began = j.sched
 				}
-				var t txView
-				err := r.c.do(loadCtx, "POST", path, body, &t)
+				t, err := r.transfer(loadCtx, tk, body)
 				res := result{lat: time.Since(began)}
 				if err != nil {
 					res.code = errorCode(err)
@@ -546,32 +607,33 @@ func (r *runner) waitTerminal(ctx context.Context, sent []check.Sent, start time
 	r.prog.phase("complete", len(sent))
 	ctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
 	defer cancel()
-	since := start.Add(-2 * time.Second).UTC().Format("2006-01-02T15:04:05.000Z")
+	since := start.Add(-2 * time.Second).UTC().Truncate(time.Millisecond)
+	sortCreated, pageSize := api.ListTransactionsParamsSortCreated, 1000
 	for {
 		terminal := 0
 		cursor := ""
 		for {
-			q := url.Values{"since": {since}, "sort": {"created"}, "limit": {"1000"}}
+			params := &api.ListTransactionsParams{Since: &since, Sort: &sortCreated, Limit: &pageSize}
 			if cursor != "" {
-				q.Set("cursor", cursor)
+				params.Cursor = &cursor
 			}
-			var page []txView
-			next, err := r.c.page(ctx, "/transactions?"+q.Encode(), &page)
+			res, err := r.c.api().ListTransactions(ctx, params)
+			page, err := answer[[]api.Transaction]("GET /transactions", res, err, http.StatusOK)
 			if err != nil {
 				if ctx.Err() != nil {
 					return seen, fmt.Errorf("waiting for completion: %w", ctx.Err())
 				}
 				return seen, fmt.Errorf("list transactions: %w", err)
 			}
-			for _, t := range page {
-				if want[t.ID] {
+			for _, at := range page.Data {
+				if t := txOf(at); want[t.ID] {
 					seen[t.ID] = t
 				}
 			}
-			if next == "" {
+			if page.Next == nil || *page.Next == "" {
 				break
 			}
-			cursor = next
+			cursor = *page.Next
 		}
 		for id := range want {
 			if seen[id].terminal() {
@@ -595,13 +657,14 @@ func (r *runner) balances(ctx context.Context, tk token, recipients []string) (m
 	out := make([]*big.Int, len(recipients))
 	r.prog.phase("read balances", len(recipients))
 	if err := r.parallel(ctx, len(recipients), func(ctx context.Context, i int) error {
-		var s string
-		if err := r.c.do(ctx, "GET", "/tokens/"+tk.ID+"/balances/"+recipients[i], nil, &s); err != nil {
+		res, err := r.c.api().GetAddressBalance(ctx, tk.uuid, recipients[i], nil)
+		s, err := answer[string]("GET /tokens/{contractId}/balances/{address}", res, err, http.StatusOK)
+		if err != nil {
 			return fmt.Errorf("balance of %s: %w", recipients[i], err)
 		}
-		v, ok := new(big.Int).SetString(s, 10)
+		v, ok := new(big.Int).SetString(s.Data, 10)
 		if !ok {
-			return fmt.Errorf("balance of %s: %q is not a decimal", recipients[i], s)
+			return fmt.Errorf("balance of %s: %q is not a decimal", recipients[i], s.Data)
 		}
 		out[i] = v
 		return nil

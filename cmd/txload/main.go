@@ -96,8 +96,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	c, err := newClient(bases, o.Token, o.Conc, o.ReqTimeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "txload: %v\n", err)
+		return 2
+	}
 	prog := newProgress(mode, stderr)
-	r := &runner{opt: o, c: newClient(bases, o.Token, o.Conc, o.ReqTimeout), prog: prog}
+	r := &runner{opt: o, c: c, prog: prog}
 	rep, err := r.run(ctx)
 	prog.stop()
 	if err != nil && rep == nil {

@@ -7,12 +7,9 @@
 package hardhattest
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -356,73 +353,14 @@ func chainID(ctx context.Context, url string) (uint64, error) {
 // Install returns the path of the hardhat executable in
 // <module root>/.cache/hardhat/node_modules/.bin, installing it there first
 // (node/package.json and node/package-lock.json copied in, then `npm ci`)
-// when it is missing or was installed from other files. A file lock keeps
-// concurrent test binaries from installing twice.
+// when it is missing or was installed from other files (toolcache.NPMInstall).
 func Install() (string, error) {
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return "", fmt.Errorf("%s not on PATH: %w", tool, err)
-		}
-	}
-	root, err := toolcache.ModuleRoot()
+	const bin = "node_modules/.bin/hardhat"
+	dir, err := toolcache.NPMInstall("hardhat", map[string][]byte{
+		"package.json": packageJSON, "package-lock.json": packageLock, ".npmrc": npmrc,
+	}, bin)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("install hardhat@%s: %w", Version, err)
 	}
-	dir := filepath.Join(root, ".cache", "hardhat")
-	bin := filepath.Join(dir, "node_modules", ".bin", "hardhat")
-	marker := filepath.Join(dir, ".installed")
-	want := installID()
-	installed := func() bool {
-		got, err := os.ReadFile(marker)
-		return err == nil && string(got) == want && toolcache.IsExecutable(bin)
-	}
-	if installed() {
-		return bin, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("cache dir: %w", err)
-	}
-	lock, err := os.OpenFile(filepath.Join(root, ".cache", "hardhat-install.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("install lock: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("install lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
-	// Another test binary may have installed it while we waited.
-	if installed() {
-		return bin, nil
-	}
-	_ = os.Remove(marker)
-	for name, content := range map[string][]byte{"package.json": packageJSON, "package-lock.json": packageLock, ".npmrc": npmrc} {
-		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
-			return "", fmt.Errorf("write %s: %w", name, err)
-		}
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("`npm ci` of hardhat@%s in %s failed: %v\n%s", Version, dir, err, toolcache.LastLines(out.String(), 20))
-	}
-	if !toolcache.IsExecutable(bin) {
-		return "", fmt.Errorf("npm ci in %s did not produce %s", dir, bin)
-	}
-	if err := os.WriteFile(marker, []byte(want), 0o644); err != nil {
-		return "", fmt.Errorf("install marker: %w", err)
-	}
-	return bin, nil
-}
-
-// installID identifies the npm files an install came from.
-func installID() string {
-	h := sha256.New()
-	for _, b := range [][]byte{packageJSON, packageLock, npmrc} {
-		h.Write(b)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return filepath.Join(dir, bin), nil
 }

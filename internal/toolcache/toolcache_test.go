@@ -39,3 +39,21 @@ func TestModuleRootAndHelpers(t *testing.T) {
 		t.Fatalf("FileTail of a missing file = %q", got)
 	}
 }
+
+// TestInstallID: an npm install is redone when any of its files changes,
+// by content or by name, and not when only the map's order does.
+func TestInstallID(t *testing.T) {
+	a := installID(map[string][]byte{"package.json": []byte("{}"), "package-lock.json": []byte("x")})
+	if b := installID(map[string][]byte{"package-lock.json": []byte("x"), "package.json": []byte("{}")}); a != b {
+		t.Fatalf("same files, different ids: %s %s", a, b)
+	}
+	for _, other := range []map[string][]byte{
+		{"package.json": []byte("{ }"), "package-lock.json": []byte("x")},
+		{"package.json": []byte("{}"), "package-lock.json": []byte("x"), ".npmrc": nil},
+		{"package.json": []byte("{}x"), "package-lock.json": nil},
+	} {
+		if installID(other) == a {
+			t.Errorf("files %q have the id of other files", other)
+		}
+	}
+}
