@@ -73,7 +73,7 @@ type txView struct {
 	GasUsed         *uint64
 	BlockNumber     *uint64
 	TransactionHash string
-	Error           *struct{ Code string }
+	Error           *struct{ Code, Message string }
 	// Events carry the block hash (the transaction itself has only the
 	// block number).
 	Events []struct{ BlockHash string }
@@ -94,7 +94,7 @@ func txOf(t api.Transaction) txView {
 		v.TransactionHash = *t.TransactionHash
 	}
 	if t.Error != nil {
-		v.Error = &struct{ Code string }{Code: string(t.Error.Code)}
+		v.Error = &struct{ Code, Message string }{Code: string(t.Error.Code), Message: t.Error.Message}
 	}
 	if t.Events != nil {
 		for _, e := range *t.Events {
@@ -458,7 +458,11 @@ func (r *runner) senders(ctx context.Context, tk token) ([]account, error) {
 	}
 	for _, f := range funding {
 		if obs[f.ID].Status != "completed" {
-			return nil, fmt.Errorf("funding transfer %s ended %s", f.ID, obs[f.ID].Status)
+			why := ""
+			if e := obs[f.ID].Error; e != nil {
+				why = ": " + e.Code + ": " + e.Message
+			}
+			return nil, fmt.Errorf("funding transfer %s ended %s%s", f.ID, obs[f.ID].Status, why)
 		}
 	}
 	return accts, nil
