@@ -100,3 +100,33 @@ func TestEnsureOperatorRefusesAnotherMasterKey(t *testing.T) {
 		t.Fatalf("right key after a refusal: %v", err)
 	}
 }
+
+// TestEnsureOperatorCreatesMissingDataDir: with the store elsewhere
+// (PostgreSQL) and the master key configured, nothing else creates the data
+// dir; writing the operator token there creates it (mode 0700) instead of
+// failing with "open .../operator.token.tmp: no such file or directory".
+func TestEnsureOperatorCreatesMissingDataDir(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sealer, err := engine.NewKeySealer(make([]byte, engine.MasterKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(t.TempDir(), "not", "yet")
+	path := filepath.Join(dataDir, "operator.token")
+	op, err := EnsureOperator(ctx, store, sealer, path)
+	if err != nil {
+		t.Fatalf("EnsureOperator into a missing data dir: %v", err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil || strings.TrimSpace(string(raw)) != op.Token {
+		t.Fatalf("token file = %q, %v; want the operator's token", raw, err)
+	}
+	if fi, err := os.Stat(dataDir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data dir: %v, %v; want mode 0700", fi, err)
+	}
+}
