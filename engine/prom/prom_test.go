@@ -18,6 +18,14 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
+// testAccount is the account the tests report for.
+var testAccount = engine.MetricAccount{ID: "a", Address: common.HexToAddress("0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed")}
+
+// numbered is account "acct<i>" with an address of its own.
+func numbered(i int) engine.MetricAccount {
+	return engine.MetricAccount{ID: "acct" + strconv.Itoa(i), Address: common.BigToAddress(big.NewInt(int64(1000 + i)))}
+}
+
 func newTest(t *testing.T, cfg Config) (*Metrics, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
@@ -34,12 +42,12 @@ func TestNamesFollowConventions(t *testing.T) {
 	m, reg := newTest(t, Config{})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Make every vector emit a series.
-	m.TxAccepted("a", "dev", 1)
-	m.TxSubmitted("a", "dev")
-	m.TxCompleted("a", "dev", time.Second)
-	m.TxFailed("a", "dev", engine.TxReverted)
-	m.AccountLoad("a", "dev", 1, 1)
-	m.NextNonce("a", "dev", 1)
+	m.TxAccepted(testAccount, "dev", 1)
+	m.TxSubmitted(testAccount, "dev")
+	m.TxCompleted(testAccount, "dev", time.Second)
+	m.TxFailed(testAccount, "dev", engine.TxReverted)
+	m.AccountLoad(testAccount, "dev", 1, 1)
+	m.NextNonce(testAccount, "dev", 1)
 	m.Head("dev", 1, time.Now())
 	m.Reorg("dev", 2)
 	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
@@ -59,27 +67,33 @@ func TestNamesFollowConventions(t *testing.T) {
 func TestAccountCap(t *testing.T) {
 	m, reg := newTest(t, Config{MaxAccounts: 3})
 	for i := 0; i < 10; i++ {
-		m.TxAccepted("acct"+strconv.Itoa(i), "dev", 1)
-		m.NextNonce("acct"+strconv.Itoa(i), "dev", 5)
-		m.AccountLoad("acct"+strconv.Itoa(i), "dev", 2, 0)
+		m.TxAccepted(numbered(i), "dev", 1)
+		m.NextNonce(numbered(i), "dev", 5)
+		m.AccountLoad(numbered(i), "dev", 2, 0)
 	}
 	if n := testutil.CollectAndCount(reg, "txengine_transactions_accepted_total"); n != 4 {
 		t.Errorf("accepted series: %d, want 3 accounts + other", n)
 	}
-	if v := testutil.ToFloat64(m.accepted.WithLabelValues(OtherAccount, "dev")); v != 7 {
+	if v := testutil.ToFloat64(m.accepted.WithLabelValues(OtherAccount, OtherAccount, "dev")); v != 7 {
 		t.Errorf("other accepted = %v, want 7", v)
 	}
-	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, "dev")); v != 14 {
+	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, OtherAccount, "dev")); v != 14 {
 		t.Errorf("other queue depth = %v, want 14", v)
 	}
 	if n := testutil.CollectAndCount(reg, "txengine_account_next_nonce"); n != 3 {
 		t.Errorf("next nonce series: %d, want 3", n)
 	}
+	// The tracked accounts carry their EIP-55 address; the same account
+	// seen again keeps its one series.
+	m.TxAccepted(numbered(1), "dev", 1)
+	if v := testutil.ToFloat64(m.accepted.WithLabelValues("acct1", numbered(1).Address.Hex(), "dev")); v != 2 {
+		t.Errorf("acct1 accepted = %v, want 2", v)
+	}
 	// Deltas bring a shared gauge back to zero.
 	for i := 3; i < 10; i++ {
-		m.AccountLoad("acct"+strconv.Itoa(i), "dev", -2, 0)
+		m.AccountLoad(numbered(i), "dev", -2, 0)
 	}
-	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, "dev")); v != 0 {
+	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, OtherAccount, "dev")); v != 0 {
 		t.Errorf("other queue depth = %v after the deltas, want 0", v)
 	}
 }
@@ -250,5 +264,53 @@ func TestLiveAccounts(t *testing.T) {
 	}
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
 		t.Fatalf("lint: %v %v", problems, err)
+	}
+}
+
+// TestAddressLabel: every per-account series carries the account's EIP-55
+// address beside its id (one address per id: the series count does not
+// change), and accounts beyond the cap have address="other".
+func TestAddressLabel(t *testing.T) {
+	m, reg := newTest(t, Config{MaxAccounts: 1})
+	other := engine.MetricAccount{ID: "b", Address: common.HexToAddress("0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359")}
+	for _, a := range []engine.MetricAccount{testAccount, other} {
+		m.TxAccepted(a, "dev", 1)
+		m.TxSubmitted(a, "dev")
+		m.TxCompleted(a, "dev", time.Second)
+		m.TxFailed(a, "dev", engine.TxReverted)
+		m.AccountLoad(a, "dev", 1, 1)
+		m.NextNonce(a, "dev", 1)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perAccount := map[string]bool{}
+	for _, f := range fams {
+		for _, s := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			acct, hasAcct := labels["account"]
+			if !hasAcct {
+				continue
+			}
+			perAccount[f.GetName()] = true
+			want := map[string]string{"a": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", OtherAccount: OtherAccount}[acct]
+			if labels["address"] != want {
+				t.Errorf("%s{account=%q}: address %q, want %q", f.GetName(), acct, labels["address"], want)
+			}
+		}
+	}
+	for _, name := range []string{"accepted_total", "submitted_total", "completed_total", "failed_total"} {
+		if !perAccount["txengine_transactions_"+name] {
+			t.Errorf("txengine_transactions_%s has no per-account series", name)
+		}
+	}
+	for _, name := range []string{"queue_depth", "in_flight", "next_nonce"} {
+		if !perAccount["txengine_account_"+name] {
+			t.Errorf("txengine_account_%s has no per-account series", name)
+		}
 	}
 }
