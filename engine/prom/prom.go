@@ -17,6 +17,7 @@
 package prom
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -143,6 +144,11 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 			defer m.mu.RUnlock()
 			return float64(len(m.accounts))
 		})
+	// Counters of known label values exist from the start, at zero: a
+	// rate over them is 0, not "no data", before the first event.
+	for _, w := range []string{"second", "hour"} {
+		m.rateLimited.WithLabelValues(w)
+	}
 	for _, c := range []prometheus.Collector{
 		m.accepted, m.submitted, m.completed, m.failed, m.completion, m.queued, m.inFlight, m.nextNonce,
 		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcBatched, m.rpcDuration,
@@ -167,6 +173,45 @@ func RegisterLiveAccounts(reg prometheus.Registerer, live func() int) error {
 		return fmt.Errorf("register txengine_account_actors: %w", err)
 	}
 	return nil
+}
+
+// outboxTimeout bounds the store query of one scrape of the outbox gauge.
+const outboxTimeout = 5 * time.Second
+
+// RegisterCallbackOutbox registers txengine_callbacks_pending on reg: the
+// callbacks waiting in the durable outbox (pending: not yet delivered,
+// retrying), counted in the store at every scrape. The store is shared in
+// cluster mode, so every node reports the same count. A scrape whose count
+// fails leaves the series out (an alert on it then sees no data, not zero).
+func RegisterCallbackOutbox(reg prometheus.Registerer, pending func(ctx context.Context) (int, error)) error {
+	c := &outboxGauge{pending: pending, desc: prometheus.NewDesc(
+		prometheus.BuildFQName(Namespace, "callbacks", "pending"),
+		"Callbacks pending in the outbox (to deliver or retrying), counted in the store at scrape time.", nil, nil)}
+	if err := reg.Register(c); err != nil {
+		return fmt.Errorf("register txengine_callbacks_pending: %w", err)
+	}
+	return nil
+}
+
+// outboxGauge is the collector of txengine_callbacks_pending.
+type outboxGauge struct {
+	pending func(ctx context.Context) (int, error)
+	desc    *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (o *outboxGauge) Describe(ch chan<- *prometheus.Desc) { ch <- o.desc }
+
+// Collect implements prometheus.Collector.
+func (o *outboxGauge) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), outboxTimeout)
+	defer cancel()
+	n, err := o.pending(ctx)
+	if err != nil {
+		// An invalid metric would fail the whole scrape: leave it out.
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(o.desc, prometheus.GaugeValue, float64(n))
 }
 
 // Handler serves the metrics of g in the Prometheus exposition format.
@@ -246,6 +291,9 @@ func (m *Metrics) NextNonce(account engine.MetricAccount, network string, nonce 
 
 // Head implements engine.Metrics.
 func (m *Metrics) Head(network string, number uint64, timestamp time.Time) {
+	// The network's reorg counters exist, at zero, from its first head.
+	m.reorgs.WithLabelValues(network)
+	m.reorgBlocks.WithLabelValues(network)
 	m.headNumber.WithLabelValues(network).Set(float64(number))
 	m.headTime.WithLabelValues(network).Set(float64(timestamp.Unix()))
 	m.heads.set(network, timestamp)

@@ -314,3 +314,45 @@ func TestAddressLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestCallbackOutbox: the gauge counts at every scrape; a failing count
+// leaves the series out without failing the scrape.
+func TestCallbackOutbox(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	n, fail := 3, false
+	if err := RegisterCallbackOutbox(reg, func(context.Context) (int, error) {
+		if fail {
+			return 0, errors.New("store down")
+		}
+		return n, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{3, 0, 12} {
+		n = want
+		fams, err := reg.Gather()
+		if err != nil || len(fams) != 1 || fams[0].GetName() != "txengine_callbacks_pending" || fams[0].GetMetric()[0].GetGauge().GetValue() != float64(want) {
+			t.Fatalf("gather with %d pending: %v, %v", want, fams, err)
+		}
+	}
+	fail = true
+	if fams, err := reg.Gather(); err != nil || len(fams) != 0 {
+		t.Fatalf("gather with a failing store: %v, %v; want no series and no error", fams, err)
+	}
+}
+
+// TestZeroCounters: the rate-limited windows exist from the start and a
+// network's reorg counters from its first head, at zero.
+func TestZeroCounters(t *testing.T) {
+	m, reg := newTest(t, Config{})
+	if n := testutil.CollectAndCount(reg, "txengine_http_rate_limited_total"); n != 2 {
+		t.Errorf("rate-limited series at start: %d, want 2", n)
+	}
+	if n := testutil.CollectAndCount(reg, "txengine_network_reorgs_total"); n != 0 {
+		t.Errorf("reorg series before a head: %d, want 0", n)
+	}
+	m.Head("dev", 1, time.Now())
+	if v := testutil.ToFloat64(m.reorgs.WithLabelValues("dev")); v != 0 || testutil.CollectAndCount(reg, "txengine_network_reorgs_total", "txengine_network_reorged_blocks_total") != 2 {
+		t.Errorf("reorg series after a head: %v", v)
+	}
+}
