@@ -1,6 +1,7 @@
 package prom
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -12,8 +13,8 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
-// TestDashboardUsesExistingMetrics parses the Grafana dashboard and checks
-// that every metric its queries name is gathered from a registry set up as
+// TestDashboardUsesExistingMetrics parses the Grafana dashboard (and the
+// alert rules) and checks that every metric their queries name is gathered from a registry set up as
 // serve sets it up (histograms count with their _bucket, _sum and _count
 // series).
 func TestDashboardUsesExistingMetrics(t *testing.T) {
@@ -55,6 +56,9 @@ func TestDashboardUsesExistingMetrics(t *testing.T) {
 	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
 	m.RateLimited("second")
 	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(t.Context(), nil)
+	if err := RegisterCallbackOutbox(reg, func(context.Context) (int, error) { return 0, nil }); err != nil {
+		t.Fatal(err)
+	}
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -91,5 +95,15 @@ func TestDashboardUsesExistingMetrics(t *testing.T) {
 	}
 	if used < 10 {
 		t.Errorf("only %d metric references found", used)
+	}
+	// The alert rules too (promtool evaluates them: internal/promtest).
+	rules, err := os.ReadFile("../../docs/prometheus/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := used
+	check("docs/prometheus/alerts.yml", string(rules))
+	if used-before < 5 {
+		t.Errorf("only %d metric references in the alert rules", used-before)
 	}
 }
