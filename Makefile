@@ -135,6 +135,19 @@ bench:
 bench-cluster:
 	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 30m -run '^TestClusterThroughput$$' ./tests/cluster/
 
+# k6 (go.k6.io/k6, built once into .cache/bin; about a minute).
+K6_VERSION := v1.8.1
+K6_BIN     := .cache/bin/k6
+
+$(K6_BIN):
+	GOBIN=$(CURDIR)/.cache/bin $(GO) install go.k6.io/k6@$(K6_VERSION)
+
+## bench-k6: bench/k6/transfer.js against the embedded default started as `make run` does (fresh
+## data in .cache/k6, free port); RATE=500 DURATION=30s VUS=64 by default. Installs k6 when
+## missing. Not part of `make test`.
+bench-k6: build $(K6_BIN)
+	K6=$(K6_BIN) BIN=$(BIN) ./scripts/bench-k6.sh
+
 ## contracts: recompile the Solidity sources (needs npm); the artifacts are committed
 contracts:
 	./contracts/build.sh
