@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/big"
@@ -275,27 +274,15 @@ func recentEvents(ctx context.Context, f logFilterer, q ethereum.FilterQuery, a 
 }
 
 // encodeEventCursor makes the opaque cursor of a position.
-func encodeEventCursor(p eventPos) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("e1:%d:%d", p.block, p.index)))
-}
+func encodeEventCursor(p eventPos) string { return encodeLogCursor("e1", p.block, p.index) }
 
 // decodeEventCursor reads a cursor of encodeEventCursor.
 func decodeEventCursor(s string) (*eventPos, error) {
-	bad := engine.Invalid("cursor", "cursor is not one this listing returned")
-	raw, err := base64.RawURLEncoding.DecodeString(s)
+	block, idx, err := decodeLogCursor("e1", s)
 	if err != nil {
-		return nil, bad
+		return nil, err
 	}
-	parts := strings.Split(string(raw), ":")
-	if len(parts) != 3 || parts[0] != "e1" {
-		return nil, bad
-	}
-	block, err1 := strconv.ParseUint(parts[1], 10, 63)
-	idx, err2 := strconv.ParseUint(parts[2], 10, 32)
-	if err1 != nil || err2 != nil {
-		return nil, bad
-	}
-	return &eventPos{block: block, index: uint(idx)}, nil
+	return &eventPos{block: block, index: idx}, nil
 }
 
 // parseBlockNumber parses a decimal block number.

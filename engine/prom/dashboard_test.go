@@ -6,17 +6,14 @@ import (
 	"os"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/txengine/txengine/engine"
 )
 
 // TestDashboardUsesExistingMetrics parses the Grafana dashboard (and the
-// alert rules) and checks that every metric their queries name is gathered from a registry set up as
-// serve sets it up (histograms count with their _bucket, _sum and _count
-// series).
+// alert rules) and checks that every metric their queries name is gathered
+// from a registry set up as serve sets it up (histograms count with their
+// _bucket, _sum and _count series).
 func TestDashboardUsesExistingMetrics(t *testing.T) {
 	raw, err := os.ReadFile("../../docs/grafana/txengine.json")
 	if err != nil {
@@ -45,17 +42,7 @@ func TestDashboardUsesExistingMetrics(t *testing.T) {
 
 	m, reg := newTest(t, Config{})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.TxAccepted(testAccount, "dev", 1)
-	m.TxSubmitted(testAccount, "dev")
-	m.TxCompleted(testAccount, "dev", time.Second)
-	m.TxFailed(testAccount, "dev", engine.TxReverted)
-	m.AccountLoad(testAccount, "dev", 1, 1)
-	m.NextNonce(testAccount, "dev", 1)
-	m.Head("dev", 1, time.Now())
-	m.Reorg("dev", 1)
-	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
-	m.RateLimited("second")
-	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(t.Context(), nil)
+	exercise(t, m)
 	if err := RegisterCallbackOutbox(reg, func(context.Context) (int, error) { return 0, nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,28 @@ func numbered(i int) engine.MetricAccount {
 	return engine.MetricAccount{ID: "acct" + strconv.Itoa(i), Address: common.BigToAddress(big.NewInt(int64(1000 + i)))}
 }
 
+// exercise makes every vector of m emit a series: each per-account call for
+// testAccount, a head, a reorg, a request, a 429 and a JSON-RPC call.
+func exercise(t *testing.T, m *Metrics) {
+	t.Helper()
+	exerciseAccount(m, testAccount)
+	m.Head("dev", 1, time.Now())
+	m.Reorg("dev", 2)
+	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
+	m.RateLimited("second")
+	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(t.Context(), nil)
+}
+
+// exerciseAccount makes every per-account call for a on network dev.
+func exerciseAccount(m *Metrics, a engine.MetricAccount) {
+	m.TxAccepted(a, "dev", 1)
+	m.TxSubmitted(a, "dev")
+	m.TxCompleted(a, "dev", time.Second)
+	m.TxFailed(a, "dev", engine.TxReverted)
+	m.AccountLoad(a, "dev", 1, 1)
+	m.NextNonce(a, "dev", 1)
+}
+
 func newTest(t *testing.T, cfg Config) (*Metrics, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
@@ -41,18 +63,7 @@ func newTest(t *testing.T, cfg Config) (*Metrics, *prometheus.Registry) {
 func TestNamesFollowConventions(t *testing.T) {
 	m, reg := newTest(t, Config{})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	// Make every vector emit a series.
-	m.TxAccepted(testAccount, "dev", 1)
-	m.TxSubmitted(testAccount, "dev")
-	m.TxCompleted(testAccount, "dev", time.Second)
-	m.TxFailed(testAccount, "dev", engine.TxReverted)
-	m.AccountLoad(testAccount, "dev", 1, 1)
-	m.NextNonce(testAccount, "dev", 1)
-	m.Head("dev", 1, time.Now())
-	m.Reorg("dev", 2)
-	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
-	m.RateLimited("second")
-	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(context.Background(), nil)
+	exercise(t, m)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -273,14 +284,8 @@ func TestLiveAccounts(t *testing.T) {
 func TestAddressLabel(t *testing.T) {
 	m, reg := newTest(t, Config{MaxAccounts: 1})
 	other := engine.MetricAccount{ID: "b", Address: common.HexToAddress("0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359")}
-	for _, a := range []engine.MetricAccount{testAccount, other} {
-		m.TxAccepted(a, "dev", 1)
-		m.TxSubmitted(a, "dev")
-		m.TxCompleted(a, "dev", time.Second)
-		m.TxFailed(a, "dev", engine.TxReverted)
-		m.AccountLoad(a, "dev", 1, 1)
-		m.NextNonce(a, "dev", 1)
-	}
+	exerciseAccount(m, testAccount)
+	exerciseAccount(m, other)
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
