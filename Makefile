@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-hardhat test-cluster fuzz-short vet bench bench-cluster contracts proto client clean soak
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-cluster bench-k6 contracts proto client clean soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -61,12 +61,25 @@ run-postgres: build
 ## test: vet and run every test (unit, store, chain and end-to-end with the real binary)
 ## with the race detector, except the cluster tests (./tests/cluster: make test-cluster; the
 ## in-process ones of ./actors run after, without -race: protoactor's gossip races with itself)
-test: vet
+test: vet prometheus
 	@pkgs=$$($(GO) list ./... | grep -v '/tests/cluster') || exit 1; \
 	echo "$(GO) test -race -count=1 -timeout 30m ./... (but ./tests/cluster)"; \
 	$(GO) test -race -count=1 -timeout 30m $$pkgs
 	@echo "$(GO) test -count=1 -run '^TestCluster' ./actors/ (two cluster members in one process; protoactor's gossip races under -race)"
 	@$(GO) test -count=1 -run '^TestCluster' ./actors/
+
+## prometheus: Prometheus and promtool (Debian's package prometheus, 2.42) for the tests that run
+## them (internal/promtest); nothing when both are on PATH, else apt-get as root. Without them
+## those tests skip, or fail under CI=true.
+prometheus:
+	@./scripts/install-prometheus.sh
+
+## test-prometheus: the Prometheus tests alone (part of test too): every query of the Grafana
+## dashboard evaluated by a real Prometheus scraping an end-to-end burst; the alert rules with
+## promtool check rules and promtool test rules
+test-prometheus: prometheus
+	$(GO) test -race -count=1 -v ./internal/promtest/
+	$(GO) test -race -count=1 -v -run '^TestPrometheusDashboardQueries$$' ./tests/e2e/
 
 ## test-faults: the fault tests alone (part of test too): geth and PostgreSQL stopped and
 ## restarted mid-burst, the service killed mid-burst, a transfer accepted while the node is down
@@ -121,6 +134,19 @@ bench:
 ## cluster mode, same burst, each on PostgreSQL + geth --dev (tests/cluster, minutes).
 bench-cluster:
 	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 30m -run '^TestClusterThroughput$$' ./tests/cluster/
+
+# k6 (go.k6.io/k6, built once into .cache/bin; about a minute).
+K6_VERSION := v1.8.1
+K6_BIN     := .cache/bin/k6
+
+$(K6_BIN):
+	GOBIN=$(CURDIR)/.cache/bin $(GO) install go.k6.io/k6@$(K6_VERSION)
+
+## bench-k6: bench/k6/transfer.js against the embedded default started as `make run` does (fresh
+## data in .cache/k6, free port); RATE=500 DURATION=30s VUS=64 by default. Installs k6 when
+## missing. Not part of `make test`.
+bench-k6: build $(K6_BIN)
+	K6=$(K6_BIN) BIN=$(BIN) ./scripts/bench-k6.sh
 
 ## contracts: recompile the Solidity sources (needs npm); the artifacts are committed
 contracts:

@@ -246,9 +246,9 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 	}
 	for i, m := range outcomes {
 		if m.Status == StatusCompleted {
-			f.metrics.TxCompleted(txs[i].AccountID, f.net.Name, m.Ended.Sub(txs[i].Created))
+			f.metrics.TxCompleted(MetricAccount{ID: txs[i].AccountID, Address: txs[i].From}, f.net.Name, m.Ended.Sub(txs[i].Created))
 		} else {
-			f.metrics.TxFailed(txs[i].AccountID, f.net.Name, m.Error.Code)
+			f.metrics.TxFailed(MetricAccount{ID: txs[i].AccountID, Address: txs[i].From}, f.net.Name, m.Error.Code)
 		}
 	}
 	return accounts, ids, nil

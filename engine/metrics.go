@@ -3,7 +3,17 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 )
+
+// MetricAccount names an account in the measurements: its id and its
+// address (one address per id, so a label of each has the same
+// cardinality).
+type MetricAccount struct {
+	ID      string
+	Address common.Address
+}
 
 // Metrics receives the measurements of the engine: what the account actors'
 // Senders and the watchers' Followers observe. It is declared here, free of
@@ -12,21 +22,21 @@ import (
 // concurrent use and cheap: they are called on the hot path.
 type Metrics interface {
 	// TxAccepted counts n transactions of account on network stored as new.
-	TxAccepted(account, network string, n int)
+	TxAccepted(account MetricAccount, network string, n int)
 	// TxSubmitted counts a transaction signed, persisted and broadcast for
 	// the first time.
-	TxSubmitted(account, network string)
+	TxSubmitted(account MetricAccount, network string)
 	// TxCompleted counts a completed transaction; latency runs from its
 	// acceptance (Created) to its completion (Ended).
-	TxCompleted(account, network string, latency time.Duration)
+	TxCompleted(account MetricAccount, network string, latency time.Duration)
 	// TxFailed counts a failed transaction by its error code.
-	TxFailed(account, network string, code TxErrorCode)
+	TxFailed(account MetricAccount, network string, code TxErrorCode)
 	// AccountLoad adds deltas to the queue depth (new and waiting) and the
 	// in-flight count (submitted) of account on network. Deltas, not
 	// values, so that accounts beyond a cardinality cap can share a series.
-	AccountLoad(account, network string, queued, inFlight int)
+	AccountLoad(account MetricAccount, network string, queued, inFlight int)
 	// NextNonce records the nonce the account's next transaction gets.
-	NextNonce(account, network string, nonce uint64)
+	NextNonce(account MetricAccount, network string, nonce uint64)
 	// Head records the latest block of network and its timestamp.
 	Head(network string, number uint64, timestamp time.Time)
 	// Reorg counts a reorganisation of network in which depth processed
@@ -40,22 +50,22 @@ type NopMetrics struct{}
 var _ Metrics = NopMetrics{}
 
 // TxAccepted implements Metrics.
-func (NopMetrics) TxAccepted(string, string, int) {}
+func (NopMetrics) TxAccepted(MetricAccount, string, int) {}
 
 // TxSubmitted implements Metrics.
-func (NopMetrics) TxSubmitted(string, string) {}
+func (NopMetrics) TxSubmitted(MetricAccount, string) {}
 
 // TxCompleted implements Metrics.
-func (NopMetrics) TxCompleted(string, string, time.Duration) {}
+func (NopMetrics) TxCompleted(MetricAccount, string, time.Duration) {}
 
 // TxFailed implements Metrics.
-func (NopMetrics) TxFailed(string, string, TxErrorCode) {}
+func (NopMetrics) TxFailed(MetricAccount, string, TxErrorCode) {}
 
 // AccountLoad implements Metrics.
-func (NopMetrics) AccountLoad(string, string, int, int) {}
+func (NopMetrics) AccountLoad(MetricAccount, string, int, int) {}
 
 // NextNonce implements Metrics.
-func (NopMetrics) NextNonce(string, string, uint64) {}
+func (NopMetrics) NextNonce(MetricAccount, string, uint64) {}
 
 // Head implements Metrics.
 func (NopMetrics) Head(string, uint64, time.Time) {}

@@ -256,7 +256,7 @@ func (s *Sender) settlePassed(ctx context.Context, head uint64, passed []*Transa
 			return fmt.Errorf("fail %s: %w", tx.ID, err)
 		}
 		s.failed = append(s.failed, tx.ID)
-		s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
+		s.metrics.TxFailed(s.accountRef(), s.net.Name, txErr.Code)
 	}
 	// One at a time: the watcher may complete one meanwhile (MarkMined
 	// applies nothing when a row is no longer submitted).
@@ -269,7 +269,7 @@ func (s *Sender) settlePassed(ctx context.Context, head uint64, passed []*Transa
 		}
 		if o.Status == StatusFailed {
 			s.failed = append(s.failed, o.ID)
-			s.metrics.TxFailed(s.account.ID, s.net.Name, o.Error.Code)
+			s.metrics.TxFailed(s.accountRef(), s.net.Name, o.Error.Code)
 		}
 	}
 	return nil

@@ -153,7 +153,7 @@ func (s *Sender) fail(ctx context.Context, id string, txErr *TxError, load *acco
 	}
 	load.queued--
 	s.failed = append(s.failed, id)
-	s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
+	s.metrics.TxFailed(s.accountRef(), s.net.Name, txErr.Code)
 	return nil
 }
 
@@ -169,6 +169,11 @@ func NewSender(account *Account, net *Network, store SenderStore, signer Signer,
 	}
 }
 
+// accountRef names the sender's account in the measurements.
+func (s *Sender) accountRef() MetricAccount {
+	return MetricAccount{ID: s.account.ID, Address: s.account.Address}
+}
+
 // SetMetrics makes the sender report to m (NopMetrics when nil).
 func (s *Sender) SetMetrics(m Metrics) {
 	if m == nil {
@@ -176,14 +181,14 @@ func (s *Sender) SetMetrics(m Metrics) {
 	}
 	s.metrics = m
 	// The account's load series exist from the start, at zero.
-	m.AccountLoad(s.account.ID, s.net.Name, 0, 0)
+	m.AccountLoad(s.accountRef(), s.net.Name, 0, 0)
 }
 
 // reportLoad sends the change of the account's load since the last report.
 func (s *Sender) reportLoad(l accountLoad) {
 	l.queued, l.inFlight = max(l.queued, 0), max(l.inFlight, 0)
 	if l != s.load {
-		s.metrics.AccountLoad(s.account.ID, s.net.Name, l.queued-s.load.queued, l.inFlight-s.load.inFlight)
+		s.metrics.AccountLoad(s.accountRef(), s.net.Name, l.queued-s.load.queued, l.inFlight-s.load.inFlight)
 		s.load = l
 	}
 }
@@ -321,7 +326,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 		s.countQueue(ctx, &load)
 		s.reportLoad(load)
 		if s.synced {
-			s.metrics.NextNonce(s.account.ID, s.net.Name, s.next)
+			s.metrics.NextNonce(s.accountRef(), s.net.Name, s.next)
 		}
 	}()
 	if err := s.tend(ctx, sum); err != nil {

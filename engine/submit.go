@@ -163,11 +163,11 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 				return kept, busy, fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
 			}
 			s.failed = append(s.failed, tx.ID)
-			s.metrics.TxFailed(s.account.ID, s.net.Name, txErr.Code)
+			s.metrics.TxFailed(s.accountRef(), s.net.Name, txErr.Code)
 		default:
 			kept++
 			load.inFlight++
-			s.metrics.TxSubmitted(s.account.ID, s.net.Name)
+			s.metrics.TxSubmitted(s.accountRef(), s.net.Name)
 			s.care.sentAt(tx.ID, head, true)
 			switch {
 			case kind.Final():

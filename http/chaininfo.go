@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/gin-gonic/gin"
@@ -32,10 +34,27 @@ type txCounter interface {
 	TransactionCount(ctx context.Context, blockHash common.Hash) (uint, error)
 }
 
-// contractEvents serves GET /contracts/{contractId}/events?fromBlock=&toBlock=&event=:
-// the contract's logs decoded with its ABI, oldest first. fromBlock
-// defaults to the registration block, toBlock to latest; a toBlock beyond
-// the head is clamped to it; at most maxEventBlocks blocks per query.
+// maxEventScanBlocks bounds the blocks one page of the recent events reads
+// from the node (in queries of maxEventBlocks): a page that meets it before
+// filling ends with a next cursor, possibly with fewer events.
+const maxEventScanBlocks = 10 * maxEventBlocks
+
+// eventsPage is the body of the paged events listing: data plus next when
+// earlier events may exist.
+type eventsPage struct {
+	Data []engine.EventView `json:"data"`
+	Next string             `json:"next,omitempty"`
+}
+
+// contractEvents serves GET /contracts/{contractId}/events?fromBlock=
+// &toBlock=&event=&limit=&cursor=: the contract's logs decoded with its ABI.
+//
+// With fromBlock, the range fromBlock..toBlock (toBlock defaults to latest
+// and is clamped to the head), oldest first, at most maxEventBlocks blocks.
+// Without fromBlock, the most recent events first: from toBlock (or the
+// head) back to the registration block, limit per page (default 100) and a
+// next cursor while earlier events may exist (recentEvents). Omitting the
+// range is never an error, however old the contract.
 func (s *Server) contractEvents(c *gin.Context) {
 	ct, err := s.pathContract(c)
 	if err != nil {
@@ -66,9 +85,10 @@ func (s *Server) contractEvents(c *gin.Context) {
 		}
 		topics = [][]common.Hash{ids}
 	}
-	from := ct.Block
-	if v, set := c.GetQuery("fromBlock"); set {
-		if from, err = parseBlockNumber("fromBlock", v); err != nil {
+	fromArg, ranged := c.GetQuery("fromBlock")
+	var from uint64
+	if ranged {
+		if from, err = parseBlockNumber("fromBlock", fromArg); err != nil {
 			s.fail(c, err)
 			return
 		}
@@ -81,6 +101,26 @@ func (s *Server) contractEvents(c *gin.Context) {
 			return
 		}
 		to = &n
+	}
+	var page eventPaging
+	if ranged {
+		for _, p := range []string{"limit", "cursor"} {
+			if _, set := c.GetQuery(p); set {
+				s.fail(c, engine.Invalid(p, "%s pages the events without fromBlock (newest first); with fromBlock the range is answered whole", p))
+				return
+			}
+		}
+	} else {
+		if page.limit, err = queryLimit(c); err != nil {
+			s.fail(c, err)
+			return
+		}
+		if v, set := c.GetQuery("cursor"); set {
+			if page.before, err = decodeEventCursor(v); err != nil {
+				s.fail(c, err)
+				return
+			}
+		}
 	}
 	filterer, canFilter := tg.network.Chain.(logFilterer)
 	if !canFilter {
@@ -98,6 +138,16 @@ func (s *Server) contractEvents(c *gin.Context) {
 	if to != nil && *to < last {
 		last = *to
 	}
+	q := ethereum.FilterQuery{Addresses: []common.Address{ct.Address}, Topics: topics}
+	if !ranged {
+		res, err := recentEvents(ctx, filterer, q, tg.abi, ct.Block, last, page)
+		if err != nil {
+			s.fail(c, networkFailure(tg.network.Name, err))
+			return
+		}
+		c.JSON(200, res)
+		return
+	}
 	if from > last {
 		if to != nil && from > *to {
 			s.fail(c, engine.Invalid("fromBlock", "fromBlock %d is after toBlock %d", from, *to))
@@ -107,27 +157,132 @@ func (s *Server) contractEvents(c *gin.Context) {
 		return
 	}
 	if last-from+1 > maxEventBlocks {
-		s.fail(c, engine.Invalid("toBlock", "the range %d..%d spans %d blocks; at most %d blocks per query: narrow fromBlock/toBlock", from, last, last-from+1, maxEventBlocks))
+		s.fail(c, engine.Invalid("toBlock", "the range %d..%d spans %d blocks; at most %d blocks per query: narrow fromBlock/toBlock, or omit fromBlock for the most recent events, paged", from, last, last-from+1, maxEventBlocks))
 		return
 	}
-	logs, err := filterer.FilterLogs(ctx, ethereum.FilterQuery{
-		FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(last),
-		Addresses: []common.Address{ct.Address}, Topics: topics,
-	})
+	q.FromBlock, q.ToBlock = new(big.Int).SetUint64(from), new(big.Int).SetUint64(last)
+	logs, err := filterer.FilterLogs(ctx, q)
 	if err != nil {
 		s.fail(c, networkFailure(tg.network.Name, err))
 		return
 	}
 	out := make([]engine.EventView, 0, len(logs))
 	for i := range logs {
-		if logs[i].Removed {
-			continue
-		}
-		if ev, decoded := engine.DecodeLog(tg.abi, &logs[i]); decoded {
-			out = append(out, engine.ViewEvent(ev))
+		if ev, decoded := decodeLiveLog(tg.abi, &logs[i]); decoded {
+			out = append(out, ev)
 		}
 	}
 	ok(c, out)
+}
+
+// decodeLiveLog decodes l with the contract's ABI; removed logs and logs
+// the ABI does not describe are not events.
+func decodeLiveLog(a *abi.ABI, l *types.Log) (engine.EventView, bool) {
+	if l.Removed {
+		return engine.EventView{}, false
+	}
+	ev, decoded := engine.DecodeLog(a, l)
+	if !decoded {
+		return engine.EventView{}, false
+	}
+	return engine.ViewEvent(ev), true
+}
+
+// eventPos is a log's position in the chain: the paged listing's cursor
+// says "the events strictly before this position".
+type eventPos struct {
+	block uint64
+	index uint
+}
+
+// follows reports whether p comes strictly after l: l belongs to the page
+// that p bounds.
+func (p eventPos) follows(l *types.Log) bool {
+	return l.BlockNumber < p.block || (l.BlockNumber == p.block && l.Index < p.index)
+}
+
+// eventPaging is the page asked of recentEvents.
+type eventPaging struct {
+	limit  int
+	before *eventPos // nil: from the top
+}
+
+// recentEvents reads the events of q between lower (the registration
+// block) and top, newest first: it queries the node backwards in windows of
+// maxEventBlocks blocks until the page holds limit events, the registration
+// block is reached, or maxEventScanBlocks blocks were read. Next is set
+// while earlier events may exist: at the last event returned when the page
+// is full, at the first block not read when the scan budget ran out.
+func recentEvents(ctx context.Context, f logFilterer, q ethereum.FilterQuery, a *abi.ABI, lower, top uint64, page eventPaging) (eventsPage, error) {
+	res := eventsPage{Data: []engine.EventView{}}
+	bound := eventPos{block: top + 1} // everything up to top
+	if page.before != nil && page.before.block <= top {
+		bound = *page.before
+		top = bound.block
+	}
+	var scanned uint64
+	for top >= lower {
+		if scanned >= maxEventScanBlocks {
+			res.Next = encodeEventCursor(eventPos{block: top + 1})
+			return res, nil
+		}
+		start := lower
+		if top-lower+1 > maxEventBlocks {
+			start = top - maxEventBlocks + 1
+		}
+		q.FromBlock, q.ToBlock = new(big.Int).SetUint64(start), new(big.Int).SetUint64(top)
+		logs, err := f.FilterLogs(ctx, q)
+		if err != nil {
+			return eventsPage{}, err
+		}
+		sort.SliceStable(logs, func(i, j int) bool {
+			if logs[i].BlockNumber != logs[j].BlockNumber {
+				return logs[i].BlockNumber > logs[j].BlockNumber
+			}
+			return logs[i].Index > logs[j].Index
+		})
+		for i := range logs {
+			if !bound.follows(&logs[i]) {
+				continue
+			}
+			ev, decoded := decodeLiveLog(a, &logs[i])
+			if !decoded {
+				continue
+			}
+			if len(res.Data) == page.limit {
+				// One more exists: the next page starts after the last one returned.
+				prev := res.Data[len(res.Data)-1]
+				res.Next = encodeEventCursor(eventPos{block: prev.BlockNumber, index: prev.LogIndex})
+				return res, nil
+			}
+			res.Data = append(res.Data, ev)
+		}
+		scanned += top - start + 1
+		if start == lower {
+			return res, nil
+		}
+		top = start - 1
+		bound = eventPos{block: top + 1}
+		if len(res.Data) == page.limit {
+			// Full at a window's edge: earlier windows may hold more.
+			prev := res.Data[len(res.Data)-1]
+			res.Next = encodeEventCursor(eventPos{block: prev.BlockNumber, index: prev.LogIndex})
+			return res, nil
+		}
+	}
+	return res, nil
+}
+
+// encodeEventCursor makes the opaque cursor of a position.
+func encodeEventCursor(p eventPos) string { return encodeLogCursor("e1", p.block, p.index) }
+
+// decodeEventCursor reads a cursor of encodeEventCursor.
+func decodeEventCursor(s string) (*eventPos, error) {
+	block, idx, err := decodeLogCursor("e1", s)
+	if err != nil {
+		return nil, err
+	}
+	return &eventPos{block: block, index: idx}, nil
 }
 
 // parseBlockNumber parses a decimal block number.

@@ -87,3 +87,35 @@ func FuzzTransfersCursor(f *testing.F) {
 		fuzzCheckCursor(t, env, "/tokens/"+env.aliceToken20.ID+"/transfers", cursor)
 	})
 }
+
+// FuzzEventsCursor: decodeEventCursor never panics, accepts only what
+// encodeEventCursor writes, and GET /contracts/{id}/events?cursor= answers
+// a cursor it refuses with 400 invalid_argument on field cursor (the fuzz
+// environment's chain reads no logs: an accepted cursor ends in 503 there,
+// TestEventsRecentPaged walks accepted ones).
+func FuzzEventsCursor(f *testing.F) {
+	for _, s := range fuzzCursorSeeds {
+		f.Add(s)
+	}
+	f.Add(encodeEventCursor(eventPos{block: 12, index: 3}))
+	f.Add(base64.RawURLEncoding.EncodeToString([]byte("e1:9223372036854775808:1")))
+	f.Fuzz(func(t *testing.T, cursor string) {
+		p, err := decodeEventCursor(cursor)
+		if err != nil {
+			if e, ok := asEngineError(err); !ok || e.Code != engine.CodeInvalidArgument || e.Field != "cursor" {
+				t.Fatalf("decodeEventCursor(%q): %v is not invalid_argument on cursor", cursor, err)
+			}
+			env := fuzzEnv(t)
+			path := "/contracts/" + env.aliceToken20.ID + "/events"
+			rec := fuzzServe(env, "GET", path+"?"+url.Values{"cursor": {cursor}}.Encode(), "")
+			if status, e := fuzzCheckEnvelope(t, rec, "GET "+path+" cursor "+cursor); status != 400 || e.Code != engine.CodeInvalidArgument || e.Field != "cursor" {
+				t.Fatalf("GET %s cursor %q: status %d %s, want 400 invalid_argument on cursor", path, cursor, status, rec.Body.String())
+			}
+			return
+		}
+		q, err := decodeEventCursor(encodeEventCursor(*p))
+		if err != nil || *q != *p {
+			t.Fatalf("decodeEventCursor(%q) = %+v does not round-trip: %+v, %v", cursor, *p, q, err)
+		}
+	})
+}

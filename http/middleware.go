@@ -27,8 +27,9 @@ const maxRequestIDLen = 128
 // maxTokenLen bounds a bearer token before it is hashed and looked up.
 const maxTokenLen = 512
 
-// commonHeaders sets X-API-Version and X-Request-Id before anything else
-// runs, so that every response carries them, errors and 404s included. A
+// commonHeaders sets X-API-Version, X-Request-Id and the uncounted
+// X-RateLimit-* headers before anything else runs, so that every response
+// carries them, errors and 404s included. A
 // sane incoming X-Request-Id (1 to 128 of [A-Za-z0-9._-]) is echoed; any
 // other is replaced by a new UUID.
 func (s *Server) commonHeaders(c *gin.Context) {
@@ -41,6 +42,10 @@ func (s *Server) commonHeaders(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("X-Request-Id", id)
 	h.Set("X-API-Version", s.cfg.Version)
+	// API.md: the rate-limit headers are on every response. Requests that
+	// no user is counted for keep these (the default limit, unconsumed);
+	// rateLimit replaces them for an authenticated user.
+	setLimitHeaders(h, s.limiter.exempt())
 	c.Next()
 }
 

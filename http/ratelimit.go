@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -171,8 +172,9 @@ func (l *limiter) prune(ctx context.Context, now time.Time) {
 	}
 }
 
-// exempt describes the window an operator sees: the default per-second
-// limit, never consumed.
+// exempt describes the window an operator sees, and every response that no
+// user is counted for (401s, the operational endpoints, unknown routes): the
+// default per-second limit, never consumed.
 func (l *limiter) exempt() decision {
 	now := l.clock.Now()
 	return decision{allowed: true, window: windowSecond, limit: l.cfg.PerSecond, remaining: l.cfg.PerSecond,
@@ -206,10 +208,18 @@ func ceilSeconds(d time.Duration) int {
 	return max(s, 1)
 }
 
+// setLimitHeaders writes X-RateLimit-Limit, X-RateLimit-Remaining and
+// X-RateLimit-Reset (whole seconds until the described window resets) of d.
+func setLimitHeaders(h http.Header, d decision) {
+	h.Set("X-RateLimit-Limit", strconv.Itoa(d.limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.remaining))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(d.reset)))
+}
+
 // rateLimit enforces the per-user limits after authentication. Operators
-// are exempt. Every response of an authenticated request carries
-// X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (seconds
-// until the described window resets) for the binding window; a refused
+// are exempt. Every response of an authenticated request carries the
+// X-RateLimit-* headers of the binding window (commonHeaders has set the
+// uncounted default ones that every other response keeps); a refused
 // request gets 429 rate_limited with Retry-After (seconds).
 func (s *Server) rateLimit(c *gin.Context) {
 	u := currentUser(c)
@@ -222,9 +232,7 @@ func (s *Server) rateLimit(c *gin.Context) {
 		d = s.limiter.allow(c.Request.Context(), u)
 	}
 	h := c.Writer.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(d.limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.remaining))
-	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(d.reset)))
+	setLimitHeaders(h, d)
 	if d.allowed {
 		c.Next()
 		return

@@ -130,12 +130,52 @@ func TestRateLimitOperatorExempt(t *testing.T) {
 		wantStatus(t, rec, http.StatusOK)
 		wantLimitHeaders(t, rec, 3, 3, 1)
 	}
-	// Unauthenticated and operational responses carry no limit headers.
-	for _, rec := range []*httptest.ResponseRecorder{env.do("GET", "/accounts", "", ""), env.do("GET", "/healthz", "", "")} {
-		if h := rec.Header().Get("X-RateLimit-Limit"); h != "" {
-			t.Errorf("X-RateLimit-Limit = %q on a request without a user", h)
-		}
+}
+
+// TestRateLimitHeadersOnEveryResponse: API.md puts the X-RateLimit-*
+// headers on every response. Responses that count no user (401s, the
+// operational endpoints, unknown routes and methods, a draining server)
+// carry the default per-second limit, unconsumed; they do not count
+// against anyone: bob's window is untouched afterwards.
+func TestRateLimitHeadersOnEveryResponse(t *testing.T) {
+	env := newTestEnv(t)
+	withLimiter(env, RateLimitConfig{PerSecond: 7, PerHour: 50}, testNow.Truncate(time.Second).Add(600*time.Millisecond))
+	type req struct {
+		name, method, path, auth string
+		status                   int
 	}
+	reqs := []req{
+		{"no token", "GET", "/accounts", "", http.StatusUnauthorized},
+		{"unknown token", "GET", "/accounts", "Bearer txe_unknown", http.StatusUnauthorized},
+		{"not bearer", "GET", "/accounts", "Basic Zm9vOmJhcg==", http.StatusUnauthorized},
+		{"healthz", "GET", "/healthz", "", http.StatusOK},
+		{"readyz", "GET", "/readyz", "", 0},
+		{"openapi", "GET", "/openapi.json", "", http.StatusOK},
+		{"metrics", "GET", "/metrics", "", 0},
+		{"unknown route", "GET", "/nowhere", "", http.StatusNotFound},
+		{"unknown method", "DELETE", "/accounts", "", http.StatusMethodNotAllowed},
+	}
+	check := func(r req) {
+		t.Helper()
+		hr := httptest.NewRequest(r.method, r.path, nil)
+		if r.auth != "" {
+			hr.Header.Set("Authorization", r.auth)
+		}
+		rec := httptest.NewRecorder()
+		env.server.Handler().ServeHTTP(rec, hr)
+		if r.status != 0 && rec.Code != r.status {
+			t.Errorf("%s: status %d, want %d: %s", r.name, rec.Code, r.status, rec.Body)
+		}
+		// 600 ms into the second: 1 s (rounded up) until it resets.
+		t.Run(r.name, func(t *testing.T) { wantLimitHeaders(t, rec, 7, 7, 1) })
+	}
+	for _, r := range reqs {
+		check(r)
+	}
+	// Nothing above counted: bob's first request finds his whole window.
+	wantLimitHeaders(t, env.do("GET", "/accounts", env.bobToken, ""), 7, 6, 1)
+	env.server.Drain()
+	check(req{"draining", "GET", "/accounts", "", http.StatusServiceUnavailable})
 }
 
 // TestRateLimitOverrides: a user's override (User.Limits) replaces the

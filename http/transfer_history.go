@@ -114,23 +114,39 @@ func queryLimit(c *gin.Context) (int, error) {
 
 // encodeTransferCursor makes the opaque cursor of a position.
 func encodeTransferCursor(p engine.TransferCursor) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("t1:%d:%d", p.BlockNumber, p.LogIndex)))
+	return encodeLogCursor("t1", p.BlockNumber, p.LogIndex)
 }
 
 func decodeTransferCursor(s string) (*engine.TransferCursor, error) {
+	block, idx, err := decodeLogCursor("t1", s)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.TransferCursor{BlockNumber: block, LogIndex: idx}, nil
+}
+
+// encodeLogCursor makes an opaque cursor of a log's position (block and log
+// index) for the listing whose cursors start with version.
+func encodeLogCursor(version string, block uint64, index uint) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%s:%d:%d", version, block, index)))
+}
+
+// decodeLogCursor reads a cursor of encodeLogCursor with version; anything
+// else is 400 invalid_argument on field cursor.
+func decodeLogCursor(version, s string) (block uint64, index uint, err error) {
 	bad := engine.Invalid("cursor", "cursor is not one this listing returned")
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return nil, bad
+		return 0, 0, bad
 	}
 	parts := strings.Split(string(raw), ":")
-	if len(parts) != 3 || parts[0] != "t1" {
-		return nil, bad
+	if len(parts) != 3 || parts[0] != version {
+		return 0, 0, bad
 	}
 	block, err1 := strconv.ParseUint(parts[1], 10, 63)
 	idx, err2 := strconv.ParseUint(parts[2], 10, 32)
 	if err1 != nil || err2 != nil {
-		return nil, bad
+		return 0, 0, bad
 	}
-	return &engine.TransferCursor{BlockNumber: block, LogIndex: uint(idx)}, nil
+	return block, uint(idx), nil
 }

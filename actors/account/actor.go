@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/engine"
 )
@@ -172,16 +173,18 @@ func (a *Actor) flush(c actor.Context) {
 		}
 	}
 	stored := 0
+	var from common.Address
 	for i, p := range batch {
 		if errs[i] == nil {
 			stored++
+			from = p.tx.From
 		}
 		p.claim.Settle(errs[i])
 		c.Send(p.replyTo, &Accepted{Tx: p.tx, Err: errs[i]})
 	}
 	if stored > 0 {
 		if a.cfg.Metrics != nil {
-			a.cfg.Metrics.TxAccepted(a.accountID, a.net.Name, stored)
+			a.cfg.Metrics.TxAccepted(engine.MetricAccount{ID: a.accountID, Address: from}, a.net.Name, stored)
 		}
 		if a.cfg.WakeSubmitter != nil {
 			a.cfg.WakeSubmitter(a.accountID, a.net.Name, false)

@@ -102,6 +102,9 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	if err := prom.RegisterLiveAccounts(reg, sys.LiveAccounts); err != nil {
 		return err
 	}
+	if err := prom.RegisterCallbackOutbox(reg, store.PendingCallbacks); err != nil {
+		return err
+	}
 
 	limits := apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour}
 	if cc != nil {

@@ -1,21 +1,19 @@
 package prom
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/txengine/txengine/engine"
 )
 
-// TestDashboardUsesExistingMetrics parses the Grafana dashboard and checks
-// that every metric its queries name is gathered from a registry set up as
-// serve sets it up (histograms count with their _bucket, _sum and _count
-// series).
+// TestDashboardUsesExistingMetrics parses the Grafana dashboard (and the
+// alert rules) and checks that every metric their queries name is gathered
+// from a registry set up as serve sets it up (histograms count with their
+// _bucket, _sum and _count series).
 func TestDashboardUsesExistingMetrics(t *testing.T) {
 	raw, err := os.ReadFile("../../docs/grafana/txengine.json")
 	if err != nil {
@@ -44,17 +42,10 @@ func TestDashboardUsesExistingMetrics(t *testing.T) {
 
 	m, reg := newTest(t, Config{})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.TxAccepted("a", "dev", 1)
-	m.TxSubmitted("a", "dev")
-	m.TxCompleted("a", "dev", time.Second)
-	m.TxFailed("a", "dev", engine.TxReverted)
-	m.AccountLoad("a", "dev", 1, 1)
-	m.NextNonce("a", "dev", 1)
-	m.Head("dev", 1, time.Now())
-	m.Reorg("dev", 1)
-	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
-	m.RateLimited("second")
-	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(t.Context(), nil)
+	exercise(t, m)
+	if err := RegisterCallbackOutbox(reg, func(context.Context) (int, error) { return 0, nil }); err != nil {
+		t.Fatal(err)
+	}
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -91,5 +82,15 @@ func TestDashboardUsesExistingMetrics(t *testing.T) {
 	}
 	if used < 10 {
 		t.Errorf("only %d metric references found", used)
+	}
+	// The alert rules too (promtool evaluates them: internal/promtest).
+	rules, err := os.ReadFile("../../docs/prometheus/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := used
+	check("docs/prometheus/alerts.yml", string(rules))
+	if used-before < 5 {
+		t.Errorf("only %d metric references in the alert rules", used-before)
 	}
 }

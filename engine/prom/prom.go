@@ -10,11 +10,14 @@
 //
 // Cardinality: per-account series are created for the first MaxAccounts
 // accounts seen; every later account shares the series with
-// account="other", so a million accounts cannot blow up a scrape. The
-// histograms have no account label.
+// account="other" (and address="other"), so a million accounts cannot blow
+// up a scrape. Per-account series carry the account id and its EIP-55
+// address: one address per id, the same number of series. The histograms
+// have no account label.
 package prom
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -30,7 +33,8 @@ import (
 // Namespace prefixes every metric of the service.
 const Namespace = "txengine"
 
-// OtherAccount is the account label of the accounts beyond the cap.
+// OtherAccount is the account (and address) label of the accounts beyond
+// the cap.
 const OtherAccount = "other"
 
 // DefaultMaxAccounts is the default per-account series cap.
@@ -51,8 +55,9 @@ type Metrics struct {
 	maxAccounts int
 	now         func() time.Time
 
-	mu       sync.RWMutex
-	accounts map[string]struct{}
+	mu sync.RWMutex
+	// accounts maps the tracked account ids to their address labels.
+	accounts map[string]string
 
 	accepted, submitted, completed *prometheus.CounterVec
 	failed                         *prometheus.CounterVec
@@ -85,11 +90,11 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	acct := []string{"account", "network"}
+	acct := []string{"account", "address", "network"}
 	m := &Metrics{
 		maxAccounts: max(cfg.MaxAccounts, 0),
 		now:         cfg.Now,
-		accounts:    map[string]struct{}{},
+		accounts:    map[string]string{},
 		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "transactions_accepted_total",
 			Help: "Transactions accepted (stored as new) per account and network."}, acct),
 		submitted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "transactions_submitted_total",
@@ -97,7 +102,7 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 		completed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "transactions_completed_total",
 			Help: "Transactions completed (mined with status 1 and confirmed) per account and network."}, acct),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "transactions_failed_total",
-			Help: "Transactions failed per account, network and error code."}, []string{"account", "network", "code"}),
+			Help: "Transactions failed per account, network and error code."}, []string{"account", "address", "network", "code"}),
 		completion: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "transaction_completion_seconds",
 			Help:    "Time from acceptance to completion of completed transactions, per network.",
 			Buckets: []float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60, 120, 300, 600, 1800}}, []string{"network"}),
@@ -139,6 +144,11 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 			defer m.mu.RUnlock()
 			return float64(len(m.accounts))
 		})
+	// Counters of known label values exist from the start, at zero: a
+	// rate over them is 0, not "no data", before the first event.
+	for _, w := range []string{"second", "hour"} {
+		m.rateLimited.WithLabelValues(w)
+	}
 	for _, c := range []prometheus.Collector{
 		m.accepted, m.submitted, m.completed, m.failed, m.completion, m.queued, m.inFlight, m.nextNonce,
 		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcBatched, m.rpcDuration,
@@ -165,76 +175,125 @@ func RegisterLiveAccounts(reg prometheus.Registerer, live func() int) error {
 	return nil
 }
 
+// outboxTimeout bounds the store query of one scrape of the outbox gauge.
+const outboxTimeout = 5 * time.Second
+
+// RegisterCallbackOutbox registers txengine_callbacks_pending on reg: the
+// callbacks waiting in the durable outbox (pending: not yet delivered,
+// retrying), counted in the store at every scrape. The store is shared in
+// cluster mode, so every node reports the same count. A scrape whose count
+// fails leaves the series out (an alert on it then sees no data, not zero).
+func RegisterCallbackOutbox(reg prometheus.Registerer, pending func(ctx context.Context) (int, error)) error {
+	c := &outboxGauge{pending: pending, desc: prometheus.NewDesc(
+		prometheus.BuildFQName(Namespace, "callbacks", "pending"),
+		"Callbacks pending in the outbox (to deliver or retrying), counted in the store at scrape time.", nil, nil)}
+	if err := reg.Register(c); err != nil {
+		return fmt.Errorf("register txengine_callbacks_pending: %w", err)
+	}
+	return nil
+}
+
+// outboxGauge is the collector of txengine_callbacks_pending.
+type outboxGauge struct {
+	pending func(ctx context.Context) (int, error)
+	desc    *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (o *outboxGauge) Describe(ch chan<- *prometheus.Desc) { ch <- o.desc }
+
+// Collect implements prometheus.Collector.
+func (o *outboxGauge) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), outboxTimeout)
+	defer cancel()
+	n, err := o.pending(ctx)
+	if err != nil {
+		// An invalid metric would fail the whole scrape: leave it out.
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(o.desc, prometheus.GaugeValue, float64(n))
+}
+
 // Handler serves the metrics of g in the Prometheus exposition format.
 func Handler(g prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 }
 
-// account returns the account label of id: id itself for the first
-// MaxAccounts accounts, OtherAccount for the rest.
-func (m *Metrics) account(id string) string {
+// account returns the account and address labels of a: its id and EIP-55
+// address for the first MaxAccounts accounts, OtherAccount twice for the
+// rest. The address is the one first seen with the id (an account's address
+// never changes).
+func (m *Metrics) account(a engine.MetricAccount) (id, address string) {
 	m.mu.RLock()
-	_, ok := m.accounts[id]
+	addr, ok := m.accounts[a.ID]
 	n := len(m.accounts)
 	m.mu.RUnlock()
 	if ok {
-		return id
+		return a.ID, addr
 	}
 	if n >= m.maxAccounts {
-		return OtherAccount
+		return OtherAccount, OtherAccount
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.accounts[id]; ok {
-		return id
+	if addr, ok := m.accounts[a.ID]; ok {
+		return a.ID, addr
 	}
 	if len(m.accounts) >= m.maxAccounts {
-		return OtherAccount
+		return OtherAccount, OtherAccount
 	}
-	m.accounts[id] = struct{}{}
-	return id
+	addr = a.Address.Hex()
+	m.accounts[a.ID] = addr
+	return a.ID, addr
 }
 
 // TxAccepted implements engine.Metrics.
-func (m *Metrics) TxAccepted(account, network string, n int) {
-	m.accepted.WithLabelValues(m.account(account), network).Add(float64(n))
+func (m *Metrics) TxAccepted(account engine.MetricAccount, network string, n int) {
+	id, addr := m.account(account)
+	m.accepted.WithLabelValues(id, addr, network).Add(float64(n))
 }
 
 // TxSubmitted implements engine.Metrics.
-func (m *Metrics) TxSubmitted(account, network string) {
-	m.submitted.WithLabelValues(m.account(account), network).Inc()
+func (m *Metrics) TxSubmitted(account engine.MetricAccount, network string) {
+	id, addr := m.account(account)
+	m.submitted.WithLabelValues(id, addr, network).Inc()
 }
 
 // TxCompleted implements engine.Metrics.
-func (m *Metrics) TxCompleted(account, network string, latency time.Duration) {
-	m.completed.WithLabelValues(m.account(account), network).Inc()
+func (m *Metrics) TxCompleted(account engine.MetricAccount, network string, latency time.Duration) {
+	id, addr := m.account(account)
+	m.completed.WithLabelValues(id, addr, network).Inc()
 	m.completion.WithLabelValues(network).Observe(max(latency, 0).Seconds())
 }
 
 // TxFailed implements engine.Metrics.
-func (m *Metrics) TxFailed(account, network string, code engine.TxErrorCode) {
-	m.failed.WithLabelValues(m.account(account), network, string(code)).Inc()
+func (m *Metrics) TxFailed(account engine.MetricAccount, network string, code engine.TxErrorCode) {
+	id, addr := m.account(account)
+	m.failed.WithLabelValues(id, addr, network, string(code)).Inc()
 }
 
 // AccountLoad implements engine.Metrics.
-func (m *Metrics) AccountLoad(account, network string, queued, inFlight int) {
+func (m *Metrics) AccountLoad(account engine.MetricAccount, network string, queued, inFlight int) {
 	// Add(0) still creates the series: an account's gauges exist, at zero,
 	// from the moment its actor runs.
-	a := m.account(account)
-	m.queued.WithLabelValues(a, network).Add(float64(queued))
-	m.inFlight.WithLabelValues(a, network).Add(float64(inFlight))
+	id, addr := m.account(account)
+	m.queued.WithLabelValues(id, addr, network).Add(float64(queued))
+	m.inFlight.WithLabelValues(id, addr, network).Add(float64(inFlight))
 }
 
 // NextNonce implements engine.Metrics. Accounts beyond the cap have no
 // next nonce series: a nonce of "other" would mean nothing.
-func (m *Metrics) NextNonce(account, network string, nonce uint64) {
-	if a := m.account(account); a != OtherAccount {
-		m.nextNonce.WithLabelValues(a, network).Set(float64(nonce))
+func (m *Metrics) NextNonce(account engine.MetricAccount, network string, nonce uint64) {
+	if id, addr := m.account(account); id != OtherAccount {
+		m.nextNonce.WithLabelValues(id, addr, network).Set(float64(nonce))
 	}
 }
 
 // Head implements engine.Metrics.
 func (m *Metrics) Head(network string, number uint64, timestamp time.Time) {
+	// The network's reorg counters exist, at zero, from its first head.
+	m.reorgs.WithLabelValues(network)
+	m.reorgBlocks.WithLabelValues(network)
 	m.headNumber.WithLabelValues(network).Set(float64(number))
 	m.headTime.WithLabelValues(network).Set(float64(timestamp.Unix()))
 	m.heads.set(network, timestamp)

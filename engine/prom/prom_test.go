@@ -18,6 +18,36 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
+// testAccount is the account the tests report for.
+var testAccount = engine.MetricAccount{ID: "a", Address: common.HexToAddress("0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed")}
+
+// numbered is account "acct<i>" with an address of its own.
+func numbered(i int) engine.MetricAccount {
+	return engine.MetricAccount{ID: "acct" + strconv.Itoa(i), Address: common.BigToAddress(big.NewInt(int64(1000 + i)))}
+}
+
+// exercise makes every vector of m emit a series: each per-account call for
+// testAccount, a head, a reorg, a request, a 429 and a JSON-RPC call.
+func exercise(t *testing.T, m *Metrics) {
+	t.Helper()
+	exerciseAccount(m, testAccount)
+	m.Head("dev", 1, time.Now())
+	m.Reorg("dev", 2)
+	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
+	m.RateLimited("second")
+	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(t.Context(), nil)
+}
+
+// exerciseAccount makes every per-account call for a on network dev.
+func exerciseAccount(m *Metrics, a engine.MetricAccount) {
+	m.TxAccepted(a, "dev", 1)
+	m.TxSubmitted(a, "dev")
+	m.TxCompleted(a, "dev", time.Second)
+	m.TxFailed(a, "dev", engine.TxReverted)
+	m.AccountLoad(a, "dev", 1, 1)
+	m.NextNonce(a, "dev", 1)
+}
+
 func newTest(t *testing.T, cfg Config) (*Metrics, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
@@ -33,18 +63,7 @@ func newTest(t *testing.T, cfg Config) (*Metrics, *prometheus.Registry) {
 func TestNamesFollowConventions(t *testing.T) {
 	m, reg := newTest(t, Config{})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	// Make every vector emit a series.
-	m.TxAccepted("a", "dev", 1)
-	m.TxSubmitted("a", "dev")
-	m.TxCompleted("a", "dev", time.Second)
-	m.TxFailed("a", "dev", engine.TxReverted)
-	m.AccountLoad("a", "dev", 1, 1)
-	m.NextNonce("a", "dev", 1)
-	m.Head("dev", 1, time.Now())
-	m.Reorg("dev", 2)
-	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
-	m.RateLimited("second")
-	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(context.Background(), nil)
+	exercise(t, m)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -59,27 +78,33 @@ func TestNamesFollowConventions(t *testing.T) {
 func TestAccountCap(t *testing.T) {
 	m, reg := newTest(t, Config{MaxAccounts: 3})
 	for i := 0; i < 10; i++ {
-		m.TxAccepted("acct"+strconv.Itoa(i), "dev", 1)
-		m.NextNonce("acct"+strconv.Itoa(i), "dev", 5)
-		m.AccountLoad("acct"+strconv.Itoa(i), "dev", 2, 0)
+		m.TxAccepted(numbered(i), "dev", 1)
+		m.NextNonce(numbered(i), "dev", 5)
+		m.AccountLoad(numbered(i), "dev", 2, 0)
 	}
 	if n := testutil.CollectAndCount(reg, "txengine_transactions_accepted_total"); n != 4 {
 		t.Errorf("accepted series: %d, want 3 accounts + other", n)
 	}
-	if v := testutil.ToFloat64(m.accepted.WithLabelValues(OtherAccount, "dev")); v != 7 {
+	if v := testutil.ToFloat64(m.accepted.WithLabelValues(OtherAccount, OtherAccount, "dev")); v != 7 {
 		t.Errorf("other accepted = %v, want 7", v)
 	}
-	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, "dev")); v != 14 {
+	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, OtherAccount, "dev")); v != 14 {
 		t.Errorf("other queue depth = %v, want 14", v)
 	}
 	if n := testutil.CollectAndCount(reg, "txengine_account_next_nonce"); n != 3 {
 		t.Errorf("next nonce series: %d, want 3", n)
 	}
+	// The tracked accounts carry their EIP-55 address; the same account
+	// seen again keeps its one series.
+	m.TxAccepted(numbered(1), "dev", 1)
+	if v := testutil.ToFloat64(m.accepted.WithLabelValues("acct1", numbered(1).Address.Hex(), "dev")); v != 2 {
+		t.Errorf("acct1 accepted = %v, want 2", v)
+	}
 	// Deltas bring a shared gauge back to zero.
 	for i := 3; i < 10; i++ {
-		m.AccountLoad("acct"+strconv.Itoa(i), "dev", -2, 0)
+		m.AccountLoad(numbered(i), "dev", -2, 0)
 	}
-	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, "dev")); v != 0 {
+	if v := testutil.ToFloat64(m.queued.WithLabelValues(OtherAccount, OtherAccount, "dev")); v != 0 {
 		t.Errorf("other queue depth = %v after the deltas, want 0", v)
 	}
 }
@@ -250,5 +275,89 @@ func TestLiveAccounts(t *testing.T) {
 	}
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
 		t.Fatalf("lint: %v %v", problems, err)
+	}
+}
+
+// TestAddressLabel: every per-account series carries the account's EIP-55
+// address beside its id (one address per id: the series count does not
+// change), and accounts beyond the cap have address="other".
+func TestAddressLabel(t *testing.T) {
+	m, reg := newTest(t, Config{MaxAccounts: 1})
+	other := engine.MetricAccount{ID: "b", Address: common.HexToAddress("0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359")}
+	exerciseAccount(m, testAccount)
+	exerciseAccount(m, other)
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perAccount := map[string]bool{}
+	for _, f := range fams {
+		for _, s := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			acct, hasAcct := labels["account"]
+			if !hasAcct {
+				continue
+			}
+			perAccount[f.GetName()] = true
+			want := map[string]string{"a": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", OtherAccount: OtherAccount}[acct]
+			if labels["address"] != want {
+				t.Errorf("%s{account=%q}: address %q, want %q", f.GetName(), acct, labels["address"], want)
+			}
+		}
+	}
+	for _, name := range []string{"accepted_total", "submitted_total", "completed_total", "failed_total"} {
+		if !perAccount["txengine_transactions_"+name] {
+			t.Errorf("txengine_transactions_%s has no per-account series", name)
+		}
+	}
+	for _, name := range []string{"queue_depth", "in_flight", "next_nonce"} {
+		if !perAccount["txengine_account_"+name] {
+			t.Errorf("txengine_account_%s has no per-account series", name)
+		}
+	}
+}
+
+// TestCallbackOutbox: the gauge counts at every scrape; a failing count
+// leaves the series out without failing the scrape.
+func TestCallbackOutbox(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	n, fail := 3, false
+	if err := RegisterCallbackOutbox(reg, func(context.Context) (int, error) {
+		if fail {
+			return 0, errors.New("store down")
+		}
+		return n, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{3, 0, 12} {
+		n = want
+		fams, err := reg.Gather()
+		if err != nil || len(fams) != 1 || fams[0].GetName() != "txengine_callbacks_pending" || fams[0].GetMetric()[0].GetGauge().GetValue() != float64(want) {
+			t.Fatalf("gather with %d pending: %v, %v", want, fams, err)
+		}
+	}
+	fail = true
+	if fams, err := reg.Gather(); err != nil || len(fams) != 0 {
+		t.Fatalf("gather with a failing store: %v, %v; want no series and no error", fams, err)
+	}
+}
+
+// TestZeroCounters: the rate-limited windows exist from the start and a
+// network's reorg counters from its first head, at zero.
+func TestZeroCounters(t *testing.T) {
+	m, reg := newTest(t, Config{})
+	if n := testutil.CollectAndCount(reg, "txengine_http_rate_limited_total"); n != 2 {
+		t.Errorf("rate-limited series at start: %d, want 2", n)
+	}
+	if n := testutil.CollectAndCount(reg, "txengine_network_reorgs_total"); n != 0 {
+		t.Errorf("reorg series before a head: %d, want 0", n)
+	}
+	m.Head("dev", 1, time.Now())
+	if v := testutil.ToFloat64(m.reorgs.WithLabelValues("dev")); v != 0 || testutil.CollectAndCount(reg, "txengine_network_reorgs_total", "txengine_network_reorged_blocks_total") != 2 {
+		t.Errorf("reorg series after a head: %v", v)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -124,8 +125,14 @@ func CheckMasterKey(sealer *engine.KeySealer, acct *engine.Account) error {
 	return nil
 }
 
-// WriteSecretFile writes data to path with mode 0600, atomically.
+// WriteSecretFile writes data to path with mode 0600, atomically, creating
+// path's directory (mode 0700) when it does not exist yet: with
+// database.url and masterKey set, nothing else creates the data dir before
+// the operator token is written there.
 func WriteSecretFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err

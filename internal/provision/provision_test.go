@@ -13,18 +13,26 @@ import (
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
-func TestEnsureOperatorKeepsOrReissuesToken(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "db"))
+// openSealed opens a store in dir (closed when t ends) and a sealer of the
+// all-zero master key.
+func openSealed(t *testing.T, dir string) (*sqlite.Store, *engine.KeySealer) {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), filepath.Join(dir, "db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(func() { store.Close() })
 	sealer, err := engine.NewKeySealer(make([]byte, engine.MasterKeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return store, sealer
+}
+
+func TestEnsureOperatorKeepsOrReissuesToken(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, sealer := openSealed(t, dir)
 	path := filepath.Join(dir, "operator.token")
 
 	first, err := EnsureOperator(ctx, store, sealer, path)
@@ -98,5 +106,26 @@ func TestEnsureOperatorRefusesAnotherMasterKey(t *testing.T) {
 	}
 	if _, err := EnsureOperator(ctx, store, right, path); err != nil {
 		t.Fatalf("right key after a refusal: %v", err)
+	}
+}
+
+// TestEnsureOperatorCreatesMissingDataDir: with the store elsewhere
+// (PostgreSQL) and the master key configured, nothing else creates the data
+// dir; writing the operator token there creates it (mode 0700) instead of
+// failing with "open .../operator.token.tmp: no such file or directory".
+func TestEnsureOperatorCreatesMissingDataDir(t *testing.T) {
+	store, sealer := openSealed(t, t.TempDir())
+	dataDir := filepath.Join(t.TempDir(), "not", "yet")
+	path := filepath.Join(dataDir, "operator.token")
+	op, err := EnsureOperator(context.Background(), store, sealer, path)
+	if err != nil {
+		t.Fatalf("EnsureOperator into a missing data dir: %v", err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil || strings.TrimSpace(string(raw)) != op.Token {
+		t.Fatalf("token file = %q, %v; want the operator's token", raw, err)
+	}
+	if fi, err := os.Stat(dataDir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data dir: %v, %v; want mode 0700", fi, err)
 	}
 }

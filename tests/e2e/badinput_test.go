@@ -3,7 +3,10 @@ package e2e
 import (
 	"encoding/base64"
 	"fmt"
+	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +128,12 @@ func TestBadInputCatalogue(t *testing.T) {
 		if r.Header.Get("X-Request-Id") == "" || r.Header.Get("X-API-Version") != "1.2.1" {
 			t.Errorf("%s: common headers missing: %v", label, r.Header)
 		}
+		// API.md: the rate-limit headers are on every response, 401s included.
+		for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+			if _, err := strconv.Atoi(r.Header.Get(h)); err != nil {
+				t.Errorf("%s: %s = %q, want a number", label, h, r.Header.Get(h))
+			}
+		}
 	}
 
 	after := catalogueState(t, s, dir, op, bTok, tokID, bCt)
@@ -151,8 +160,17 @@ func TestBadInputCatalogue(t *testing.T) {
 	for _, n := range names {
 		t.Logf("  %4d  %s", routes[n], n)
 	}
-	if len(rows) < 100 {
-		t.Fatalf("only %d bad requests in the catalogue", len(rows))
+	// The README states the catalogue's size: the figure must be this run's.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`of (\d+) bad requests`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal(`README.md no longer says "of N bad requests"`)
+	}
+	if string(m[1]) != strconv.Itoa(len(rows)) {
+		t.Fatalf("README.md says %s bad requests; the catalogue has %d: update one or the other", m[1], len(rows))
 	}
 	if len(routes) < 36 {
 		t.Fatalf("only %d documented endpoints covered", len(routes))

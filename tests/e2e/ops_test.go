@@ -247,13 +247,15 @@ func TestMetricsAndLogsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	s := startService(t, dir, "TXENGINE_LOG_FORMAT=json", "TXENGINE_LOG_LEVEL=debug")
 	id := demoToken(t, s)["id"].(string)
-	opAcct := s.must(200, "GET", "/accounts/default", s.Token, nil).(map[string]any)["id"].(string)
+	opDefault := s.must(200, "GET", "/accounts/default", s.Token, nil).(map[string]any)
+	opAcct, opAddr := opDefault["id"].(string), opDefault["address"].(string)
 	user := s.must(201, "POST", "/users", s.Token, map[string]any{"auth": true, "account": true}).(map[string]any)
 	userToken := user["token"].(string)
 	s.must(200, "GET", "/accounts", userToken, nil)
 	s.call("GET", "/accounts", "txe_"+strings.Repeat("0", 64), nil) // a wrong token is not logged either
 
-	series := fmt.Sprintf(`{account=%q,network="dev"}`, opAcct)
+	// Per-account series carry the id and the EIP-55 address.
+	series := fmt.Sprintf(`{account=%q,address=%q,network="dev"}`, opAcct, opAddr)
 	before := scrape(t, s)
 	r := s.call("POST", "/tokens/"+id+"/transfers", s.Token, map[string]any{"to": user["account"].(map[string]any)["address"], "value": "5"})
 	if r.Status != 202 {
