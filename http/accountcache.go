@@ -9,9 +9,44 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
-// accountCacheSize bounds each map of the account cache; when one is full
-// it starts over.
-const accountCacheSize = 10_000
+// accountCacheSize bounds each generation of each map of the account
+// cache (twoGen): the accounts used among the last accountCacheSize
+// distinct ones stay cached. Each entry is about 200 bytes.
+const accountCacheSize = 32_768
+
+// twoGen is a map bounded by keeping two generations: when the current one
+// is full it becomes the previous one (the one before is dropped), and a
+// hit in the previous one moves the entry to the current. Unlike a map
+// that starts over when full, a working set of up to size keys always
+// stays (a burst over 10,000 accounts emptied the old cache at its size
+// and read every account again: 1 SELECT per transfer).
+// Its zero value is empty and ready to use.
+type twoGen[K comparable, V any] struct {
+	cur, prev map[K]V
+}
+
+func (g *twoGen[K, V]) get(k K) (V, bool) {
+	if v, ok := g.cur[k]; ok {
+		return v, true
+	}
+	v, ok := g.prev[k]
+	if ok {
+		g.put(k, v)
+	}
+	return v, ok
+}
+
+func (g *twoGen[K, V]) put(k K, v V) {
+	if g.cur == nil || len(g.cur) >= accountCacheSize {
+		g.prev, g.cur = g.cur, make(map[K]V)
+	}
+	g.cur[k] = v
+}
+
+func (g *twoGen[K, V]) delete(k K) {
+	delete(g.cur, k)
+	delete(g.prev, k)
+}
 
 // accountCache keeps what the sender of a transaction needs of an account
 // (id, owner, address), which never changes once the account exists, and
@@ -28,9 +63,9 @@ type accountCache struct {
 	cacheDefaults bool
 
 	mu       sync.Mutex
-	byID     map[string]engine.Account
-	byAddr   map[common.Address]engine.Account
-	defaults map[string]string // owner → id of the default account
+	byID     twoGen[string, engine.Account]
+	byAddr   twoGen[common.Address, engine.Account]
+	defaults twoGen[string, string] // owner → id of the default account
 	// gen counts forgetDefault calls: a default read from the store is
 	// cached only if none happened while it was read.
 	gen uint64
@@ -44,14 +79,8 @@ func senderFields(a *engine.Account) engine.Account {
 
 // putLocked caches a by id and by address.
 func (c *accountCache) putLocked(a engine.Account) {
-	if c.byID == nil || len(c.byID) >= accountCacheSize {
-		c.byID = make(map[string]engine.Account)
-	}
-	if c.byAddr == nil || len(c.byAddr) >= accountCacheSize {
-		c.byAddr = make(map[common.Address]engine.Account)
-	}
-	c.byID[a.ID] = a
-	c.byAddr[a.Address] = a
+	c.byID.put(a.ID, a)
+	c.byAddr.put(a.Address, a)
 }
 
 // remember caches a, an account just created: its first transfer then
@@ -66,13 +95,13 @@ func (c *accountCache) remember(a *engine.Account) {
 // id (Default is not set: use it only to send from), loading the account
 // with load on first use. Errors (not found included) are not cached.
 func (c *accountCache) byIDForSend(ctx context.Context, id string, load func(context.Context, string) (*engine.Account, error)) (*engine.Account, error) {
-	return c.forSend(func() (engine.Account, bool) { a, ok := c.byID[id]; return a, ok },
+	return c.forSend(func() (engine.Account, bool) { return c.byID.get(id) },
 		func() (*engine.Account, error) { return load(ctx, id) })
 }
 
 // byAddressForSend is byIDForSend by address.
 func (c *accountCache) byAddressForSend(ctx context.Context, addr common.Address, load func(context.Context, common.Address) (*engine.Account, error)) (*engine.Account, error) {
-	return c.forSend(func() (engine.Account, bool) { a, ok := c.byAddr[addr]; return a, ok },
+	return c.forSend(func() (engine.Account, bool) { return c.byAddr.get(addr) },
 		func() (*engine.Account, error) { return load(ctx, addr) })
 }
 
@@ -103,8 +132,8 @@ func (c *accountCache) defaultOf(ctx context.Context, owner string, load func(co
 	c.mu.Lock()
 	gen := c.gen
 	if c.cacheDefaults {
-		if id, ok := c.defaults[owner]; ok {
-			if a, ok := c.byID[id]; ok {
+		if id, ok := c.defaults.get(owner); ok {
+			if a, ok := c.byID.get(id); ok {
 				c.mu.Unlock()
 				a.Default = true
 				return &a, nil
@@ -120,10 +149,7 @@ func (c *accountCache) defaultOf(ctx context.Context, owner string, load func(co
 	c.mu.Lock()
 	c.putLocked(a)
 	if c.cacheDefaults && c.gen == gen {
-		if c.defaults == nil || len(c.defaults) >= accountCacheSize {
-			c.defaults = make(map[string]string)
-		}
-		c.defaults[owner] = a.ID
+		c.defaults.put(owner, a.ID)
 	}
 	c.mu.Unlock()
 	a.Default = true
@@ -135,6 +161,6 @@ func (c *accountCache) defaultOf(ctx context.Context, owner string, load func(co
 func (c *accountCache) forgetDefault(owner string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.defaults, owner)
+	c.defaults.delete(owner)
 	c.gen++
 }

@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -134,5 +135,50 @@ func TestAccountCacheRemembersCreated(t *testing.T) {
 	got, err := c.byIDForSend(context.Background(), "a2", load)
 	if err != nil || got.Owner != "u2" || got.Address != a.Address || got.EncryptedKey != nil {
 		t.Fatalf("byIDForSend = %+v, %v", got, err)
+	}
+}
+
+// TestAccountCacheKeepsTheWorkingSet: more accounts than one generation
+// holds are cached; an account in use survives the turn of a generation,
+// one not used for two generations is read again.
+func TestAccountCacheKeepsTheWorkingSet(t *testing.T) {
+	var c accountCache
+	loads := 0
+	load := func(_ context.Context, id string) (*engine.Account, error) {
+		loads++
+		return &engine.Account{ID: id, Owner: "o"}, nil
+	}
+	ctx := context.Background()
+	hot := "hot"
+	if _, err := c.byIDForSend(ctx, hot, load); err != nil {
+		t.Fatal(err)
+	}
+	for i := range accountCacheSize + accountCacheSize/2 {
+		c.remember(&engine.Account{ID: fmt.Sprint("a", i)})
+		if i%1000 == 0 {
+			if _, err := c.byIDForSend(ctx, hot, load); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if loads != 1 {
+		t.Fatalf("the account in use was read %d times, want once", loads)
+	}
+	for _, id := range []string{"a0", fmt.Sprint("a", accountCacheSize-1), fmt.Sprint("a", accountCacheSize+10)} {
+		if _, err := c.byIDForSend(ctx, id, load); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if loads != 1 {
+		t.Fatalf("%d reads of accounts remembered within the last two generations, want none", loads-1)
+	}
+	for i := range 2 * accountCacheSize {
+		c.remember(&engine.Account{ID: fmt.Sprint("b", i)})
+	}
+	if _, err := c.byIDForSend(ctx, "a0", load); err != nil {
+		t.Fatal(err)
+	}
+	if loads != 2 {
+		t.Fatalf("an account unused for two generations: %d reads, want 1 (it is bounded)", loads-1)
 	}
 }
