@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -61,13 +62,16 @@ func TestProfile(t *testing.T) {
 		t.Fatalf("pg_stat_statements: %v", err)
 	}
 	var started time.Time
+	var machineCPU string
 	m := measure(t, b.txload, st.svc, shape{accounts, per}, func() {
 		if _, err := db.Exec("SELECT pg_stat_statements_reset()"); err != nil {
 			t.Fatalf("reset statement counts: %v", err)
 		}
 		started = time.Now()
 		logf("load started; CPU profile for %ds", seconds)
+		machineBefore := cpuByCommand(t)
 		fetch(t, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, seconds), filepath.Join(out, "cpu.pprof"))
+		machineCPU = machineShares(machineBefore, cpuByCommand(t), time.Since(started))
 	}, "--concurrency", itoa(p1Clients), "--timeout", "10m")
 	r, before, after, cpu := m.r, m.before, m.after, m.cpu
 	logBlocks(st.ec, started, r.FirstBlock, r.LastBlock, logf)
@@ -81,8 +85,9 @@ func TestProfile(t *testing.T) {
 	fmt.Fprintf(&sum, "accepted %d at %.0f/s (p50 %.1f ms, p99 %.1f ms); drain %.1fs; completed %.0f since the first accept; check %s\n",
 		r.Accepted, r.AcceptedPerSec, r.LatencyMs.P50, r.LatencyMs.P99, r.LastCompletedSeconds, completed, verdict(r))
 	fmt.Fprintf(&sum, "service CPU %.1fs = %.2f ms per completed transfer\n", cpu, 1000*cpu/completed)
+	fmt.Fprintf(&sum, "machine CPU while profiling (cores busy, by command): %s\n", machineCPU)
 	fmt.Fprintf(&sum, "JSON-RPC requests %.0f = %.3f per completed transfer; top: %s\n", after.rpc-before.rpc, (after.rpc-before.rpc)/completed, after.top(before, 8))
-	rows, err := db.Query(`SELECT calls, left(regexp_replace(query, '\s+', ' ', 'g'), 110) FROM pg_stat_statements ORDER BY calls DESC LIMIT 25`)
+	rows, err := db.Query(`SELECT calls, total_exec_time, left(regexp_replace(query, '\s+', ' ', 'g'), 110) FROM pg_stat_statements ORDER BY calls DESC LIMIT 25`)
 	if err != nil {
 		t.Fatalf("statement counts: %v", err)
 	}
@@ -90,15 +95,16 @@ func TestProfile(t *testing.T) {
 	var lines []string
 	for rows.Next() {
 		var calls int64
+		var ms float64
 		var q string
-		if err := rows.Scan(&calls, &q); err != nil {
+		if err := rows.Scan(&calls, &ms, &q); err != nil {
 			t.Fatal(err)
 		}
 		total += calls
-		lines = append(lines, fmt.Sprintf("  %8d  %6.3f/transfer  %s", calls, float64(calls)/completed, q))
+		lines = append(lines, fmt.Sprintf("  %8d  %6.3f/transfer  %8.0f ms (%6.2f each)  %s", calls, float64(calls)/completed, ms, ms/float64(calls), q))
 	}
 	rows.Close()
-	fmt.Fprintf(&sum, "SQL statements (top 25: %d = %.2f per completed transfer):\n%s\n", total, float64(total)/completed, strings.Join(lines, "\n"))
+	fmt.Fprintf(&sum, "SQL statements (top 25: %d = %.2f per completed transfer; execution time in the database):\n%s\n", total, float64(total)/completed, strings.Join(lines, "\n"))
 	for _, p := range []string{"cpu", "mutex", "block"} {
 		top, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=30", filepath.Join(out, p+".pprof")).Output()
 		if err != nil {
@@ -144,6 +150,60 @@ func processCPU(t *testing.T, pid int) float64 {
 	fmt.Sscan(fields[11], &utime)
 	fmt.Sscan(fields[12], &stime)
 	return (utime + stime) / 100 // clock ticks (USER_HZ = 100)
+}
+
+// cpuByCommand returns the CPU seconds used so far by the processes of
+// each command name (txengine, geth, postgres, txload...), from /proc.
+func cpuByCommand(t *testing.T) map[string]float64 {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, p := range dirs {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue // the process ended
+		}
+		s := string(raw)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fields := strings.Fields(s[end+2:])
+		if len(fields) < 13 {
+			continue
+		}
+		var utime, stime float64
+		fmt.Sscan(fields[11], &utime)
+		fmt.Sscan(fields[12], &stime)
+		out[s[open+1:end]] += (utime + stime) / 100
+	}
+	return out
+}
+
+// machineShares describes the cores each command kept busy between two
+// cpuByCommand readings over elapsed, busiest first.
+func machineShares(before, after map[string]float64, elapsed time.Duration) string {
+	type share struct {
+		name  string
+		cores float64
+	}
+	var shares []share
+	total := 0.0
+	for name, sec := range after {
+		if d := (sec - before[name]) / elapsed.Seconds(); d >= 0.01 {
+			shares = append(shares, share{name, d})
+			total += d
+		}
+	}
+	sort.Slice(shares, func(i, j int) bool { return shares[i].cores > shares[j].cores })
+	parts := []string{fmt.Sprintf("%.2f in all", total)}
+	for _, s := range shares {
+		parts = append(parts, fmt.Sprintf("%s %.2f", s.name, s.cores))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // envOr is the environment variable name, or def when unset.
