@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-cluster bench-k6 contracts proto client clean soak
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-k6 contracts proto client clean soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -129,6 +129,13 @@ vet:
 ## Not part of `make test`.
 bench:
 	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 60m -run '^TestBench$$' ./bench/suite/
+
+## bench-go: the Go micro-benchmarks README quotes (hot path, store writes; PostgreSQL ones start a
+## throwaway cluster), written to bench/results/go-bench.txt with the machine and date.
+bench-go:
+	@{ echo "# $$(date -u '+%Y-%m-%d %H:%M UTC'), $$(nproc) cores, $$(go version)"; \
+	  $(GO) test -run '^$$' -bench . -benchtime 300ms -count 1 ./engine/ ./http/ ./persistence/sqlite/ ./persistence/postgres/; } \
+	  | tee bench/results/go-bench.txt
 
 ## bench-cluster: throughput of 1 node (single-node and cluster mode) beside 3 nodes in
 ## cluster mode, same burst, each on PostgreSQL + geth --dev (tests/cluster, minutes).

@@ -112,10 +112,21 @@ func measure(t *testing.T, txload string, svc *service, sh shape, during func(),
 		setup = float64(sh.accounts)
 	}
 	args = append([]string{"--n", itoa(sh.accounts * sh.per), "--accounts", itoa(sh.accounts)}, args...)
-	loaded := make(chan loadReport, 1)
+	type result struct {
+		r   loadReport
+		err error
+	}
+	loaded := make(chan result, 1)
 	go func() { // owned by measure: it waits for the report below
-		loaded <- runLoad(t, txload, svc.url, svc.token, args...)
+		r, err := loadRun(txload, svc.url, svc.token, args...)
+		loaded <- result{r, err}
 	}()
+	report := func(res result) loadReport {
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		return res.r
+	}
 	var m measured
 	for {
 		cur := scrape(t, svc.url)
@@ -124,8 +135,8 @@ func measure(t *testing.T, txload string, svc *service, sh shape, during func(),
 			break
 		}
 		select {
-		case r := <-loaded: // ended before anything was accepted
-			m.r = r
+		case res := <-loaded: // ended before anything was accepted
+			m.r = report(res)
 			return m
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -134,7 +145,7 @@ func measure(t *testing.T, txload string, svc *service, sh shape, during func(),
 	if during != nil {
 		during()
 	}
-	m.r = <-loaded
+	m.r = report(<-loaded)
 	m.after = scrape(t, svc.url)
 	m.cpu = processCPU(t, svc.cmd.Process.Pid) - cpu
 	m.completed = m.after.completed - m.before.completed

@@ -680,18 +680,28 @@ func errNote(r loadReport) string {
 // check is reported in the table, not fatal.
 func runLoad(t *testing.T, txload, url, token string, args ...string) loadReport {
 	t.Helper()
+	r, err := loadRun(txload, url, token, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// loadRun is runLoad for goroutines other than the test's: the error
+// instead of t.Fatal.
+func loadRun(txload, url, token string, args ...string) (loadReport, error) {
 	cmd := exec.Command(txload, append([]string{"--url", url, "--token", token, "--json"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var r loadReport
 	if jerr := json.Unmarshal(stdout.Bytes(), &r); jerr != nil {
-		t.Fatalf("txload %v: %v; %v\n%s", args, err, jerr, stderr.String())
+		return r, fmt.Errorf("txload %v: %v; %v\n%s", args, err, jerr, stderr.String())
 	}
 	if r.WaitError != "" {
 		fmt.Fprintf(os.Stderr, "bench: txload %v: %s\n", args, r.WaitError)
 	}
-	return r
+	return r, nil
 }
 
 // service is a running txengine.
