@@ -27,7 +27,15 @@ const (
 	NodePoolFull NodeErrorKind = "pool_full"
 	// NodeRateLimited: the node (or its provider) limits our request rate.
 	NodeRateLimited NodeErrorKind = "rate_limited"
-	NodeUnknown     NodeErrorKind = "unknown"
+	// NodeFundsReserved: insufficient funds while the account has other
+	// transactions pending. A node reserves each pending transaction's
+	// whole cost (gas limit × fee cap + value) until it is mined, and
+	// after a fee spike that reservation can exceed the balance although
+	// each transaction pays far less: the refusal passes as the pending
+	// ones are mined. Only the sender knows the account's pending
+	// transactions, so it turns NodeInsufficientFunds into this kind.
+	NodeFundsReserved NodeErrorKind = "funds_reserved"
+	NodeUnknown       NodeErrorKind = "unknown"
 )
 
 // ClassifyNodeError maps a broadcast error to a kind. A nil error is NodeOK.
@@ -86,7 +94,7 @@ func (k NodeErrorKind) CertainlyRejected() bool {
 // backoff (at a fresh fee quote when underpriced), never failed.
 func (k NodeErrorKind) Transient() bool {
 	switch k {
-	case NodeUnderpriced, NodePoolFull, NodeRateLimited, NodeNonceTooHigh:
+	case NodeUnderpriced, NodePoolFull, NodeRateLimited, NodeNonceTooHigh, NodeFundsReserved:
 		return true
 	}
 	return false

@@ -59,3 +59,23 @@ func TestNodeErrorKindsSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestFundsReserved: geth's message decides when it gives both amounts;
+// otherwise whether the account has transactions pending.
+func TestFundsReserved(t *testing.T) {
+	for _, tt := range []struct {
+		msg     string
+		pending bool
+		want    bool
+	}{
+		{"insufficient funds for gas * price + value: balance 3588509972154781432, queued cost 3584803419091365097, tx cost 4225470593866929, overshot 518917530450594", false, true},
+		{"insufficient funds for gas * price + value: balance 1, tx cost 2", true, false},
+		{"insufficient funds for gas * price + value", true, true},
+		{"insufficient funds for gas * price + value", false, false},
+		{"sender doesn't have enough funds to send tx", true, true},
+	} {
+		if got := fundsReserved(errors.New(tt.msg), tt.pending); got != tt.want {
+			t.Errorf("%q pending %v: %v, want %v", tt.msg, tt.pending, got, tt.want)
+		}
+	}
+}

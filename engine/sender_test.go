@@ -755,7 +755,7 @@ func TestSenderBatchRejections(t *testing.T) {
 		statuses []TxStatus // of a, b, c
 		next     uint64
 	}{
-		{"rejected tail is released", map[uint64]error{1: errors.New("insufficient funds for gas * price + value"), 2: errors.New("insufficient funds for gas * price + value")},
+		{"rejected tail is released", map[uint64]error{1: errors.New("insufficient funds for gas * price + value: balance 1, tx cost 2"), 2: errors.New("insufficient funds for gas * price + value: balance 1, tx cost 2")},
 			[]TxStatus{StatusSubmitted, StatusFailed, StatusFailed}, 1},
 		{"rejection before an accepted one keeps its nonce", map[uint64]error{1: errors.New("transaction underpriced")},
 			[]TxStatus{StatusSubmitted, StatusSubmitted, StatusSubmitted}, 3},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"regexp"
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -125,8 +126,13 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transaction, signed []*types.Transaction, sendErrs []error, fees feeQuote, load *accountLoad) (kept int, busy NodeErrorKind, err error) {
 	head, _ := s.net.LastHead()
 	kinds := make([]NodeErrorKind, len(signed))
+	pending := load.inFlight > 0 // the account's transactions the node holds
 	for i := range signed {
 		kinds[i] = ClassifyNodeError(sendErrs[i])
+		if kinds[i] == NodeInsufficientFunds && fundsReserved(sendErrs[i], pending) {
+			kinds[i] = NodeFundsReserved // passes as the pending ones are mined
+		}
+		pending = pending || kinds[i] == NodeOK || kinds[i] == NodeAlreadyKnown
 	}
 	tail := len(signed) // start of the tail of certain rejections
 	for tail > 0 && (kinds[tail-1].CertainlyRejected() || kinds[tail-1] == NodeNonceTooLow) {
@@ -369,4 +375,26 @@ func maxGas(txs []*types.Transaction) uint64 {
 		g = max(g, tx.Gas())
 	}
 	return g
+}
+
+// fundsBalanceRE finds the balance and the transaction's own cost in
+// geth's insufficient-funds message ("balance B, queued cost Q, tx cost C,
+// overshot O").
+var fundsBalanceRE = regexp.MustCompile(`balance (\d+).*tx cost (\d+)`)
+
+// fundsReserved reports whether an insufficient-funds refusal is the
+// node's reservation for the account's pending transactions, which passes
+// (NodeFundsReserved), rather than the account being unable to pay for
+// this transaction alone. When the node says both amounts, the balance
+// covering the transaction's own cost decides; otherwise, whether the
+// account has transactions pending.
+func fundsReserved(err error, pending bool) bool {
+	if m := fundsBalanceRE.FindStringSubmatch(err.Error()); m != nil {
+		balance, ok1 := new(big.Int).SetString(m[1], 10)
+		cost, ok2 := new(big.Int).SetString(m[2], 10)
+		if ok1 && ok2 {
+			return balance.Cmp(cost) >= 0
+		}
+	}
+	return pending
 }

@@ -90,5 +90,5 @@ func (w *window) shrink(head uint64) {
 // capacityRefusal reports whether kind says the node has no room for more
 // of our transactions now.
 func capacityRefusal(kind NodeErrorKind) bool {
-	return kind == NodePoolFull || kind == NodeRateLimited || kind == NodeUnderpriced
+	return kind == NodePoolFull || kind == NodeRateLimited || kind == NodeUnderpriced || kind == NodeFundsReserved
 }

@@ -140,3 +140,49 @@ func TestSenderWindowFitsABlock(t *testing.T) {
 		t.Fatalf("a refused window fitted to a block: %d, want 4 (8 halved)", w.size)
 	}
 }
+
+// TestSenderFundsReservedIsNotFinal: a node that refuses for insufficient
+// funds while the account's earlier transactions are pending (it reserves
+// their whole cost) gets the transaction again later, with a smaller
+// window; with nothing pending the refusal fails the transaction.
+func TestSenderFundsReservedIsNotFinal(t *testing.T) {
+	broke := false
+	chain := &fakeChain{}
+	chain.send = func(tx *types.Transaction) error {
+		switch {
+		case broke:
+			return errors.New("insufficient funds for gas * price + value: balance 1, tx cost 2")
+		case tx.Nonce() >= 2:
+			return errors.New("insufficient funds for gas * price + value: balance 10, queued cost 9, tx cost 2, overshot 1")
+		}
+		return nil
+	}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 8)
+	s.net.MinInFlight = 2
+	s.win = newWindow(s.net)
+	queue(t, s, "t0", "t1", "t2", "t3")
+	if _, err := s.Pump(context.Background()); !errors.Is(err, ErrNodeBusy) {
+		t.Fatalf("pump: %v, want ErrNodeBusy (a refusal that passes)", err)
+	}
+	for _, id := range []string{"t2", "t3"} {
+		if tx := store.txs[id]; tx.Status != StatusNew || tx.Nonce != nil {
+			t.Fatalf("%s: %s, nonce %v; want new again without a nonce", id, tx.Status, tx.Nonce)
+		}
+	}
+	if s.win.size != 4 {
+		t.Fatalf("window %d, want 4 (8 halved)", s.win.size)
+	}
+	// An account that cannot pay for the transaction alone: final.
+	for _, id := range []string{"t0", "t1"} {
+		store.txs[id].Status = StatusCompleted
+	}
+	broke = true
+	s.net.ObserveHead(20)
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatalf("pump: %v", err)
+	}
+	if tx := store.txs["t2"]; tx.Status != StatusFailed || tx.Error == nil || tx.Error.Code != TxInsufficientFunds {
+		t.Fatalf("t2 with nothing pending: %s %+v, want failed for insufficient funds", tx.Status, tx.Error)
+	}
+}
