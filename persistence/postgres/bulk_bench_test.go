@@ -19,7 +19,7 @@ import (
 const benchRows = 1000
 
 // benchAccount creates a user and its account for the benchmarks.
-func benchAccount(b *testing.B, s *postgres.Store) *engine.Account {
+func benchAccount(b testing.TB, s *postgres.Store) *engine.Account {
 	b.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -40,7 +40,7 @@ func benchAccount(b *testing.B, s *postgres.Store) *engine.Account {
 // benchNew inserts n new transactions of a, each with one callback URL,
 // signed from nonce on: nonce, hash, raw bytes and submitted time set but
 // not stored.
-func benchNew(b *testing.B, s *postgres.Store, a *engine.Account, nonce uint64, n int) []*engine.Transaction {
+func benchNew(b testing.TB, s *postgres.Store, a *engine.Account, nonce uint64, n int) []*engine.Transaction {
 	b.Helper()
 	now := time.Now().UTC()
 	txs := make([]*engine.Transaction, n)

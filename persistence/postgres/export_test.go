@@ -77,3 +77,6 @@ func ExecForTest(ctx context.Context, s *Store, query string, args ...any) error
 	_, err := s.db.ExecContext(ctx, query, args...)
 	return err
 }
+
+// ReadyOfStatement is readyOfStatement, for EXPLAIN in tests.
+const ReadyOfStatement = readyOfStatement

@@ -95,7 +95,7 @@ func (s *Store) MaxNonces(ctx context.Context, network string, accountIDs []stri
 // 13.5 ms (a sequential scan and a sort of 5,584 rows).
 const readyOfStatement = `SELECT t.* FROM unnest($1::text[], $2::int[]) AS q(account_id, lim)
 	CROSS JOIN LATERAL (` + sqlrow.TxSelect + `
-		WHERE account_id = q.account_id AND network = $3 AND status = $4 ORDER BY seq LIMIT q.lim) t
+		WHERE account_id = q.account_id AND network = $3 AND status = 'new' ORDER BY seq LIMIT q.lim) t
 	ORDER BY t.seq`
 
 // ReadyTransactionsOf implements engine.StageStore with readyOfStatement;
@@ -113,7 +113,7 @@ func (s *Store) ReadyTransactionsOf(ctx context.Context, network string, limits 
 		return out, nil
 	}
 	var rows []txRow
-	if err := s.db.SelectContext(ctx, &rows, readyOfStatement, ids, lims, network, string(engine.StatusNew)); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, readyOfStatement, ids, lims, network); err != nil {
 		return nil, wrap(err, "ready transactions of %d accounts on %s", len(ids), network)
 	}
 	txs, err := decoded(sqlrow.Transactions(rows))

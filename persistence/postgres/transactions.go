@@ -293,8 +293,8 @@ func (s *Store) ReadyTransactions(ctx context.Context, accountID, network string
 	}
 	var rows []txRow
 	if err := s.db.SelectContext(ctx, &rows, sqlrow.TxSelect+`
-		WHERE account_id = $1 AND network = $2 AND status = $3 ORDER BY seq LIMIT $4`,
-		accountID, network, string(engine.StatusNew), limit); err != nil {
+		WHERE account_id = $1 AND network = $2 AND status = 'new' ORDER BY seq LIMIT $3`,
+		accountID, network, limit); err != nil {
 		return nil, wrap(err, "ready transactions of %s on %s", accountID, network)
 	}
 	return decoded(sqlrow.Transactions(rows))
