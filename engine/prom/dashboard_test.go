@@ -2,12 +2,13 @@ package prom
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"regexp"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/txengine/txengine/internal/promtest"
 )
 
 // TestDashboardUsesExistingMetrics parses the Grafana dashboard (and the
@@ -15,27 +16,7 @@ import (
 // from a registry set up as serve sets it up (histograms count with their
 // _bucket, _sum and _count series).
 func TestDashboardUsesExistingMetrics(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/grafana/txengine.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dash struct {
-		Title  string `json:"title"`
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-		Templating struct {
-			List []struct {
-				Definition string `json:"definition"`
-			} `json:"list"`
-		} `json:"templating"`
-	}
-	if err := json.Unmarshal(raw, &dash); err != nil {
-		t.Fatalf("dashboard is not JSON: %v", err)
-	}
+	dash := promtest.LoadDashboard(t, "../../docs/grafana/txengine.json")
 	if dash.Title == "" || len(dash.Panels) < 5 {
 		t.Fatalf("dashboard %q has %d panels", dash.Title, len(dash.Panels))
 	}

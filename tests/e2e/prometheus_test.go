@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/big"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,24 +13,6 @@ import (
 
 	"github.com/txengine/txengine/internal/promtest"
 )
-
-// dashboard is what TestPrometheusDashboardQueries reads of
-// docs/grafana/txengine.json.
-type dashboard struct {
-	Panels []struct {
-		Title   string `json:"title"`
-		Targets []struct {
-			Expr string `json:"expr"`
-		} `json:"targets"`
-	} `json:"panels"`
-	Templating struct {
-		List []struct {
-			Name       string `json:"name"`
-			Type       string `json:"type"`
-			Definition string `json:"definition"`
-		} `json:"list"`
-	} `json:"templating"`
-}
 
 // labelValuesRE parses a Grafana variable's label_values(selector, label).
 var labelValuesRE = regexp.MustCompile(`^label_values\((.+),\s*([a-z_]+)\)$`)
@@ -53,14 +33,7 @@ func TestPrometheusDashboardQueries(t *testing.T) {
 		t.Skip("end-to-end test: runs the binary, its dev chain and Prometheus")
 	}
 	promtest.Binary(t, "prometheus")
-	raw, err := os.ReadFile("../../docs/grafana/txengine.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dash dashboard
-	if err := json.Unmarshal(raw, &dash); err != nil {
-		t.Fatalf("dashboard: %v", err)
-	}
+	dash := promtest.LoadDashboard(t, "../../docs/grafana/txengine.json")
 
 	s := startService(t, t.TempDir())
 	prom := promtest.Start(t, fmt.Sprintf(`global:
