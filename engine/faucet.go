@@ -141,15 +141,15 @@ func (f *Faucet) FundSome(ctx context.Context, to []common.Address) (hashes []co
 		return nil, nil, fmt.Errorf("faucet send: %w", err)
 	}
 	for i, tx := range signed {
-		if e := errs[i]; e != nil && ClassifyNodeError(e) != NodeAlreadyKnown {
+		if kind := ClassifyNodeError(errs[i]); kind != NodeOK && kind != NodeAlreadyKnown {
 			// This one and the ones after it (their nonces follow it)
 			// are asked again; the next call signs from this nonce.
 			f.next, f.sentAt = tx.Nonce(), time.Now()
-			switch kind := ClassifyNodeError(e); {
+			switch {
 			case kind == NodeNonceTooLow:
 				f.next = 0 // used elsewhere: the node's pending nonce decides
 			case !capacityRefusal(kind):
-				err = fmt.Errorf("faucet send to %s: %w", need[i].Hex(), e)
+				err = fmt.Errorf("faucet send to %s: %w", need[i].Hex(), errs[i])
 			}
 			return hashes, append(need[i:], later...), err
 		}

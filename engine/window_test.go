@@ -76,15 +76,7 @@ func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
 		}
 		return nil
 	}}
-	store := newMemStore()
-	s := newTestSender(t, chain, store, 4)
-	s.net.MinInFlight = 2
-	s.win = newWindow(s.net)
-	var ids []string
-	for i := range 200 {
-		ids = append(ids, fmt.Sprintf("t%03d", i))
-	}
-	queue(t, s, ids...)
+	s, store := windowSender(t, chain, 4, 200)
 	mine := func() {
 		for _, tx := range store.txs {
 			if tx.Status == StatusSubmitted {
@@ -114,15 +106,7 @@ func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
 // the same pump; after a refusal for capacity only blocks widen it.
 func TestSenderWindowFitsABlock(t *testing.T) {
 	chain := &fakeChain{gasLimit: 1_000_000}
-	store := newMemStore()
-	s := newTestSender(t, chain, store, 4)
-	s.net.MinInFlight = 2
-	s.win = newWindow(s.net)
-	var ids []string
-	for i := range 100 {
-		ids = append(ids, fmt.Sprintf("t%03d", i))
-	}
-	queue(t, s, ids...)
+	s, store := windowSender(t, chain, 4, 100)
 	s.net.ObserveHead(1)
 	store.summaries = 0
 	gas := uint64(50_000) + 50_000*s.net.GasMarginPercent/100
@@ -157,15 +141,11 @@ func TestSenderFundsReservedIsNotFinal(t *testing.T) {
 		}
 		return nil
 	}
-	store := newMemStore()
-	s := newTestSender(t, chain, store, 8)
-	s.net.MinInFlight = 2
-	s.win = newWindow(s.net)
-	queue(t, s, "t0", "t1", "t2", "t3")
+	s, store := windowSender(t, chain, 8, 4)
 	if _, err := s.Pump(context.Background()); !errors.Is(err, ErrNodeBusy) {
 		t.Fatalf("pump: %v, want ErrNodeBusy (a refusal that passes)", err)
 	}
-	for _, id := range []string{"t2", "t3"} {
+	for _, id := range []string{"t002", "t003"} {
 		if tx := store.txs[id]; tx.Status != StatusNew || tx.Nonce != nil {
 			t.Fatalf("%s: %s, nonce %v; want new again without a nonce", id, tx.Status, tx.Nonce)
 		}
@@ -174,7 +154,7 @@ func TestSenderFundsReservedIsNotFinal(t *testing.T) {
 		t.Fatalf("window %d, want 4 (8 halved)", s.win.size)
 	}
 	// An account that cannot pay for the transaction alone: final.
-	for _, id := range []string{"t0", "t1"} {
+	for _, id := range []string{"t000", "t001"} {
 		store.txs[id].Status = StatusCompleted
 	}
 	broke = true
@@ -182,7 +162,23 @@ func TestSenderFundsReservedIsNotFinal(t *testing.T) {
 	if _, err := s.Pump(context.Background()); err != nil {
 		t.Fatalf("pump: %v", err)
 	}
-	if tx := store.txs["t2"]; tx.Status != StatusFailed || tx.Error == nil || tx.Error.Code != TxInsufficientFunds {
-		t.Fatalf("t2 with nothing pending: %s %+v, want failed for insufficient funds", tx.Status, tx.Error)
+	if tx := store.txs["t002"]; tx.Status != StatusFailed || tx.Error == nil || tx.Error.Code != TxInsufficientFunds {
+		t.Fatalf("t002 with nothing pending: %s %+v, want failed for insufficient funds", tx.Status, tx.Error)
 	}
+}
+
+// windowSender returns a sender on chain with an initial window of window
+// (at least 2) and n transactions queued, t000 on.
+func windowSender(t *testing.T, chain *fakeChain, window, n int) (*Sender, *memStore) {
+	t.Helper()
+	store := newMemStore()
+	s := newTestSender(t, chain, store, window)
+	s.net.MinInFlight = 2
+	s.win = newWindow(s.net)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("t%03d", i)
+	}
+	queue(t, s, ids...)
+	return s, store
 }

@@ -144,12 +144,30 @@ func processCPU(t *testing.T, pid int) float64 {
 	if err != nil {
 		t.Fatalf("read /proc/%d/stat: %v", pid, err)
 	}
-	// Fields after the command (which may hold spaces) in parentheses.
-	fields := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	_, sec, ok := procStatCPU(raw)
+	if !ok {
+		t.Fatalf("/proc/%d/stat: %q", pid, raw)
+	}
+	return sec
+}
+
+// procStatCPU parses a /proc/<pid>/stat line: the command name and the
+// CPU seconds (user + system) the process used.
+func procStatCPU(raw []byte) (comm string, sec float64, ok bool) {
+	s := string(raw)
+	// The command (which may hold spaces) is in parentheses.
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open || end+2 > len(s) {
+		return "", 0, false
+	}
+	fields := strings.Fields(s[end+2:])
+	if len(fields) < 13 {
+		return "", 0, false
+	}
 	var utime, stime float64
 	fmt.Sscan(fields[11], &utime)
 	fmt.Sscan(fields[12], &stime)
-	return (utime + stime) / 100 // clock ticks (USER_HZ = 100)
+	return s[open+1 : end], (utime + stime) / 100, true // clock ticks (USER_HZ = 100)
 }
 
 // cpuByCommand returns the CPU seconds used so far by the processes of
@@ -166,19 +184,9 @@ func cpuByCommand(t *testing.T) map[string]float64 {
 		if err != nil {
 			continue // the process ended
 		}
-		s := string(raw)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
+		if comm, sec, ok := procStatCPU(raw); ok {
+			out[comm] += sec
 		}
-		fields := strings.Fields(s[end+2:])
-		if len(fields) < 13 {
-			continue
-		}
-		var utime, stime float64
-		fmt.Sscan(fields[11], &utime)
-		fmt.Sscan(fields[12], &stime)
-		out[s[open+1:end]] += (utime + stime) / 100
 	}
 	return out
 }
