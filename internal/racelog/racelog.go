@@ -1,9 +1,15 @@
 // Package racelog finds the reports of Go's race detector in the output of
 // a process built with -race, so that a test that runs the service fails on
-// a data race instead of passing over it.
+// a data race in our code instead of passing over it, and names (without
+// failing on) the races of libraries racing with themselves: protoactor-go's
+// cluster gossip, go-ethereum's block assembly in the in-process dev chain.
 package racelog
 
-import "strings"
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
 
 // Marker starts every race report.
 const Marker = "WARNING: DATA RACE"
@@ -78,4 +84,37 @@ func standardFrame(fn string) bool {
 		return true // "runtime.x", "sync.(*Mutex).Lock"
 	}
 	return !strings.Contains(first, ".")
+}
+
+// Split sorts the race reports of out into ours (each a whole report, see
+// Ours) and one line per distinct library race: its racing frames
+// (Frames) and how many reports had them, sorted.
+func Split(out string) (ours []string, library []string) {
+	counts := map[string]int{}
+	for _, r := range Reports(out) {
+		if Ours(r) {
+			ours = append(ours, r)
+			continue
+		}
+		counts[Frames(r)]++
+	}
+	for frames, n := range counts {
+		library = append(library, fmt.Sprintf("%d report(s): %s", n, frames))
+	}
+	sort.Strings(library)
+	return ours, library
+}
+
+// Frames names the top frame of each racing access in report, joined by
+// " vs ".
+func Frames(report string) string {
+	var frames []string
+	lines := strings.Split(report, "\n")
+	for i, line := range lines {
+		t := strings.TrimSpace(line)
+		if (strings.HasPrefix(t, "Read at ") || strings.HasPrefix(t, "Write at ") || strings.HasPrefix(t, "Previous ")) && i+1 < len(lines) {
+			frames = append(frames, strings.TrimSpace(lines[i+1]))
+		}
+	}
+	return strings.Join(frames, " vs ")
 }

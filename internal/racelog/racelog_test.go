@@ -88,3 +88,34 @@ Previous read at 0x00c0004c27f0 by goroutine 19987:
 		t.Error("a race in our main package not counted as ours")
 	}
 }
+
+func TestSplit(t *testing.T) {
+	geth := `==================
+WARNING: DATA RACE
+Read at 0x00c000400f10 by goroutine 204:
+  github.com/ethereum/go-ethereum/core/state.(*StateDB).setError()
+      /root/go/pkg/mod/github.com/ethereum/go-ethereum@v1.17.8/core/state/statedb.go:244 +0x3a4
+  golang.org/x/sync/errgroup.(*Group).Go.func1()
+      /root/go/pkg/mod/golang.org/x/sync@v0.23.0/errgroup/errgroup.go:93 +0x86
+
+Previous write at 0x00c000400f10 by goroutine 205:
+  github.com/ethereum/go-ethereum/core/state.(*StateDB).setError()
+      /root/go/pkg/mod/github.com/ethereum/go-ethereum@v1.17.8/core/state/statedb.go:245 +0x3c4
+
+Goroutine 204 (running) created at:
+  github.com/ethereum/go-ethereum/core/state.(*StateDB).IntermediateRoot()
+      /root/go/pkg/mod/github.com/ethereum/go-ethereum@v1.17.8/core/state/statedb.go:1014 +0x7c4
+==================
+`
+	ours := strings.Replace(geth, "Previous write at 0x00c000400f10 by goroutine 205:\n  github.com/ethereum/go-ethereum/core/state.(*StateDB).setError()",
+		"Previous write at 0x00c000400f10 by goroutine 205:\n  github.com/txengine/txengine/engine.(*Watcher).head()", 1)
+	out := "level=INFO msg=a\n" + geth + "level=INFO msg=b\n" + geth + ours
+	mine, library := Split(out)
+	if len(mine) != 1 || !strings.Contains(mine[0], "engine.(*Watcher).head()") {
+		t.Errorf("ours: %q, want the one report with our frame", mine)
+	}
+	want := "2 report(s): github.com/ethereum/go-ethereum/core/state.(*StateDB).setError() vs github.com/ethereum/go-ethereum/core/state.(*StateDB).setError()"
+	if len(library) != 1 || library[0] != want {
+		t.Errorf("library: %q, want [%q]", library, want)
+	}
+}

@@ -456,30 +456,13 @@ func (n *node) failOnRace() {
 	n.mu.Lock()
 	out := n.logs.String()
 	n.mu.Unlock()
-	library := map[string]int{}
-	for _, r := range racelog.Reports(out) {
-		if racelog.Ours(r) {
-			n.t.Errorf("%s reported a data race:\n%s", n.name, r)
-			continue
-		}
-		library[firstFrames(r)]++
+	ours, library := racelog.Split(out)
+	for _, r := range ours {
+		n.t.Errorf("%s reported a data race:\n%s", n.name, r)
 	}
-	for frames, count := range library {
-		n.t.Logf("%s: %d data race report(s) inside protoactor-go (not our code): %s", n.name, count, frames)
+	for _, l := range library {
+		n.t.Logf("%s: data races inside a library (not our code), %s", n.name, l)
 	}
-}
-
-// firstFrames names the top frame of each racing access in a race report.
-func firstFrames(report string) string {
-	var frames []string
-	lines := strings.Split(report, "\n")
-	for i, line := range lines {
-		t := strings.TrimSpace(line)
-		if (strings.HasPrefix(t, "Read at ") || strings.HasPrefix(t, "Write at ") || strings.HasPrefix(t, "Previous ")) && i+1 < len(lines) {
-			frames = append(frames, strings.TrimSpace(lines[i+1]))
-		}
-	}
-	return strings.Join(frames, " vs ")
 }
 
 // logTail is the last lines the node's processes wrote.

@@ -137,11 +137,18 @@ func startServiceArgs(t *testing.T, dataDir string, args []string, env ...string
 }
 
 // failOnRace fails t with every data race report in out, the output of a
-// run of the binary (what names it).
+// run of the binary (what names it), that involves our code
+// (racelog.Ours). A library racing with itself (go-ethereum's block
+// assembly in the in-process dev chain, protoactor-go) is logged, not
+// failed on: it is not ours to fix.
 func failOnRace(t *testing.T, what string, out string) {
 	t.Helper()
-	for _, r := range racelog.Reports(out) {
+	ours, library := racelog.Split(out)
+	for _, r := range ours {
 		t.Errorf("%s reported a data race:\n%s", what, r)
+	}
+	for _, l := range library {
+		t.Logf("%s: data races inside a library (not our code), %s", what, l)
 	}
 }
 
