@@ -1,45 +1,27 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.28;
 
+import {TxToken} from "./TxToken.sol";
+
 /// @title SecurityToken
 /// @notice An ERC-20 with 18 decimals whose transfers are limited to an
 /// allow-list kept by the owner: sender and recipient must both be allowed.
-/// The owner is allowed at construction and may mint.
-contract SecurityToken {
-    string public name;
-    string public symbol;
-    uint8 public constant decimals = 18;
-    uint256 public totalSupply;
-    address public owner;
-
-    mapping(address => uint256) public balanceOf;
-    mapping(address => mapping(address => uint256)) public allowance;
+/// The owner is allowed at construction and may mint (to allowed accounts).
+/// Everything but the allow-list is TxToken's.
+contract SecurityToken is TxToken {
     mapping(address => bool) private _allowed;
 
-    event Transfer(address indexed from, address indexed to, uint256 value);
-    event Approval(address indexed owner, address indexed spender, uint256 value);
     event Allowed(address indexed account);
     event Disallowed(address indexed account);
 
-    error NotOwner(address caller);
-    error ZeroAddress();
     error NotAllowed(address account);
-    error InsufficientBalance(address from, uint256 balance, uint256 needed);
-    error InsufficientAllowance(address spender, uint256 allowance, uint256 needed);
 
-    constructor(string memory name_, string memory symbol_, uint256 initialSupply, address owner_) {
-        if (owner_ == address(0)) revert ZeroAddress();
-        name = name_;
-        symbol = symbol_;
-        owner = owner_;
+    constructor(string memory name_, string memory symbol_, uint256 initialSupply, address owner_)
+        TxToken(name_, symbol_, 0, owner_)
+    {
         _allowed[owner_] = true;
         emit Allowed(owner_);
         _mint(owner_, initialSupply);
-    }
-
-    modifier onlyOwner() {
-        if (msg.sender != owner) revert NotOwner(msg.sender);
-        _;
     }
 
     /// @notice Adds account to the transfer allow-list.
@@ -60,53 +42,9 @@ contract SecurityToken {
         return _allowed[account];
     }
 
-    /// @notice Creates amount new tokens for to, which must be allowed.
-    function mint(address to, uint256 amount) external onlyOwner {
+    /// @dev Sender (unless minting) and recipient must be allowed.
+    function _beforeTransfer(address from, address to) internal view override {
+        if (from != address(0) && !_allowed[from]) revert NotAllowed(from);
         if (!_allowed[to]) revert NotAllowed(to);
-        _mint(to, amount);
-    }
-
-    function transfer(address to, uint256 amount) external returns (bool) {
-        _transfer(msg.sender, to, amount);
-        return true;
-    }
-
-    function approve(address spender, uint256 amount) external returns (bool) {
-        if (spender == address(0)) revert ZeroAddress();
-        allowance[msg.sender][spender] = amount;
-        emit Approval(msg.sender, spender, amount);
-        return true;
-    }
-
-    function transferFrom(address from, address to, uint256 amount) external returns (bool) {
-        uint256 allowed = allowance[from][msg.sender];
-        if (allowed != type(uint256).max) {
-            if (allowed < amount) revert InsufficientAllowance(msg.sender, allowed, amount);
-            unchecked {
-                allowance[from][msg.sender] = allowed - amount;
-            }
-        }
-        _transfer(from, to, amount);
-        return true;
-    }
-
-    function _transfer(address from, address to, uint256 amount) internal {
-        if (to == address(0)) revert ZeroAddress();
-        if (!_allowed[from]) revert NotAllowed(from);
-        if (!_allowed[to]) revert NotAllowed(to);
-        uint256 bal = balanceOf[from];
-        if (bal < amount) revert InsufficientBalance(from, bal, amount);
-        unchecked {
-            balanceOf[from] = bal - amount;
-        }
-        balanceOf[to] += amount;
-        emit Transfer(from, to, amount);
-    }
-
-    function _mint(address to, uint256 amount) internal {
-        if (to == address(0)) revert ZeroAddress();
-        totalSupply += amount;
-        balanceOf[to] += amount;
-        emit Transfer(address(0), to, amount);
     }
 }

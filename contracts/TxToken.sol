@@ -2,7 +2,9 @@
 pragma solidity 0.8.28;
 
 /// @title TxToken
-/// @notice A plain ERC-20 with 18 decimals whose owner can mint.
+/// @notice A plain ERC-20 with 18 decimals whose owner can mint. Tokens
+/// with transfer rules (SecurityToken) inherit it and override one hook,
+/// _beforeTransfer.
 contract TxToken {
     string public name;
     string public symbol;
@@ -26,7 +28,9 @@ contract TxToken {
         name = name_;
         symbol = symbol_;
         owner = owner_;
-        _mint(owner_, initialSupply);
+        // A derived token's _beforeTransfer runs here, before its own
+        // constructor: it passes 0 and mints once its rules are set.
+        if (initialSupply > 0) _mint(owner_, initialSupply);
     }
 
     modifier onlyOwner() {
@@ -63,8 +67,13 @@ contract TxToken {
         return true;
     }
 
+    /// @dev Called before every balance change: from is address(0) for a
+    /// mint. A token with transfer rules reverts here; this one has none.
+    function _beforeTransfer(address from, address to) internal view virtual {}
+
     function _transfer(address from, address to, uint256 amount) internal {
         if (to == address(0)) revert ZeroAddress();
+        _beforeTransfer(from, to);
         uint256 bal = balanceOf[from];
         if (bal < amount) revert InsufficientBalance(from, bal, amount);
         unchecked {
@@ -75,6 +84,7 @@ contract TxToken {
     }
 
     function _mint(address to, uint256 amount) internal {
+        _beforeTransfer(address(0), to);
         if (to == address(0)) revert ZeroAddress();
         totalSupply += amount;
         balanceOf[to] += amount;

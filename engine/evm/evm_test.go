@@ -435,6 +435,30 @@ func TestSimulatedSecurityTokenAndNFT(t *testing.T) {
 	if got := call(ctx, t, client, stABI, stAddr, "balanceOf", other).(*big.Int); got.Int64() != 10 {
 		t.Fatalf("balance of allowed recipient = %s, want 10", got)
 	}
+	if got := call(ctx, t, client, stABI, stAddr, "balanceOf", owner).(*big.Int); got.Int64() != 990 {
+		t.Fatalf("owner's balance = %s, want 990 (the initial supply minted once, less 10)", got)
+	}
+	if got := call(ctx, t, client, stABI, stAddr, "totalSupply").(*big.Int); got.Int64() != 1000 {
+		t.Fatalf("total supply = %s, want 1000", got)
+	}
+	// The sender is checked too: a disallowed owner cannot send.
+	if err := send(ctx, t, client, key, stABI, stAddr, "disallow", owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := send(ctx, t, client, key, stABI, stAddr, "transfer", other, big.NewInt(1)); err == nil {
+		t.Fatal("transfer from a sender off the allow-list succeeded")
+	}
+	// Minting (TxToken's, through the same hook) needs an allowed recipient.
+	stranger := common.HexToAddress("0x00000000000000000000000000000000000000b1")
+	if err := send(ctx, t, client, key, stABI, stAddr, "mint", stranger, big.NewInt(5)); err == nil {
+		t.Fatal("mint to an address off the allow-list succeeded")
+	}
+	if err := send(ctx, t, client, key, stABI, stAddr, "mint", other, big.NewInt(5)); err != nil {
+		t.Fatalf("mint to an allowed address: %v", err)
+	}
+	if got := call(ctx, t, client, stABI, stAddr, "balanceOf", other).(*big.Int); got.Int64() != 15 {
+		t.Fatalf("balance after mint = %s, want 15", got)
+	}
 
 	// NFT: the owner mints, ids are unique, ERC-721 is advertised.
 	nft := contracts.SystemNFT()
