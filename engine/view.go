@@ -100,7 +100,7 @@ func ViewTransaction(t *Transaction) TransactionView {
 		ContractNetwork: t.Network,
 		ContractName:    t.ContractName,
 		ContractBWType:  t.ContractBWType,
-		From:            AddressHex(t.From),
+		From:            t.From.Hex(),
 		Method:          t.Method,
 		Parameters:      ParameterStrings(t.Parameters),
 		Value:           "0",
@@ -116,7 +116,7 @@ func ViewTransaction(t *Transaction) TransactionView {
 		WaitForAsset:    t.WaitForAsset,
 	}
 	if t.ContractAddress != (common.Address{}) {
-		v.ContractAddress = AddressHex(t.ContractAddress)
+		v.ContractAddress = t.ContractAddress.Hex()
 	}
 	if t.Value != nil {
 		v.Value = t.Value.String()

@@ -177,12 +177,11 @@ type Server struct {
 	metricsHandler http.Handler
 }
 
-// NewServer builds the server and registers its routes.
-//
-// It puts gin in release mode; that setting is process-wide in gin and only
-// silences gin's debug output.
+// NewServer builds the server and registers its routes. gin's mode is
+// process-wide and only decides whether gin prints debug lines: the
+// process's main sets it (gin.SetMode(gin.ReleaseMode)), not this
+// constructor.
 func NewServer(cfg Config, deps Deps) *Server {
-	gin.SetMode(gin.ReleaseMode)
 	s := &Server{
 		cfg:      cfg.withDefaults(),
 		store:    deps.Store,

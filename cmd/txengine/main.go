@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/gin-gonic/gin"
 )
 
 const usage = `txengine: an HTTP API in front of Ethereum-style chains.
@@ -44,6 +46,11 @@ network), serve connects to those JSON-RPC nodes instead.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Process-wide settings belong to the process: gin's release mode
+	// silences its debug lines; a pprof build serves profiles beside the API.
+	gin.SetMode(gin.ReleaseMode)
+	stopProfiling := startProfiling(ctx, os.Getenv, os.Stderr)
+	defer stopProfiling()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return

@@ -79,7 +79,7 @@ type Tx[T TimeColumn] struct {
 func TxArgs(t *engine.Transaction, tv TimeValue) ([]any, error) {
 	var contractAddr string
 	if t.ContractAddress != (common.Address{}) {
-		contractAddr = engine.AddressHex(t.ContractAddress) // recurs: cached
+		contractAddr = t.ContractAddress.Hex()
 	}
 	params, err := NullJSON("parameters", t.Parameters, t.Parameters == nil)
 	if err != nil {
@@ -122,7 +122,7 @@ func TxArgs(t *engine.Transaction, tv TimeValue) ([]any, error) {
 		status = engine.StatusNew
 	}
 	return []any{
-		t.ID, t.Owner, t.AccountID, t.Network, engine.AddressHex(t.From),
+		t.ID, t.Owner, t.AccountID, t.Network, t.From.Hex(),
 		t.ContractID, contractAddr, t.ContractName, t.ContractBWType,
 		t.Method, params, NullBytes(t.Data), NullBig(t.Value), string(status),
 		tv(&t.Created), tv(t.Submitted), tv(t.Ended),
