@@ -97,7 +97,7 @@ func FuzzEventsCursor(f *testing.F) {
 	for _, s := range fuzzCursorSeeds {
 		f.Add(s)
 	}
-	f.Add(encodeEventCursor(eventPos{block: 12, index: 3}))
+	f.Add(encodeEventCursor(engine.EventPos{Block: 12, Index: 3}))
 	f.Add(base64.RawURLEncoding.EncodeToString([]byte("e1:9223372036854775808:1")))
 	f.Fuzz(func(t *testing.T, cursor string) {
 		p, err := decodeEventCursor(cursor)

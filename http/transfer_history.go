@@ -58,18 +58,13 @@ func (s *Server) listTransfers(c *gin.Context) {
 			*p.dst = &a
 		}
 	}
-	for _, p := range []struct {
-		name string
-		dst  **uint64
-	}{{"fromBlock", &f.FromBlock}, {"toBlock", &f.ToBlock}} {
-		if v, ok := c.GetQuery(p.name); ok {
-			n, err := strconv.ParseUint(v, 10, 63)
-			if err != nil {
-				s.fail(c, engine.Invalid(p.name, "%s must be a block number (decimal digits)", p.name))
-				return
-			}
-			*p.dst = &n
-		}
+	if f.FromBlock, err = queryBlockNumber(c, "fromBlock", false); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if f.ToBlock, err = queryBlockNumber(c, "toBlock", false); err != nil {
+		s.fail(c, err)
+		return
 	}
 	if f.Limit, err = queryLimit(c); err != nil {
 		s.fail(c, err)
