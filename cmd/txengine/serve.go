@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	nethttp "net/http"
 	"os"
@@ -16,16 +15,12 @@ import (
 	"strings"
 	"time"
 
-	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/txengine/txengine/actors"
 	"github.com/txengine/txengine/config"
-	"github.com/txengine/txengine/contracts"
 	"github.com/txengine/txengine/engine"
-	"github.com/txengine/txengine/engine/evm"
 	"github.com/txengine/txengine/engine/prom"
 	apihttp "github.com/txengine/txengine/http"
 	"github.com/txengine/txengine/internal/provision"
@@ -215,99 +210,14 @@ func bootstrap(ctx context.Context, store engine.Store, sealer *engine.KeySealer
 		}
 	}
 	if nets.embedded {
-		dev, faucet := nets.byName[devNetwork], nets.faucets[devNetwork]
-		if err := ensureDemoToken(ctx, store, dev, faucet, op, log); err != nil {
-			return nil, fmt.Errorf("demo token: %w", err)
-		}
-		nft, err := ensureSystemNFT(ctx, store, dev, faucet, op, log)
+		dev := nets.byName[devNetwork]
+		nft, err := provision.EnsureDemo(ctx, store, dev, nets.faucets[devNetwork], op, log)
 		if err != nil {
-			return nil, fmt.Errorf("system NFT: %w", err)
+			return nil, err
 		}
 		dev.SystemNFTs = []common.Address{nft}
 	}
 	return op, nil
-}
-
-// demoSupply is the demo token's supply: one million tokens of 18 decimals.
-var demoSupply = new(big.Int).Mul(big.NewInt(1_000_000), new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
-
-// ensureDemoToken deploys the demo ERC-20 (supply to the operator's default
-// account) with the dev chain's faucet key and registers it to the
-// operator, unless a live one is registered already.
-func ensureDemoToken(ctx context.Context, store engine.Store, dev *engine.Network, faucet *engine.Faucet, op *provision.Operator, log *slog.Logger) error {
-	if ok, err := provision.HasLiveToken(ctx, store, dev, op.User.ID); err != nil || ok {
-		return err
-	}
-	c, err := provision.DeployToken(ctx, store, dev, faucet.Key(), provision.Token{
-		Name: "Demo Token", Symbol: "DEMO", Supply: demoSupply, Holder: op.Account.Address, Owner: op.User.ID,
-	})
-	if err != nil {
-		return err
-	}
-	log.Info("deployed demo token", "address", c.Address.Hex(), "contract", c.ID)
-	return nil
-}
-
-// systemNFTName is the registered name of the embedded default's System NFT.
-const systemNFTName = "System NFT"
-
-// ensureSystemNFT deploys the embedded default's System NFT once, mints
-// token 1 to the operator's default account (the treasury, whose demo
-// tokens then do not count as circulating) and registers it to the
-// operator as an erc721 contract; it returns its address. As for the demo
-// token, a deployment lost with the chain's newest blocks (hard kill) is
-// made again by the same key and nonce, at the same address.
-func ensureSystemNFT(ctx context.Context, store engine.Store, dev *engine.Network, faucet *engine.Faucet, op *provision.Operator, log *slog.Logger) (common.Address, error) {
-	existing, err := store.ListContracts(ctx, engine.ContractFilter{Owner: op.User.ID, Network: dev.Name, Types: []string{engine.TypeERC721}})
-	if err != nil {
-		return common.Address{}, err
-	}
-	var registered *engine.Contract
-	for _, c := range existing {
-		if c.Name != systemNFTName {
-			continue
-		}
-		registered = c
-		if _, err := dev.Chain.CallContract(ctx, ethereum.CallMsg{To: &c.Address, Data: common.FromHex("0x06fdde03")}, nil); err == nil {
-			return c.Address, nil // name() answers: the contract is there
-		}
-	}
-	art := contracts.SystemNFT()
-	data, err := art.DeployData(systemNFTName, "SYS", faucet.Address())
-	if err != nil {
-		return common.Address{}, err
-	}
-	head, err := dev.Chain.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return common.Address{}, err
-	}
-	addr, _, err := evm.Deploy(ctx, dev.Chain, faucet.Key(), data)
-	if err != nil {
-		return common.Address{}, err
-	}
-	parsed, err := art.ParsedABI()
-	if err != nil {
-		return common.Address{}, err
-	}
-	mint, err := parsed.Pack("mint", op.Account.Address, big.NewInt(1))
-	if err != nil {
-		return common.Address{}, err
-	}
-	if _, err := evm.Transact(ctx, dev.Chain, faucet.Key(), &addr, nil, mint); err != nil {
-		return common.Address{}, fmt.Errorf("mint: %w", err)
-	}
-	if registered != nil && registered.Address == addr {
-		return addr, nil
-	}
-	c := &engine.Contract{
-		ID: uuid.NewString(), Owner: op.User.ID, Name: systemNFTName, Network: dev.Name, Address: addr,
-		ABI: art.ABI, BWType: engine.TypeERC721, BWVer: "1", Block: head.Number.Uint64(), Created: engine.SystemClock{}.Now(),
-	}
-	if err := store.CreateContract(ctx, c); err != nil {
-		return common.Address{}, err
-	}
-	log.Info("deployed system NFT", "address", addr.Hex(), "contract", c.ID)
-	return addr, nil
 }
 
 // newLogger returns the slog logger of cfg writing to w.

@@ -6,10 +6,8 @@ package provision
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"errors"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
 
-	"github.com/txengine/txengine/contracts"
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
 )
@@ -153,63 +150,6 @@ func FundAndWait(ctx context.Context, net *engine.Network, faucet *engine.Faucet
 		}
 	}
 	return nil
-}
-
-// ContractStore is what token deployment needs of the store.
-type ContractStore interface {
-	CreateContract(ctx context.Context, c *engine.Contract) error
-	ListContracts(ctx context.Context, f engine.ContractFilter) ([]*engine.Contract, error)
-}
-
-// Token describes an ERC-20 to deploy.
-type Token struct {
-	Name, Symbol string
-	// Supply is minted to Holder (in the token's smallest unit, 18 decimals).
-	Supply *big.Int
-	Holder common.Address
-	// Owner is the user the contract is registered to.
-	Owner string
-}
-
-// DeployToken deploys the built-in ERC-20 on net, paid by key, and registers
-// it to t.Owner as a token of type erc20.
-func DeployToken(ctx context.Context, store ContractStore, net *engine.Network, key *ecdsa.PrivateKey, t Token) (*engine.Contract, error) {
-	if t.Supply == nil || t.Supply.Sign() < 0 {
-		return nil, fmt.Errorf("deploy token: supply must be a non-negative amount")
-	}
-	art := contracts.ERC20()
-	data, err := art.DeployData(t.Name, t.Symbol, t.Supply, t.Holder)
-	if err != nil {
-		return nil, fmt.Errorf("deploy token: %w", err)
-	}
-	head, err := net.Chain.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("deploy token on %s: head: %w", net.Name, err)
-	}
-	addr, _, err := evm.Deploy(ctx, net.Chain, key, data)
-	if err != nil {
-		return nil, fmt.Errorf("deploy token on %s: %w", net.Name, err)
-	}
-	// After a hard kill, an embedded chain may come back without the block
-	// of an earlier deployment: the same key and nonce deploy again at the
-	// same address, whose registration stays valid.
-	registered, err := store.ListContracts(ctx, engine.ContractFilter{Owner: t.Owner, Network: net.Name, Types: []string{engine.TypeERC20}})
-	if err != nil {
-		return nil, fmt.Errorf("register token %s on %s: %w", addr.Hex(), net.Name, err)
-	}
-	for _, c := range registered {
-		if c.Address == addr {
-			return c, nil
-		}
-	}
-	c := &engine.Contract{
-		ID: uuid.NewString(), Owner: t.Owner, Name: t.Name, Network: net.Name, Address: addr,
-		ABI: art.ABI, BWType: engine.TypeERC20, BWVer: "1", Block: head.Number.Uint64(), Created: engine.SystemClock{}.Now(),
-	}
-	if err := store.CreateContract(ctx, c); err != nil {
-		return nil, fmt.Errorf("register token %s on %s: %w", addr.Hex(), net.Name, err)
-	}
-	return c, nil
 }
 
 // HasLiveToken reports whether owner has an ERC-20 registered on net whose

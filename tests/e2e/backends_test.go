@@ -135,7 +135,7 @@ func deployToken(t *testing.T, dataDir string, env []string, network, name, symb
 }
 
 // deploySystemNFT deploys the built-in System NFT on node with its faucet
-// key, as the embedded default does on its chain (cmd/txengine/serve.go
+// key, as the embedded default does on its chain (internal/provision
 // ensureSystemNFT), and mints token 1 to holder. It runs before the service
 // starts, which pays gas from the same key.
 func deploySystemNFT(t *testing.T, node *gethtest.Node, holder common.Address) common.Address {
