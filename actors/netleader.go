@@ -7,6 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/txengine/txengine/actors/indexer"
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/actors/watcher"
 	"github.com/txengine/txengine/engine"
 )
@@ -42,8 +43,16 @@ type netLeader struct {
 	deadline    time.Time
 	recovered   time.Time
 	children    []*actor.PID
-	tickerDone  chan struct{}
+	ticker      lifecycle.Ticker
 	tickerEvery time.Duration
+}
+
+// leaderProps returns the props of the leader of net. Each incarnation
+// starts afresh: after a panic, protoactor has stopped the watcher and
+// indexer of the failed one, and the new one renews the lease it still
+// holds (same epoch, unless it expired meanwhile) and starts them again.
+func leaderProps(s *System, cc *ClusterConfig, net *engine.Network, wcfg watcher.Config) *actor.Props {
+	return lifecycle.Guarded(lifecycle.Props(func() actor.Actor { return &netLeader{s: s, cc: cc, net: net, wcfg: wcfg} }))
 }
 
 // leaseMargin is how long before the lease's earliest possible expiry the
@@ -79,10 +88,15 @@ func (l *netLeader) Receive(c actor.Context) {
 	case *actor.Started:
 		l.ctx, l.stop = context.WithCancel(context.Background())
 		l.tickerEvery = l.cc.NetworkLeaseTTL / 3
-		l.startTicker(c)
+		l.ticker.Start(c, l.tickerEvery, leaderTick{})
 		c.Send(c.Self(), leaderTick{})
+	case *actor.Restarting:
+		// A panic: the lease is kept for the next incarnation, which
+		// renews it at once; protoactor stops the children.
+		l.ticker.Stop()
+		l.stop()
 	case *actor.Stopping:
-		close(l.tickerDone)
+		l.ticker.Stop()
 		if l.held {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			if err := l.cc.Leases.ReleaseNetworkLease(ctx, l.net.Name, l.cc.Node); err != nil {
@@ -195,23 +209,4 @@ func (l *netLeader) recover() {
 	for _, id := range ids {
 		l.s.Wake(id, l.net.Name, false)
 	}
-}
-
-// startTicker starts the goroutine that sends leaderTick; it stops when the
-// leader stops.
-func (l *netLeader) startTicker(c actor.Context) {
-	l.tickerDone = make(chan struct{})
-	self, root, done, every := c.Self(), c.ActorSystem().Root, l.tickerDone, l.tickerEvery
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				root.Send(self, leaderTick{})
-			}
-		}
-	}()
 }

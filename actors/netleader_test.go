@@ -24,6 +24,7 @@ const (
 	leasesOK   = iota // the store answers
 	leasesFail        // every acquisition fails at once
 	leasesHang        // every acquisition hangs until its context ends
+	leasesPanic       // the next acquisition panics (in the leader), then leasesOK
 )
 
 // flakyLeases is the store's LeaseStore whose AcquireNetworkLease can be
@@ -33,6 +34,21 @@ type flakyLeases struct {
 	mu     sync.Mutex
 	mode   int
 	lastOK time.Time
+	calls  int
+}
+
+// panicked reports whether the panic set with leasesPanic happened.
+func (f *flakyLeases) panicked() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mode != leasesPanic
+}
+
+// acquisitions returns how many acquisitions were asked so far.
+func (f *flakyLeases) acquisitions() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
 }
 
 func (f *flakyLeases) set(mode int) time.Time {
@@ -46,8 +62,14 @@ func (f *flakyLeases) AcquireNetworkLease(ctx context.Context, network, node str
 	sent := time.Now()
 	f.mu.Lock()
 	mode := f.mode
+	f.calls++
+	if mode == leasesPanic {
+		f.mode = leasesOK
+	}
 	f.mu.Unlock()
 	switch mode {
+	case leasesPanic:
+		panic("injected: the lease store panicked")
 	case leasesFail:
 		return false, 0, context.DeadlineExceeded
 	case leasesHang:
@@ -97,8 +119,7 @@ func newLeaderFixture(t *testing.T, ttl time.Duration) *leaderFixture {
 	f := &leaderFixture{t: t, store: st, leases: &flakyLeases{LeaseStore: st}, sys: actor.NewActorSystem()}
 	s := &System{cfg: Config{Store: st, Log: log, Clock: engine.SystemClock{}}, sys: f.sys}
 	cc := &ClusterConfig{Node: "node-a", Leases: f.leases, NetworkLeaseTTL: ttl, RecoverEvery: time.Hour}
-	l := &netLeader{s: s, cc: cc, net: net, wcfg: watcher.Config{Network: net, Clock: engine.SystemClock{}, Log: log, Waker: nopWaker{}}}
-	f.pid = f.sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return l }))
+	f.pid = f.sys.Root.Spawn(leaderProps(s, cc, net, watcher.Config{Network: net, Clock: engine.SystemClock{}, Log: log, Waker: nopWaker{}}))
 	t.Cleanup(func() {
 		_ = f.sys.Root.StopFuture(f.pid).Wait()
 		f.sys.Shutdown()
@@ -206,5 +227,45 @@ func TestLeaderDemotesWhenTheWatcherIsFenced(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // blocks mined meanwhile: nothing written
 	if again, _, err := f.store.Cursor(ctx, "dev"); err != nil || again != cursor {
 		t.Fatalf("cursor moved after the leader stopped: %d -> %d (%v)", cursor, again, err)
+	}
+}
+
+// TestLeaderRestartsAfterAPanic: a panic in the leader (here in its lease
+// renewal) restarts it under its declared supervision; the lease is kept
+// (same epoch), the watcher and indexer run again, the failed
+// incarnation's ticker is gone (renewals keep their pace: one ticker), and
+// the network is followed again (the cursor moves).
+func TestLeaderRestartsAfterAPanic(t *testing.T) {
+	const ttl = 900 * time.Millisecond // a renewal every 300 ms
+	f := newLeaderFixture(t, ttl)
+	before := f.following()
+	f.leases.set(leasesPanic)
+	deadline := time.Now().Add(5 * time.Second)
+	for !f.leases.panicked() {
+		if time.Now().After(deadline) {
+			t.Fatal("the injected panic never happened")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.waitFor("follow after the restart", 10*time.Second, func(s leaderState) bool { return s.Held && s.Children == 2 })
+	st := f.state()
+	if st.Epoch != before.Epoch {
+		t.Errorf("epoch %d after the restart, want %d (the lease kept)", st.Epoch, before.Epoch)
+	}
+	ctx := context.Background()
+	cursor, _, err := f.store.Cursor(ctx, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n0 := f.leases.acquisitions()
+	const window = 3 * time.Second
+	time.Sleep(window)
+	renewals := f.leases.acquisitions() - n0
+	t.Logf("%d renewals in %s after the restart (one ticker: about %d)", renewals, window, int(window/(ttl/3)))
+	if limit := int(window/(ttl/3)) * 3 / 2; renewals > limit {
+		t.Errorf("%d renewals in %s, more than %d: the failed incarnation's ticker still runs", renewals, window, limit)
+	}
+	if again, _, err := f.store.Cursor(ctx, "dev"); err != nil || again <= cursor {
+		t.Errorf("cursor %d -> %d (%v) after the restart: the network is not followed", cursor, again, err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/txengine/txengine/actors/callbacks"
 	"github.com/txengine/txengine/actors/faucet"
 	"github.com/txengine/txengine/actors/indexer"
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/actors/watcher"
 	"github.com/txengine/txengine/engine"
 )
@@ -143,9 +144,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	if cfg.Cluster != nil {
 		return s, s.startClusterMode(cfg.Cluster, ccfg)
 	}
-	s.dispatcher = s.sys.Root.Spawn(callbacks.Props(ccfg))
+	s.dispatcher = s.sys.Root.Spawn(lifecycle.Guarded(callbacks.Props(ccfg)))
 	for name, f := range cfg.Faucets {
-		s.faucets[name] = s.sys.Root.Spawn(faucet.Props(f, cfg.Log))
+		s.faucets[name] = s.sys.Root.Spawn(lifecycle.Guarded(faucet.Props(f, cfg.Log)))
 	}
 	for name, net := range cfg.Networks {
 		// Single-node mode: the zero fence (nothing checked), outcomes the
@@ -155,7 +156,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		if cfg.NewHeads != nil {
 			wcfg.NewHeads = func() watcher.Heads { return cfg.NewHeads(net) }
 		}
-		s.watchers[name] = s.sys.Root.Spawn(watcher.Props(wcfg))
+		s.watchers[name] = s.sys.Root.Spawn(lifecycle.Guarded(watcher.Props(wcfg)))
 		if err := s.startIndexer(net); err != nil {
 			s.Close()
 			return nil, err
@@ -178,7 +179,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 // (the holder runs the watcher and indexer).
 func (s *System) startClusterMode(cc *ClusterConfig, ccfg callbacks.Config) error {
 	ccfg.Dispatcher.Node = cc.Node
-	s.dispatcher = s.sys.Root.Spawn(callbacks.Props(ccfg))
+	s.dispatcher = s.sys.Root.Spawn(lifecycle.Guarded(callbacks.Props(ccfg)))
 	s.requests = newRequestQueue(32, s.cfg.Log)
 	s.acfg.WakeSubmitter = s.wakeGrain
 	if err := s.startCluster(cc); err != nil {
@@ -191,8 +192,7 @@ func (s *System) startClusterMode(cc *ClusterConfig, ccfg callbacks.Config) erro
 		if s.cfg.NewHeads != nil {
 			wcfg.NewHeads = func() watcher.Heads { return s.cfg.NewHeads(net) }
 		}
-		l := &netLeader{s: s, cc: cc, net: net, wcfg: wcfg}
-		s.leaders = append(s.leaders, s.sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return l })))
+		s.leaders = append(s.leaders, s.sys.Root.Spawn(leaderProps(s, cc, net, wcfg)))
 	}
 	leaders := s.leaders
 	s.topoSub = s.sys.EventStream.Subscribe(func(ev any) {
@@ -211,7 +211,7 @@ func (s *System) startIndexer(net *engine.Network) error {
 	if err != nil {
 		return fmt.Errorf("start indexer: %w", err)
 	}
-	s.indexers[net.Name] = s.sys.Root.Spawn(props)
+	s.indexers[net.Name] = s.sys.Root.Spawn(lifecycle.Guarded(props))
 	return nil
 }
 
@@ -305,7 +305,7 @@ func (s *System) pidLocked(accountID, network string) (*actor.PID, error) {
 		return nil, engine.Errorf(engine.CodeUnavailable, "", "network %q is not configured", network)
 	}
 	// A unique name: a passivating incarnation may still be stopping.
-	pid := s.sys.Root.SpawnPrefix(account.Props(s.acfg, accountID, net), "account/"+key+"/")
+	pid := s.sys.Root.SpawnPrefix(lifecycle.Guarded(account.Props(s.acfg, accountID, net)), "account/"+key+"/")
 	s.accounts[key] = pid
 	return pid, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -69,7 +70,7 @@ func Key(accountID, network string) string { return accountID + "@" + network }
 // actor accepts (group commit) and owns a child, the submitter, that
 // assigns nonces and broadcasts: a slow node never holds up acceptance.
 func Props(cfg Config, accountID string, net *engine.Network) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor {
+	return lifecycle.Props(func() actor.Actor {
 		return &Actor{cfg: cfg, accountID: accountID, net: net, key: Key(accountID, net.Name)}
 	})
 }
@@ -104,7 +105,7 @@ func (a *Actor) Receive(c actor.Context) {
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		c.SetReceiveTimeout(a.cfg.Idle)
 		if a.cfg.WakeSubmitter == nil {
-			a.submitter = c.Spawn(actor.PropsFromProducer(func() actor.Actor {
+			a.submitter = c.Spawn(lifecycle.Props(func() actor.Actor {
 				return &submitter{cfg: a.cfg, accountID: a.accountID, net: a.net}
 			}))
 		}

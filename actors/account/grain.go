@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/cluster"
 
 	"github.com/txengine/txengine/actors/clusterpb"
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -39,7 +40,7 @@ type GrainConfig struct {
 // submitter per network under that fence, so an activation that lost the
 // lease to a newer one signs nothing more and stops.
 func GrainProps(cfg GrainConfig) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor {
+	return lifecycle.Props(func() actor.Actor {
 		return &grain{cfg: cfg, subs: map[string]*actor.PID{}}
 	})
 }
@@ -112,7 +113,7 @@ func (g *grain) submitter(c actor.Context, network string) *actor.PID {
 		return nil
 	}
 	cfg, fence, id := g.cfg.Config, g.fence, g.accountID
-	pid := c.Spawn(actor.PropsFromProducer(func() actor.Actor {
+	pid := c.Spawn(lifecycle.Props(func() actor.Actor {
 		return &submitter{cfg: cfg, accountID: id, net: net, fence: fence}
 	}))
 	g.subs[network] = pid

@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -31,12 +32,12 @@ type submitter struct {
 	checkNow bool
 	// failures counts the pumps that failed in a row: the pause before
 	// the next one doubles with each, up to maxRetryAfter.
-	failures   int
-	retry      *time.Timer
-	ticker     *time.Ticker
-	tickerDone chan struct{}
-	ctx        context.Context
-	cancel     context.CancelFunc
+	failures int
+	// retry is set while the submitter backs off after a failed pump.
+	retry  lifecycle.Timer
+	ticker lifecycle.Ticker
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // Receive implements actor.Actor.
@@ -44,15 +45,15 @@ func (s *submitter) Receive(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *actor.Started:
 		s.ctx, s.cancel = context.WithCancel(context.Background())
-		s.startTicker(c)
+		if s.cfg.CheckEvery > 0 {
+			s.ticker.Start(c, s.cfg.CheckEvery, tick{})
+		}
 		s.queuePump(c)
 	case *actor.Stopping, *actor.Restarting:
 		s.forgetLoad()
 		s.sender = nil
-		s.stopTicker()
-		if s.retry != nil {
-			s.retry.Stop()
-		}
+		s.ticker.Stop()
+		s.retry.Stop()
 		s.cancel()
 	case *Wake:
 		if msg.Resync && s.sender != nil {
@@ -61,7 +62,7 @@ func (s *submitter) Receive(c actor.Context) {
 		if msg.Check {
 			s.checkNow = true
 		}
-		if msg.Accepted && !msg.Resync && !msg.Check && s.retry == nil && s.sender != nil && s.sender.WindowFull() {
+		if msg.Accepted && !msg.Resync && !msg.Check && !s.retry.IsSet() && s.sender != nil && s.sender.WindowFull() {
 			// New work that cannot go out before room is made; the wake
 			// that makes room pumps. (Under load, most group commits
 			// find the window full: each pump read the store for nothing.)
@@ -69,7 +70,7 @@ func (s *submitter) Receive(c actor.Context) {
 		}
 		s.queuePump(c)
 	case tick:
-		if s.retry == nil && s.sender != nil && s.sender.Idle() {
+		if !s.retry.IsSet() && s.sender != nil && s.sender.Idle() {
 			// Nothing in flight to check and nothing queued; new work
 			// comes with a Wake.
 			return
@@ -115,18 +116,11 @@ func (s *submitter) pump(c actor.Context) {
 		s.failures++
 		wait := backoff(s.cfg.RetryAfter, s.failures)
 		s.cfg.Log.Warn("account pump failed; retrying", "account", s.accountID, "network", s.net.Name, "err", err, "retry_in", wait)
-		if s.retry != nil {
-			s.retry.Stop()
-		}
-		self, root := c.Self(), c.ActorSystem().Root
-		s.retry = time.AfterFunc(wait, func() { root.Send(self, &Wake{}) })
+		s.retry.Set(c, wait, &Wake{})
 		return
 	}
 	s.failures = 0
-	if s.retry != nil {
-		s.retry.Stop()
-		s.retry = nil
-	}
+	s.retry.Stop()
 }
 
 // pumpTimeout bounds one pump: its node and database calls together.
@@ -186,34 +180,5 @@ func (s *submitter) resolve(failed []string) {
 	}
 	for _, r := range refs {
 		s.cfg.Registry.Wake(r.AccountID, r.Network, false)
-	}
-}
-
-// startTicker starts the goroutine that sends the periodic tick; it stops
-// with the submitter (stopTicker).
-func (s *submitter) startTicker(c actor.Context) {
-	if s.cfg.CheckEvery <= 0 {
-		return
-	}
-	s.ticker = time.NewTicker(s.cfg.CheckEvery)
-	s.tickerDone = make(chan struct{})
-	self, root, ticker, done := c.Self(), c.ActorSystem().Root, s.ticker, s.tickerDone
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-ticker.C:
-				root.Send(self, tick{})
-			}
-		}
-	}()
-}
-
-func (s *submitter) stopTicker() {
-	if s.ticker != nil {
-		s.ticker.Stop()
-		close(s.tickerDone)
-		s.ticker = nil
 	}
 }

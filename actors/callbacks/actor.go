@@ -6,6 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -29,7 +30,7 @@ func Props(cfg Config) *actor.Props {
 	if cfg.CloseGrace <= 0 {
 		cfg.CloseGrace = 5 * time.Second
 	}
-	return actor.PropsFromProducer(func() actor.Actor { return &Actor{cfg: cfg} })
+	return lifecycle.Props(func() actor.Actor { return &Actor{cfg: cfg} })
 }
 
 // Actor is the dispatcher actor. It owns its engine.Dispatcher (and so
@@ -39,7 +40,7 @@ type Actor struct {
 	d       *engine.Dispatcher
 	ctx     context.Context
 	cancel  context.CancelFunc
-	timer   *time.Timer
+	timer   lifecycle.Timer
 	failing bool
 }
 
@@ -54,8 +55,7 @@ func (a *Actor) Receive(c actor.Context) {
 		a.shutdown()
 	case tick:
 		a.dispatch()
-		self, root := c.Self(), c.ActorSystem().Root
-		a.timer = time.AfterFunc(a.cfg.PollInterval, func() { root.Send(self, tick{}) })
+		a.timer.Set(c, a.cfg.PollInterval, tick{})
 	case *Nudge:
 		a.dispatch()
 	case *DepthRequest:
@@ -80,9 +80,7 @@ func (a *Actor) dispatch() {
 // shutdown stops polling, then closes the dispatcher: deliveries in flight
 // get CloseGrace to finish.
 func (a *Actor) shutdown() {
-	if a.timer != nil {
-		a.timer.Stop()
-	}
+	a.timer.Stop()
 	if a.cancel != nil {
 		a.cancel()
 	}

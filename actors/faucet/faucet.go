@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -29,7 +30,10 @@ type Funded struct {
 
 // Props returns the props of the actor around f.
 func Props(f *engine.Faucet, log *slog.Logger) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor { return &Actor{faucet: f, log: log} })
+	// The queue outlives an incarnation: a restarted actor funds what the
+	// failed one had queued.
+	q := &pending{queued: map[common.Address]bool{}}
+	return lifecycle.Props(func() actor.Actor { return &Actor{faucet: f, log: log, pending: q} })
 }
 
 // Bounds of the faucet actor's batches.
@@ -60,10 +64,15 @@ type Actor struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	queue       []common.Address
-	queued      map[common.Address]bool
+	*pending
 	flushQueued bool
-	retry       *time.Timer
+	retry       lifecycle.Timer
+}
+
+// pending is what the faucet actor has to fund, in order, and its set.
+type pending struct {
+	queue  []common.Address
+	queued map[common.Address]bool
 }
 
 // Receive implements actor.Actor.
@@ -71,12 +80,10 @@ func (a *Actor) Receive(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
-		a.queued = map[common.Address]bool{}
-	case *actor.Stopping:
+		a.scheduleFlush(c) // what an earlier incarnation left
+	case *actor.Stopping, *actor.Restarting:
 		a.cancel()
-		if a.retry != nil {
-			a.retry.Stop()
-		}
+		a.retry.Stop()
 	case *Fund:
 		if c.Sender() != nil {
 			ctx, cancel := context.WithTimeout(a.ctx, requestTimeout)
@@ -99,7 +106,7 @@ func (a *Actor) Receive(c actor.Context) {
 		a.flushQueued = false
 		a.flush(c)
 	case retryDue:
-		a.retry = nil
+		a.retry.Stop()
 		a.scheduleFlush(c)
 	}
 }
@@ -107,7 +114,7 @@ func (a *Actor) Receive(c actor.Context) {
 // scheduleFlush queues a flush behind the messages already in the mailbox,
 // unless one is queued or a retry is pending.
 func (a *Actor) scheduleFlush(c actor.Context) {
-	if a.flushQueued || a.retry != nil || len(a.queue) == 0 {
+	if a.flushQueued || a.retry.IsSet() || len(a.queue) == 0 {
 		return
 	}
 	a.flushQueued = true
@@ -138,6 +145,5 @@ func (a *Actor) flush(c actor.Context) {
 		a.scheduleFlush(c)
 		return
 	}
-	self, root := c.Self(), c.ActorSystem().Root
-	a.retry = time.AfterFunc(retryEvery, func() { root.Send(self, retryDue{}) })
+	a.retry.Set(c, retryEvery, retryDue{})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/actors/clusterpb"
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -20,7 +21,7 @@ const GrainKind = "faucet"
 // identity is a network name, so the cluster runs one faucet per network
 // and its funding transactions never race for the faucet's nonce.
 func GrainProps(faucets map[string]*engine.Faucet, log *slog.Logger) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor { return &grain{faucets: faucets, log: log} })
+	return lifecycle.Props(func() actor.Actor { return &grain{faucets: faucets, log: log} })
 }
 
 type grain struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -33,7 +34,7 @@ func Props(cfg Config) (*actor.Props, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = max(cfg.Network.PollInterval, 100*time.Millisecond)
 	}
-	return actor.PropsFromProducer(func() actor.Actor { return &Actor{cfg: cfg, chain: chain} }), nil
+	return lifecycle.Props(func() actor.Actor { return &Actor{cfg: cfg, chain: chain} }), nil
 }
 
 // Actor is the indexer actor. All its state is touched only from Receive.
@@ -41,7 +42,7 @@ type Actor struct {
 	cfg     Config
 	chain   engine.IndexChain
 	indexer *engine.Indexer
-	timer   *time.Timer
+	timer   lifecycle.Timer
 	ctx     context.Context
 	cancel  context.CancelFunc
 	head    uint64
@@ -55,10 +56,8 @@ func (a *Actor) Receive(c actor.Context) {
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		a.indexer = engine.NewIndexer(a.cfg.Network, a.chain, a.cfg.Store, a.cfg.Indexer, a.cfg.Log)
 		c.Send(c.Self(), tick{})
-	case *actor.Stopping:
-		if a.timer != nil {
-			a.timer.Stop()
-		}
+	case *actor.Stopping, *actor.Restarting:
+		a.timer.Stop()
 		if a.cancel != nil {
 			a.cancel()
 		}
@@ -81,6 +80,5 @@ func (a *Actor) poll(c actor.Context) {
 		c.Send(c.Self(), tick{})
 		return
 	}
-	self, root := c.Self(), c.ActorSystem().Root
-	a.timer = time.AfterFunc(a.cfg.Interval, func() { root.Send(self, tick{}) })
+	a.timer.Set(c, a.cfg.Interval, tick{})
 }

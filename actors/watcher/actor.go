@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -55,7 +56,7 @@ type Config struct {
 
 // Props returns the props of the watcher of cfg.Network.
 func Props(cfg Config) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor { return &Actor{cfg: cfg} })
+	return lifecycle.Props(func() actor.Actor { return &Actor{cfg: cfg} })
 }
 
 // Actor is the watcher actor: it polls its Follower on a timer and, when the
@@ -63,7 +64,7 @@ func Props(cfg Config) *actor.Props {
 type Actor struct {
 	cfg      Config
 	follower *engine.Follower
-	timer    *time.Timer
+	timer    lifecycle.Timer
 	ctx      context.Context
 	cancel   context.CancelFunc
 	heads    Heads
@@ -116,9 +117,7 @@ func (a *Actor) startForwarding(c actor.Context) {
 
 // shutdown stops the timer, the head source and the forwarding goroutine.
 func (a *Actor) shutdown() {
-	if a.timer != nil {
-		a.timer.Stop()
-	}
+	a.timer.Stop()
 	if a.cancel != nil {
 		a.cancel()
 	}
@@ -153,15 +152,12 @@ func (a *Actor) poll(c actor.Context) {
 	if err == nil {
 		a.conditions(res.Settled)
 	}
-	if a.timer != nil {
-		a.timer.Stop()
-	}
+	a.timer.Stop()
 	if err == nil && res.More {
 		c.Send(c.Self(), tick{})
 		return
 	}
-	self, root := c.Self(), c.ActorSystem().Root
-	a.timer = time.AfterFunc(a.nextPoll(err), func() { root.Send(self, tick{}) })
+	a.timer.Set(c, a.nextPoll(err), tick{})
 }
 
 // conditions resolves the dependents of the transactions that settled and

@@ -24,6 +24,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/eventstream"
+
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 )
 
 // placementActorName is the name of each member's placement actor (the
@@ -69,9 +71,9 @@ type manager struct {
 
 func (m *manager) start() {
 	sys := m.cluster.ActorSystem
-	m.placement, _ = sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor {
+	m.placement, _ = sys.Root.SpawnNamed(lifecycle.Guarded(lifecycle.Props(func() actor.Actor {
 		return &placementActor{cluster: m.cluster, actors: map[string]grainMeta{}}
-	}), placementActorName)
+	})), placementActorName)
 	m.topologySub = sys.EventStream.Subscribe(func(ev any) {
 		if t, ok := ev.(*cluster.ClusterTopology); ok {
 			rdv := cluster.NewRendezvous()
