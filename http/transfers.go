@@ -150,4 +150,3 @@ func (s *Server) callbackURLs(urls []string) ([]string, error) {
 	}
 	return urls, nil
 }
-

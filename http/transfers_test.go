@@ -278,7 +278,9 @@ func TestCallbackSpecialRangesRefused(t *testing.T) {
 	send := "/contracts/" + e.aliceToken20.ID + "/send/transfer(address,uint256)"
 	bodies := map[string]func(cb string) string{
 		transfer: func(cb string) string { return `{"to":"` + to + `","value":"1","callbacks":["` + cb + `"]}` },
-		send:     func(cb string) string { return `{"arg":["` + to + `","1"],"callbacks":["https://example.com/ok","` + cb + `"]}` },
+		send: func(cb string) string {
+			return `{"arg":["` + to + `","1"],"callbacks":["https://example.com/ok","` + cb + `"]}`
+		},
 	}
 	writes := e.store.writeCount()
 	for _, host := range []string{
