@@ -66,6 +66,18 @@ func (m *memOutbox) row(id string) engine.Callback {
 	return *m.rows[id]
 }
 
+// settled returns a pump condition: none of the rows ids is pending.
+func (m *memOutbox) settled(ids []string) func() bool {
+	return func() bool {
+		for _, id := range ids {
+			if m.row(id).Status == engine.CallbackPending {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 func (m *memOutbox) DueCallbacks(_ context.Context, now time.Time, limit int) ([]engine.Callback, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -351,14 +363,7 @@ func TestDispatcherRefusesSpecialRanges(t *testing.T) {
 	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Timeout: 2 * time.Second, Backoff: fastBackoff})
 	defer d.Close(time.Second)
 
-	pump(t, d, 10*time.Second, func() bool {
-		for _, id := range ids {
-			if store.row(id).Status == engine.CallbackPending {
-				return false
-			}
-		}
-		return true
-	})
+	pump(t, d, 10*time.Second, store.settled(ids))
 	for i, id := range ids {
 		if row := store.row(id); row.Status != engine.CallbackAbandoned || row.Attempts != 1 ||
 			!strings.HasPrefix(row.LastError, "refused: ") || !strings.Contains(row.LastError, engine.ErrPrivateAddress.Error()) {
@@ -468,14 +473,7 @@ func TestDispatcherRefusesNamesResolvingToLoopback(t *testing.T) {
 	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Backoff: fastBackoff})
 	defer d.Close(time.Second)
 
-	pump(t, d, 5*time.Second, func() bool {
-		for _, id := range ids {
-			if store.row(id).Status == engine.CallbackPending {
-				return false
-			}
-		}
-		return true
-	})
+	pump(t, d, 5*time.Second, store.settled(ids))
 	for i, id := range ids {
 		if row := store.row(id); row.Status != engine.CallbackAbandoned || !strings.Contains(row.LastError, "refused") {
 			t.Errorf("%s: row = %+v, want abandoned as refused", urls[i], row)
