@@ -8,8 +8,9 @@ import (
 
 // Callbacks configures the delivery of transaction callbacks.
 type Callbacks struct {
-	// AllowPrivate accepts callback URLs aimed at loopback, private,
-	// link-local, unspecified or multicast addresses, and lets deliveries
+	// AllowPrivate accepts callback URLs aimed at addresses that are not
+	// publicly routable (engine.PrivateAddr: loopback, private, link-local,
+	// shared, reserved, documentation, multicast), and lets deliveries
 	// connect to them (TXENGINE_CALLBACKS_ALLOW_PRIVATE=true|false). Unset,
 	// it is true on the embedded default (no networks configured: a dev
 	// setup whose receivers are usually on localhost) and false otherwise;

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -33,10 +34,11 @@ type DispatcherConfig struct {
 	Concurrency int
 	// Timeout bounds one attempt (connection, request and answer headers).
 	Timeout time.Duration
-	// AllowPrivate lets deliveries connect to loopback, private,
-	// link-local, unspecified and multicast addresses. Off, such an address
-	// is refused when connecting (after name resolution, which also
-	// defeats DNS rebinding) and the callback is abandoned.
+	// AllowPrivate lets deliveries connect to addresses PrivateAddr
+	// refuses (loopback, private, link-local, shared, reserved,
+	// documentation, multicast). Off, such an address is refused when
+	// connecting (after name resolution, which also defeats DNS
+	// rebinding) and the callback is abandoned.
 	AllowPrivate bool
 	// UserAgent is sent on every request, e.g. "txengine/1.2.3".
 	UserAgent string
@@ -55,10 +57,6 @@ type DispatcherConfig struct {
 func DefaultDispatcherConfig() DispatcherConfig {
 	return DispatcherConfig{Concurrency: 64, Timeout: 10 * time.Second, UserAgent: "txengine", Backoff: DefaultBackoff()}
 }
-
-// ErrPrivateAddress is returned (wrapped) by a delivery that would connect
-// to an address the dispatcher is not allowed to reach.
-var ErrPrivateAddress = errors.New("callback address is loopback, private, link-local, unspecified or multicast")
 
 // maxResponseDrain bounds what is read of a receiver's answer (so the
 // connection can be reused); the body itself is ignored.
@@ -150,25 +148,18 @@ func newCallbackClient(cfg DispatcherConfig) *http.Client {
 }
 
 // refusePrivate is a net.Dialer Control function: it runs with the address
-// actually being connected to, after name resolution.
+// actually being connected to, after name resolution, and refuses it when
+// PrivateAddr holds (the rule CheckCallbackHost applies to URLs).
 func refusePrivate(network, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return fmt.Errorf("callback address %q: %w", address, err)
 	}
-	ip := net.ParseIP(host)
-	if ip == nil || IsPrivateIP(ip) {
+	addr, err := netip.ParseAddr(host)
+	if err != nil || PrivateAddr(addr) {
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, host)
 	}
 	return nil
-}
-
-// IsPrivateIP reports whether ip is loopback, private, link-local,
-// unspecified or multicast: an address callbacks may not reach unless the
-// operator allows it.
-func IsPrivateIP(ip net.IP) bool {
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast()
 }
 
 // Dispatch claims due rows and starts a delivery for each one not already

@@ -66,6 +66,18 @@ func (m *memOutbox) row(id string) engine.Callback {
 	return *m.rows[id]
 }
 
+// settled returns a pump condition: none of the rows ids is pending.
+func (m *memOutbox) settled(ids []string) func() bool {
+	return func() bool {
+		for _, id := range ids {
+			if m.row(id).Status == engine.CallbackPending {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 func (m *memOutbox) DueCallbacks(_ context.Context, now time.Time, limit int) ([]engine.Callback, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -334,6 +346,32 @@ func TestDispatcherRefusesPrivateAddresses(t *testing.T) {
 	}
 }
 
+// TestDispatcherRefusesSpecialRanges: deliveries stored with URLs on the
+// ranges the API refuses (as if stored before the rule, or by a name that
+// resolves there) are refused by the dial Control before any packet is
+// sent, and abandoned after one attempt; unrefused, they would fail with
+// a network error or a timeout and stay pending.
+func TestDispatcherRefusesSpecialRanges(t *testing.T) {
+	hosts := []string{"100.64.0.1", "0.0.0.1", "192.0.0.1", "198.18.0.1", "240.0.0.1", "[64:ff9b::a9fe:a9fe]",
+		"[2002:a9fe:a9fe::1]", "[::ffff:127.0.0.1]", "[::127.0.0.1]", "[2001::1]", "[64:ff9b:1::808:808]"}
+	var urls []string
+	for _, h := range hosts {
+		urls = append(urls, "http://"+h+":9/cb")
+	}
+	store := newMemOutbox()
+	_, ids := store.add(engine.StatusCompleted, "s", urls...)
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Timeout: 2 * time.Second, Backoff: fastBackoff})
+	defer d.Close(time.Second)
+
+	pump(t, d, 10*time.Second, store.settled(ids))
+	for i, id := range ids {
+		if row := store.row(id); row.Status != engine.CallbackAbandoned || row.Attempts != 1 ||
+			!strings.HasPrefix(row.LastError, "refused: ") || !strings.Contains(row.LastError, engine.ErrPrivateAddress.Error()) {
+			t.Errorf("%s: row = %+v, want abandoned as refused", urls[i], row)
+		}
+	}
+}
+
 func TestDispatcherAbandons(t *testing.T) {
 	rc := newReceiver(t, func(int, *http.Request) int { return http.StatusBadGateway })
 	store := newMemOutbox()
@@ -435,14 +473,7 @@ func TestDispatcherRefusesNamesResolvingToLoopback(t *testing.T) {
 	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Backoff: fastBackoff})
 	defer d.Close(time.Second)
 
-	pump(t, d, 5*time.Second, func() bool {
-		for _, id := range ids {
-			if store.row(id).Status == engine.CallbackPending {
-				return false
-			}
-		}
-		return true
-	})
+	pump(t, d, 5*time.Second, store.settled(ids))
 	for i, id := range ids {
 		if row := store.row(id); row.Status != engine.CallbackAbandoned || !strings.Contains(row.LastError, "refused") {
 			t.Errorf("%s: row = %+v, want abandoned as refused", urls[i], row)

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"net"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -13,7 +12,7 @@ import (
 // FuzzCallbackURL: callbackURLs never panics; a URL it accepts is an
 // absolute http(s) URL with a host, and, unless private callbacks are
 // allowed, its host is neither localhost nor an IP literal (zone or not)
-// that the dispatcher would refuse to connect to (engine.IsPrivateIP).
+// that the dispatcher would refuse to connect to (engine.PrivateAddr).
 func FuzzCallbackURL(f *testing.F) {
 	for _, s := range []string{
 		"", "x", "http://", "http:///x", "https://example.com/cb", "http://example.com:8080/a?b=c#d", "ftp://example.com/",
@@ -23,7 +22,9 @@ func FuzzCallbackURL(f *testing.F) {
 		"http://[fe80::1%25eth0]/", "http://[fe80::1%25]/", "http://[fc00::1]/", "http://[ff02::1]/", "http://224.0.0.1/",
 		"http://8.8.8.8/", "http://0177.0.0.1/", "http://2130706433/", "http://0x7f000001/", "http://user:pw@127.0.0.1/",
 		"http://example.com@127.0.0.1/", "http://127.0.0.1%2f@example.com/", "http://[::1]:80/", "http:// 127.0.0.1/",
-		"http://\t127.0.0.1/", "http://%31%32%37.0.0.1/", "https://[2001:db8::1]/", "http://" + strings.Repeat("a", 3000),
+		"http://\t127.0.0.1/", "http://%31%32%37.0.0.1/", "https://[2001:db8::1]/",
+		"http://100.64.0.1/", "http://192.0.0.1/", "http://198.18.0.1/", "http://240.0.0.1/", "http://[64:ff9b::a9fe:a9fe]/",
+		"http://[64:ff9b::808:808]/", "http://[2002:a9fe:a9fe::1]/", "http://[2001::1]/", "http://127.0.0.1%25eth0/", "http://" + strings.Repeat("a", 3000),
 	} {
 		f.Add(s, false)
 	}
@@ -52,7 +53,7 @@ func FuzzCallbackURL(f *testing.F) {
 		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 			t.Fatalf("callbackURLs accepted %q, aimed at localhost", raw)
 		}
-		if addr, err := netip.ParseAddr(host); err == nil && engine.IsPrivateIP(net.IP(addr.WithZone("").AsSlice())) {
+		if addr, err := netip.ParseAddr(host); err == nil && engine.PrivateAddr(addr.WithZone("")) {
 			t.Fatalf("callbackURLs accepted %q, whose host %s is a private IP literal", raw, host)
 		}
 	})

@@ -76,8 +76,8 @@ type Config struct {
 	ChainTimeout time.Duration
 	// MaxCallbacks bounds the callback URLs of one transaction.
 	MaxCallbacks int
-	// AllowPrivateCallbacks accepts callback URLs whose host is a loopback,
-	// private, link-local or unspecified IP address, or "localhost".
+	// AllowPrivateCallbacks accepts callback URLs whose host is "localhost"
+	// or an address engine.PrivateAddr refuses (engine.CheckCallbackHost).
 	AllowPrivateCallbacks bool
 	// PublicSupply serves GET /tokens/{network}/{address}/supply and
 	// /circulating without authentication, for market-data aggregators.

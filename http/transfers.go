@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net"
 	"net/url"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -128,8 +126,9 @@ func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
 }
 
 // callbackURLs validates callback URLs: absolute http(s), bounded in number
-// and length, and (unless allowed by configuration) not aimed at loopback,
-// private, link-local or unspecified addresses given literally.
+// and length, and (unless allowed by configuration) not aimed at an address
+// callbacks may not reach, by name or literally (engine.CheckCallbackHost;
+// the dispatcher checks resolved names when it connects).
 func (s *Server) callbackURLs(urls []string) ([]string, error) {
 	if len(urls) > s.cfg.MaxCallbacks {
 		return nil, engine.Invalid("callbacks", "at most %d callbacks are allowed", s.cfg.MaxCallbacks)
@@ -142,32 +141,12 @@ func (s *Server) callbackURLs(urls []string) ([]string, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
 			return nil, engine.Invalid("callbacks", "callback %q is not an absolute http(s) URL", raw)
 		}
-		if !s.cfg.AllowPrivateCallbacks && isPrivateHost(u.Hostname()) {
-			return nil, engine.Invalid("callbacks", "callback %q points to a loopback, private or link-local address", raw)
+		if s.cfg.AllowPrivateCallbacks {
+			continue
+		}
+		if err := engine.CheckCallbackHost(u.Hostname()); err != nil {
+			return nil, engine.Invalid("callbacks", "callback %q is refused: %v", raw, err)
 		}
 	}
 	return urls, nil
-}
-
-// isPrivateHost reports whether host is "localhost" (or below it) or an IP
-// literal that is not publicly routable. Names are not resolved here; the
-// callback dispatcher must check the address it actually connects to.
-func isPrivateHost(host string) bool {
-	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	// An IPv6 literal may carry a zone ("fe80::1%eth0"), which ParseIP refuses.
-	if i := strings.IndexByte(h, '%'); i >= 0 {
-		h = h[:i]
-	}
-	ip := net.ParseIP(h)
-	if ip == nil {
-		// Digits and dots that are not a dotted quad (127.1, 2130706433,
-		// 0177.0.0.1) are read as IPv4 addresses by some resolvers: refuse
-		// them rather than guess which.
-		return strings.Trim(h, "0123456789.") == ""
-	}
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast()
 }

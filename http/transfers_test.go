@@ -264,3 +264,52 @@ func TestTransferPrivateCallbacksAllowed(t *testing.T) {
 		t.Errorf("callbacks = %v", v.Callbacks)
 	}
 }
+
+// TestCallbackSpecialRangesRefused: a transfer or a method send with a
+// callback on one of the ranges of issue 18 (shared address space, "this
+// network", IETF protocol assignments, benchmarking, reserved, and IPv6
+// forms that embed a private IPv4 address) is 400 invalid_argument on
+// callbacks, and nothing is stored or submitted; the same requests with a
+// public IPv4 address and its NAT64 and 6to4 forms are accepted.
+func TestCallbackSpecialRangesRefused(t *testing.T) {
+	e := newContractEnv(t)
+	to := e.bobAcct.Address.Hex()
+	transfer := "/tokens/" + e.aliceToken20.ID + "/transfers"
+	send := "/contracts/" + e.aliceToken20.ID + "/send/transfer(address,uint256)"
+	bodies := map[string]func(cb string) string{
+		transfer: func(cb string) string { return `{"to":"` + to + `","value":"1","callbacks":["` + cb + `"]}` },
+		send: func(cb string) string {
+			return `{"arg":["` + to + `","1"],"callbacks":["https://example.com/ok","` + cb + `"]}`
+		},
+	}
+	writes := e.store.writeCount()
+	for _, host := range []string{
+		"100.64.0.1", "0.0.0.0", "192.0.0.1", "198.18.0.1", "240.0.0.1", "[64:ff9b::a9fe:a9fe]", "[2002:a9fe:a9fe::1]",
+		"[::ffff:127.0.0.1]", "100.127.255.254:8443", "198.19.255.255", "255.255.255.255", "[::ffff:100.64.0.1]", "[2001::1]",
+	} {
+		for path, body := range bodies {
+			t.Run(host+" "+path[:strings.LastIndexByte(path, '/')], func(t *testing.T) {
+				rec := e.do("POST", path, e.aliceToken, body("http://"+host+"/cb"))
+				wantError(t, rec, 400, engine.CodeInvalidArgument, "callbacks")
+				if !strings.Contains(rec.Body.String(), "not publicly routable") {
+					t.Errorf("message does not say why: %s", rec.Body.String())
+				}
+			})
+		}
+	}
+	if n := len(e.engine.submissions()); n != 0 {
+		t.Fatalf("%d transactions submitted", n)
+	}
+	if e.store.writeCount() != writes {
+		t.Fatal("the store was written")
+	}
+	// The rule refuses ranges, not IPv4 literals or embedding forms.
+	for _, host := range []string{"8.8.8.8", "[64:ff9b::808:808]", "[2002:808:808::1]", "[::ffff:8.8.8.8]", "100.128.0.1"} {
+		for path, body := range bodies {
+			wantStatus(t, e.do("POST", path, e.aliceToken, body("https://"+host+"/cb")), http.StatusAccepted)
+		}
+	}
+	if n := len(e.engine.submissions()); n != 10 {
+		t.Fatalf("%d transactions submitted, want 10", n)
+	}
+}

@@ -499,6 +499,14 @@ func badInputRows(f catalogueFixtures) []badRequest {
 		{name: "callbacks: private", method: "POST", path: send, body: sendBody(`"callbacks":["https://10.1.2.3/cb"]`), status: s400, code: inv, field: "callbacks"},
 		{name: "callbacks: link-local", method: "POST", path: tr, body: xfer(`"value":"1","callbacks":["http://169.254.169.254/latest"]`), status: s400, code: inv, field: "callbacks"},
 		{name: "callbacks: IPv6 loopback", method: "POST", path: tr, body: xfer(`"value":"1","callbacks":["http://[::1]/cb"]`), status: s400, code: inv, field: "callbacks"},
+		{name: "callbacks: shared 100.64/10", method: "POST", path: tr, body: xfer(`"value":"1","callbacks":["http://100.64.0.1/cb"]`), status: s400, code: inv, field: "callbacks"},
+		{name: "callbacks: this network 0/8", method: "POST", path: send, body: sendBody(`"callbacks":["http://0.0.0.0/cb"]`), status: s400, code: inv, field: "callbacks"},
+		{name: "callbacks: IETF 192.0.0/24", method: "POST", path: tr, body: xfer(`"value":"1","callbacks":["http://192.0.0.1/cb"]`), status: s400, code: inv, field: "callbacks"},
+		{name: "callbacks: benchmarking 198.18/15", method: "POST", path: send, body: sendBody(`"callbacks":["http://198.18.0.1/cb"]`), status: s400, code: inv, field: "callbacks"},
+		{name: "callbacks: reserved 240/4", method: "POST", path: tr, body: xfer(`"value":"1","callbacks":["http://240.0.0.1/cb"]`), status: s400, code: inv, field: "callbacks"},
+		{name: "callbacks: NAT64 of link-local", method: "POST", path: send, body: sendBody(`"callbacks":["http://[64:ff9b::a9fe:a9fe]/cb"]`), status: s400, code: inv, field: "callbacks"},
+		{name: "callbacks: 6to4 of link-local", method: "POST", path: tr, body: xfer(`"value":"1","callbacks":["http://[2002:a9fe:a9fe::1]/cb"]`), status: s400, code: inv, field: "callbacks"},
+		{name: "callbacks: IPv4-mapped loopback", method: "POST", path: send, body: sendBody(`"callbacks":["http://[::ffff:127.0.0.1]/cb"]`), status: s400, code: inv, field: "callbacks"},
 
 		// Query parameters.
 		{name: "limit 0", method: "GET", path: "/transactions?limit=0", status: s400, code: inv, field: "limit"},
