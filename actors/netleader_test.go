@@ -21,10 +21,10 @@ import (
 
 // Lease modes of flakyLeases.
 const (
-	leasesOK   = iota // the store answers
-	leasesFail        // every acquisition fails at once
-	leasesHang        // every acquisition hangs until its context ends
-	leasesPanic       // the next acquisition panics (in the leader), then leasesOK
+	leasesOK    = iota // the store answers
+	leasesFail         // every acquisition fails at once
+	leasesHang         // every acquisition hangs until its context ends
+	leasesPanic        // the next acquisition panics (in the leader), then leasesOK
 )
 
 // flakyLeases is the store's LeaseStore whose AcquireNetworkLease can be
