@@ -128,8 +128,10 @@ func (a *Actor) scheduleFlush(c actor.Context) {
 func (a *Actor) flush(c actor.Context) {
 	n := min(len(a.queue), maxBatch)
 	batch := a.queue[:n:n]
-	a.queue = a.queue[n:]
+	// The batch leaves the queue only once funded: after a panic here, the
+	// next incarnation funds it again.
 	hashes, later, err := a.faucet.FundSome(a.ctx, batch)
+	a.queue = a.queue[n:]
 	if err != nil {
 		a.log.Warn("faucet funding failed; retrying", "err", err, "addresses", len(batch)-len(hashes), "retry_in", retryEvery)
 		later = batch // those it paid are not paid again (Faucet remembers them)

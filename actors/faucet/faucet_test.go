@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
 	"github.com/txengine/txengine/engine/evm/evmtest"
@@ -87,5 +89,64 @@ func TestFaucetActorFundsABurstOfAccounts(t *testing.T) {
 	}
 	if mined != uint64(n) {
 		t.Fatalf("the faucet sent %d transfers for %d accounts", mined, n)
+	}
+}
+
+// panickyClient is the node client whose first PendingNonceAt panics.
+type panickyClient struct {
+	*evm.Client
+	panicked atomic.Bool
+}
+
+func (c *panickyClient) PendingNonceAt(ctx context.Context, a common.Address) (uint64, error) {
+	if c.panicked.CompareAndSwap(false, true) {
+		panic("injected: the node client panicked")
+	}
+	return c.Client.PendingNonceAt(ctx, a)
+}
+
+// TestFaucetActorRestartsAfterAPanic: a panic while funding restarts the
+// faucet actor (lifecycle supervision, as spawned in production), and the
+// addresses it had queued are funded by the next incarnation.
+func TestFaucetActorRestartsAfterAPanic(t *testing.T) {
+	ctx := context.Background()
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := evmtest.Start(t, 100*time.Millisecond, crypto.PubkeyToAddress(key.PublicKey))
+	client, err := evm.Dial(ctx, sim.IPC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	chain := &panickyClient{Client: client}
+	net := &engine.Network{Name: "dev", ChainID: big.NewInt(1337), Chain: chain}
+	f := engine.NewFaucet(net, key, big.NewInt(1e15))
+
+	sys := actor.NewActorSystem()
+	pid := sys.Root.Spawn(lifecycle.Guarded(Props(f, slog.New(slog.NewTextHandler(io.Discard, nil)))))
+	t.Cleanup(func() { _ = sys.Root.StopFuture(pid).Wait() })
+	addrs := []common.Address{common.BigToAddress(big.NewInt(0x20001)), common.BigToAddress(big.NewInt(0x20002))}
+	sys.Root.Send(pid, &Fund{Addresses: addrs})
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		funded := 0
+		for _, a := range addrs {
+			if bal, err := client.BalanceAt(ctx, a, nil); err == nil && bal.Sign() > 0 {
+				funded++
+			}
+		}
+		if funded == len(addrs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d addresses funded after the panic (panicked: %v)", funded, len(addrs), chain.panicked.Load())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !chain.panicked.Load() {
+		t.Fatal("the injected panic did not happen")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -138,5 +139,69 @@ func TestPollBacksOffWhileFailing(t *testing.T) {
 	a.failures = 0
 	if got := a.nextPoll(nil); got != time.Second {
 		t.Errorf("after a success: next poll in %s, want 1s", got)
+	}
+}
+
+// panickyChain is a countingChain whose poll number panicAt panics.
+type panickyChain struct {
+	countingChain
+	panicAt int64
+}
+
+func (c *panickyChain) HeaderByNumber(ctx context.Context, n *big.Int) (*types.Header, error) {
+	h, err := c.countingChain.HeaderByNumber(ctx, n)
+	if n == nil && c.polls.Load() == c.panicAt {
+		panic("injected: the node client panicked")
+	}
+	return h, err
+}
+
+// TestWatcherRestartsAfterAPanic: a panic in a poll restarts the watcher
+// (lifecycle supervision, as it is spawned in production): the failed
+// incarnation's head source is closed and a new one started, and polling
+// goes on at one timer's pace (the failed incarnation's timer is gone).
+func TestWatcherRestartsAfterAPanic(t *testing.T) {
+	const interval = 5 * time.Millisecond
+	chain := &panickyChain{panicAt: 3}
+	net := &engine.Network{Name: "n", ChainID: big.NewInt(1), PollInterval: interval, Chain: chain}
+	var mu sync.Mutex
+	var sources []*fakeHeads
+	cfg := Config{Network: net, Store: &cursorStore{}, Clock: engine.SystemClock{}, Log: slog.New(slog.DiscardHandler), Waker: noWaker{},
+		NewHeads: func() Heads {
+			mu.Lock()
+			defer mu.Unlock()
+			h := &fakeHeads{wake: make(chan struct{}, 1)}
+			sources = append(sources, h)
+			return h
+		}}
+	// Heads connected: the timer polls every SafetyPollFactor intervals.
+	every := SafetyPollFactor * interval
+	sys := actor.NewActorSystem()
+	defer sys.Shutdown()
+	pid := sys.Root.Spawn(lifecycle.Guarded(Props(cfg)))
+	eventually(t, "a second head source (the restart)", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(sources) == 2
+	})
+	mu.Lock()
+	first := sources[0]
+	mu.Unlock()
+	eventually(t, "the failed incarnation's head source closed", first.closed.Load)
+	before := chain.polls.Load()
+	window := 20 * every
+	time.Sleep(window)
+	polls := chain.polls.Load() - before
+	t.Logf("%d polls in %s after the restart (one timer: about %d)", polls, window, window/every)
+	if polls == 0 || polls > int64(window/every)*3/2 {
+		t.Fatalf("%d polls in %s after the restart, want about %d", polls, window, window/every)
+	}
+	if err := sys.Root.StopFuture(pid).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !sources[1].closed.Load() {
+		t.Fatal("the second head source is open after the stop")
 	}
 }
