@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,14 +15,39 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/actors/callbacks"
+	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
+// panickyStore is the store whose first ClaimDueCallbacks (the
+// dispatcher's poll) panics.
+type panickyStore struct {
+	*sqlite.Store
+	panicked atomic.Bool
+}
+
+func (s *panickyStore) ClaimDueCallbacks(ctx context.Context, node string, now time.Time, claimFor time.Duration, limit int) ([]engine.Callback, error) {
+	if s.panicked.CompareAndSwap(false, true) {
+		panic("injected: the store panicked")
+	}
+	return s.Store.ClaimDueCallbacks(ctx, node, now, claimFor, limit)
+}
+
 // TestActorDeliversFromTheOutbox: a transaction that fails in the store is
-// delivered by the actor's own polling, signed with its owner's secret; a
-// stop waits for the actor.
+// delivered by the actor's own polling, signed with its owner's secret,
+// once; a stop waits for the actor. So it is when the actor's first poll
+// panics: the actor restarts (lifecycle supervision, as spawned in
+// production) and the next incarnation delivers.
 func TestActorDeliversFromTheOutbox(t *testing.T) {
+	for _, panics := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "after a panic"}[panics], func(t *testing.T) {
+			deliversFromTheOutbox(t, panics)
+		})
+	}
+}
+
+func deliversFromTheOutbox(t *testing.T, panics bool) {
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "txengine.db"))
 	if err != nil {
@@ -56,10 +82,15 @@ func TestActorDeliversFromTheOutbox(t *testing.T) {
 
 	sys := actor.NewActorSystem()
 	defer sys.Shutdown()
-	pid := sys.Root.Spawn(callbacks.Props(callbacks.Config{
-		Dispatcher:   engine.DispatcherConfig{Store: store, AllowPrivate: true},
+	var ds engine.DispatcherStore = store
+	panicky := &panickyStore{Store: store}
+	if panics {
+		ds = panicky
+	}
+	pid := sys.Root.Spawn(lifecycle.Guarded(callbacks.Props(callbacks.Config{
+		Dispatcher:   engine.DispatcherConfig{Store: ds, AllowPrivate: true},
 		PollInterval: 50 * time.Millisecond,
-	}))
+	})))
 	ended := time.Now()
 	if err := store.MarkFailed(ctx, "t1", &engine.TxError{Code: engine.TxReverted, Message: "nope"}, ended); err != nil {
 		t.Fatal(err)
@@ -94,6 +125,9 @@ func TestActorDeliversFromTheOutbox(t *testing.T) {
 	want, _ := engine.CallbackBody(stored)
 	if string(body) != string(want) {
 		t.Fatalf("body = %s, want %s", body, want)
+	}
+	if panics && !panicky.panicked.Load() {
+		t.Fatal("the injected panic did not happen")
 	}
 	if err := sys.Root.StopFuture(pid).Wait(); err != nil {
 		t.Fatal(err)
