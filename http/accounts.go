@@ -86,13 +86,18 @@ func (s *Server) defaultAccount(c *gin.Context) {
 // its id, owner, address and creation time (accountCache.defaultOf), which
 // is all that its views, balances and sends use.
 func (s *Server) callerDefaultAccount(c *gin.Context) (*engine.Account, error) {
-	u := currentUser(c)
-	a, err := s.accounts.defaultOf(c.Request.Context(), u.ID, s.store.DefaultAccount)
+	return s.defaultAccountOf(c.Request.Context(), currentUser(c).ID)
+}
+
+// defaultAccountOf returns the default account of user id, as
+// callerDefaultAccount does.
+func (s *Server) defaultAccountOf(ctx context.Context, id string) (*engine.Account, error) {
+	a, err := s.accounts.defaultOf(ctx, id, s.store.DefaultAccount)
 	if engine.IsNotFound(err) {
 		return nil, notFound("", "the current user has no default account")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("default account of %s: %w", u.ID, err)
+		return nil, fmt.Errorf("default account of %s: %w", id, err)
 	}
 	return a, nil
 }

@@ -85,7 +85,7 @@ func (s *Server) call(c *gin.Context, tg txTarget, req callRequest) {
 
 // prepareCall resolves the method, encodes the arguments and the sender.
 func (s *Server) prepareCall(c *gin.Context, tg txTarget, method string, req callRequest) (preparedCall, error) {
-	if err := checkMethodName(method); err != nil {
+	if err := engine.CheckMethodName(method); err != nil {
 		return preparedCall{}, err
 	}
 	m, err := engine.FindMethod(tg.abi, method)
@@ -261,7 +261,7 @@ func (s *Server) prepareBatchItem(c *gin.Context, raw json.RawMessage) (prepared
 		if err != nil || len(*item.ContractID) != 36 {
 			return preparedCall{}, notFound("contractId", "contract %s not found", *item.ContractID)
 		}
-		ct, err := s.ownContract(c.Request.Context(), currentUser(c), id.String(), "contractId")
+		ct, err := s.ownContract(c.Request.Context(), currentUser(c).ID, id.String(), "contractId")
 		if err != nil {
 			return preparedCall{}, err
 		}

@@ -213,13 +213,13 @@ func (s *Server) pathContract(c *gin.Context) (*engine.Contract, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.ownContract(c.Request.Context(), currentUser(c), id, "")
+	return s.ownContract(c.Request.Context(), currentUser(c).ID, id, "")
 }
 
-// ownContract returns the contract id of u, or not_found on field.
-func (s *Server) ownContract(ctx context.Context, u *engine.User, id, field string) (*engine.Contract, error) {
+// ownContract returns the contract id of user owner, or not_found on field.
+func (s *Server) ownContract(ctx context.Context, owner, id, field string) (*engine.Contract, error) {
 	ct, err := s.contracts.contract(ctx, id, s.store.ContractByID)
-	if engine.IsNotFound(err) || (err == nil && ct.Owner != u.ID) {
+	if engine.IsNotFound(err) || (err == nil && ct.Owner != owner) {
 		return nil, notFound(field, "contract %s not found", id)
 	}
 	if err != nil {

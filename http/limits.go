@@ -13,26 +13,15 @@ import (
 
 // Bounds of request inputs that are not bounded elsewhere. The body as a
 // whole is bounded by Config.MaxBodyBytes; contract names (maxContractName),
-// Idempotency-Key (maxIdempotencyKeyLen), callback URLs (maxCallbackURLLen,
-// Config.MaxCallbacks), dependsOn (maxDependsOn), batch calls
+// Idempotency-Key (maxIdempotencyKeyLen), callback URLs (engine.MaxCallbackURLLen,
+// Config.MaxCallbacks), dependsOn (engine.MaxDependsOn), method names
+// (engine.MaxMethodLen), batch calls
 // (maxBatchCalls) and page sizes (maxTxLimit, maxPageSize) have their own.
 const (
-	// maxMethodLen bounds a method name or full signature, in the path of
-	// the send and call routes and in the method field of a batch call.
-	maxMethodLen = 1024
 	// maxQueryLen bounds free-text query parameters (text, name, symbol,
 	// method, network, event).
 	maxQueryLen = 256
 )
-
-// checkMethodName refuses a method name or signature longer than
-// maxMethodLen characters as invalid_argument on field "method".
-func checkMethodName(name string) error {
-	if utf8.RuneCountInString(name) > maxMethodLen {
-		return engine.Invalid("method", "method is longer than %d characters", maxMethodLen)
-	}
-	return nil
-}
 
 // boundedQuery returns the query parameter name, refusing one longer than
 // maxQueryLen characters as invalid_argument on that field.

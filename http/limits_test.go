@@ -20,7 +20,7 @@ import (
 func TestLimitsOfStringsAndQueries(t *testing.T) {
 	env := newTestEnv(t)
 	ct := env.aliceToken20.ID
-	long := strings.Repeat("m", maxMethodLen+1)
+	long := strings.Repeat("m", engine.MaxMethodLen+1)
 	longQ := strings.Repeat("q", maxQueryLen+1)
 	tests := []struct {
 		method, path, body string

@@ -5,41 +5,13 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 )
-
-// maxDependsOn bounds the dependencies of one transaction.
-const maxDependsOn = 100
-
-// assetETH is the waitForAsset value that names the network's native coin.
-const assetETH = "ETH"
-
-// txOptions are the optional fields of every request that creates a
-// transaction (sends and token transfers).
-type txOptions struct {
-	// From is an address or an account id of one of the caller's accounts;
-	// absent means the caller's default account.
-	From      *string
-	Callbacks []string
-	// WaitForAsset ("ETH", a token contract id or a token address on the
-	// same network) and WaitForValue (decimal, smallest unit) go together.
-	WaitForAsset *string
-	WaitForValue *string
-	DependsOn    []string
-	// WaitTimeout is how many seconds the conditions may take.
-	WaitTimeout *int64
-}
-
-// maxWaitTimeout bounds waitTimeout: 30 days.
-const maxWaitTimeout = 30 * 24 * 3600
 
 // sendRequest is the body of POST /contracts/{contractId}/send/{method}
 // and, with abi or type, of POST
@@ -60,8 +32,8 @@ type sendRequest struct {
 	Type         *string         `json:"type"`
 }
 
-func (r *sendRequest) options() txOptions {
-	return txOptions{From: r.From, Callbacks: r.Callbacks, WaitForAsset: r.WaitForAsset, WaitForValue: r.WaitForValue, DependsOn: r.DependsOn, WaitTimeout: r.WaitTimeout}
+func (r *sendRequest) options() engine.SendOptions {
+	return engine.SendOptions{From: r.From, Callbacks: r.Callbacks, WaitForAsset: r.WaitForAsset, WaitForValue: r.WaitForValue, DependsOn: r.DependsOn, WaitTimeout: r.WaitTimeout}
 }
 
 // refuseABI rejects abi and type in requests on a registered contract,
@@ -201,73 +173,18 @@ func (s *Server) send(c *gin.Context, tg txTarget, req sendRequest) {
 	s.submitTx(c, tx)
 }
 
-// buildTx is the one builder of transactions: it resolves method on tg,
-// encodes args, checks value against the method's payability, validates
-// the options and returns the transaction, ready for Engine.Submit.
-// Nothing is stored.
-func (s *Server) buildTx(c *gin.Context, tg txTarget, method string, args []json.RawMessage, value *big.Int, opts txOptions) (*engine.Transaction, error) {
-	if err := checkMethodName(method); err != nil {
-		return nil, err
-	}
-	m, err := engine.FindMethod(tg.abi, method)
-	if err != nil {
-		return nil, err
-	}
-	data, params, err := engine.PackCall(m, args)
-	if err != nil {
-		return nil, err
-	}
-	if value.Sign() > 0 && !m.IsPayable() {
-		return nil, engine.Invalid("value", "%s is not payable: value must be 0 or absent", m.Sig)
-	}
-	callbacks, err := s.callbackURLs(opts.Callbacks)
-	if err != nil {
-		return nil, err
-	}
-	asset, assetValue, err := s.waitFor(c, tg.network.Name, opts.WaitForAsset, opts.WaitForValue)
-	if err != nil {
-		return nil, err
-	}
-	deps, err := s.dependencies(c, opts.DependsOn)
-	if err != nil {
-		return nil, err
-	}
-	if opts.WaitTimeout != nil && (*opts.WaitTimeout < 1 || *opts.WaitTimeout > maxWaitTimeout) {
-		return nil, engine.Invalid("waitTimeout", "waitTimeout must be a whole number of seconds from 1 to %d", maxWaitTimeout)
-	}
-	from, err := s.sender(c, opts.From)
-	if err != nil {
-		return nil, err
-	}
-	tx := &engine.Transaction{
-		ID:              uuid.NewString(),
-		Owner:           currentUser(c).ID,
-		AccountID:       from.ID,
-		Network:         tg.network.Name,
-		From:            from.Address,
-		ContractAddress: tg.address,
-		ContractBWType:  tg.bwtype,
-		Method:          m.RawName,
-		Parameters:      params,
-		Data:            data,
-		Value:           value,
-		Status:          engine.StatusNew,
-		Created:         s.clock.Now(),
-		Callbacks:       callbacks,
-		DependsOn:       deps,
-		WaitForAsset:    asset,
-		WaitForValue:    assetValue,
-	}
-	if opts.WaitTimeout != nil {
-		until := tx.Created.Add(time.Duration(*opts.WaitTimeout) * time.Second)
-		tx.WaitUntil = &until
-	}
-	if tg.contract != nil {
-		tx.ContractID, tx.ContractName = tg.contract.ID, tg.contract.Name
-	} else {
-		tx.ABI = tg.rawABI
-	}
-	return tx, nil
+// buildTx builds the transaction of the caller's call of method on tg
+// (engine.Builder, with the caller's objects found through sendLookup).
+func (s *Server) buildTx(c *gin.Context, tg txTarget, method string, args []json.RawMessage, value *big.Int, opts engine.SendOptions) (*engine.Transaction, error) {
+	b := engine.Builder{Lookup: sendLookup{s}, Clock: s.clock, MaxCallbacks: s.cfg.MaxCallbacks, AllowPrivateCallbacks: s.cfg.AllowPrivateCallbacks}
+	return b.Build(c.Request.Context(), engine.SendRequest{
+		Owner:   currentUser(c).ID,
+		Target:  engine.SendTarget{Network: tg.network.Name, Address: tg.address, ABI: tg.abi, RawABI: tg.rawABI, BWType: tg.bwtype, Contract: tg.contract},
+		Method:  method,
+		Args:    args,
+		Value:   value,
+		Options: opts,
+	})
 }
 
 // submitTx hands tx to the engine and answers 202 with the stored record.
@@ -281,92 +198,4 @@ func (s *Server) submitTx(c *gin.Context, tx *engine.Transaction) {
 		return
 	}
 	respond(c, http.StatusAccepted, engine.ViewTransaction(stored))
-}
-
-// waitFor validates waitForAsset and waitForValue, which go together. The
-// asset is stored normalized: "ETH" or the token's EIP-55 address.
-func (s *Server) waitFor(c *gin.Context, network string, asset, value *string) (string, *big.Int, error) {
-	switch {
-	case asset == nil && value == nil:
-		return "", nil, nil
-	case asset == nil:
-		return "", nil, engine.Invalid("waitForAsset", "waitForAsset is required with waitForValue")
-	case value == nil:
-		return "", nil, engine.Invalid("waitForValue", "waitForValue is required with waitForAsset")
-	}
-	amount, err := engine.ParseAmount("waitForValue", *value)
-	if err != nil {
-		return "", nil, err
-	}
-	a := strings.TrimSpace(*asset)
-	switch {
-	case strings.EqualFold(a, assetETH):
-		return assetETH, amount, nil
-	case engine.IsAddressLike(a):
-		addr, err := engine.ParseAddress("waitForAsset", a)
-		if err != nil {
-			return "", nil, err
-		}
-		return addr.Hex(), amount, nil
-	}
-	id, err := uuid.Parse(a)
-	if err != nil || len(a) != 36 {
-		return "", nil, engine.Invalid("waitForAsset", `waitForAsset must be "ETH", a token contract id or a token address`)
-	}
-	ct, err := s.ownContract(c.Request.Context(), currentUser(c), id.String(), "waitForAsset")
-	if err != nil {
-		return "", nil, err
-	}
-	if !ct.IsToken() {
-		return "", nil, engine.Invalid("waitForAsset", "contract %s is not a token", ct.ID)
-	}
-	if ct.Network != network {
-		return "", nil, engine.Invalid("waitForAsset", "token %s is on network %s, the transaction on %s", ct.ID, ct.Network, network)
-	}
-	return ct.Address.Hex(), amount, nil
-}
-
-// dependencies validates dependsOn: ids of transactions of the caller
-// (requested by the caller or sent from one of the caller's accounts).
-// Duplicates are dropped; unknown and foreign ids are not found.
-func (s *Server) dependencies(c *gin.Context, ids []string) ([]string, error) {
-	if ids == nil {
-		return nil, nil
-	}
-	if len(ids) > maxDependsOn {
-		return nil, engine.Invalid("dependsOn", "at most %d dependencies are allowed", maxDependsOn)
-	}
-	ctx := c.Request.Context()
-	u := currentUser(c)
-	seen := map[string]bool{}
-	out := make([]string, 0, len(ids))
-	for _, raw := range ids {
-		id, err := uuid.Parse(raw)
-		if err != nil || len(raw) != 36 {
-			return nil, engine.Invalid("dependsOn", "dependsOn must list transaction ids; %q is not one", raw)
-		}
-		key := id.String()
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		dep, err := s.store.TransactionByID(ctx, key)
-		if engine.IsNotFound(err) {
-			return nil, notFound("dependsOn", "transaction %s not found", key)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("dependency %s: %w", key, err)
-		}
-		if dep.Owner != u.ID {
-			a, err := s.store.AccountByID(ctx, dep.AccountID)
-			if err != nil && !engine.IsNotFound(err) {
-				return nil, fmt.Errorf("dependency %s: account: %w", key, err)
-			}
-			if err != nil || a.Owner != u.ID {
-				return nil, notFound("dependsOn", "transaction %s not found", key)
-			}
-		}
-		out = append(out, key)
-	}
-	return out, nil
 }

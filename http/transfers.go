@@ -1,20 +1,17 @@
 package http
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net/url"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 )
-
-// maxCallbackURLLen bounds one callback URL.
-const maxCallbackURLLen = 2048
 
 // transferRequest is the body of POST /tokens/{contractId}/transfers.
 // Pointers tell an absent field from an empty one.
@@ -68,7 +65,7 @@ func (s *Server) createTransfer(c *gin.Context) {
 	}
 	// to in lower case: PackCall need not verify a checksum it would compute.
 	args := []json.RawMessage{jsonQuote("0x" + hex.EncodeToString(to[:])), jsonQuote(value.String())}
-	tx, err := s.buildTx(c, tg, "transfer", args, new(big.Int), txOptions{
+	tx, err := s.buildTx(c, tg, "transfer", args, new(big.Int), engine.SendOptions{
 		From: req.From, Callbacks: req.Callbacks, WaitForAsset: req.WaitForAsset, WaitForValue: req.WaitForValue, DependsOn: req.DependsOn, WaitTimeout: req.WaitTimeout,
 	})
 	if err != nil {
@@ -84,14 +81,29 @@ func jsonQuote(s string) json.RawMessage {
 	return b
 }
 
-// sender resolves the optional from field (an address or an account id) to
-// one of the caller's accounts; absent means the default account. The
-// account comes from the account cache: id, owner and address only.
-func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
-	ctx := c.Request.Context()
-	u := currentUser(c)
+// sendLookup finds the caller's objects that a send names, through the
+// server's caches (engine.SendLookup).
+type sendLookup struct{ s *Server }
+
+func (l sendLookup) OwnContract(ctx context.Context, owner, id, field string) (*engine.Contract, error) {
+	return l.s.ownContract(ctx, owner, id, field)
+}
+
+func (l sendLookup) TransactionByID(ctx context.Context, id string) (*engine.Transaction, error) {
+	return l.s.store.TransactionByID(ctx, id)
+}
+
+func (l sendLookup) AccountByID(ctx context.Context, id string) (*engine.Account, error) {
+	return l.s.store.AccountByID(ctx, id)
+}
+
+// Sender resolves the optional from field (an address or an account id) to
+// one of owner's accounts; absent means the default account. The account
+// comes from the account cache: id, owner and address only.
+func (l sendLookup) Sender(ctx context.Context, owner string, from *string) (*engine.Account, error) {
+	s := l.s
 	if from == nil {
-		a, err := s.callerDefaultAccount(c)
+		a, err := s.defaultAccountOf(ctx, owner)
 		if engine.IsNotFound(err) {
 			return nil, notFound("from", "the current user has no default account: name one in from")
 		}
@@ -103,7 +115,7 @@ func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
 			return nil, err
 		}
 		a, err := s.accounts.byAddressForSend(ctx, addr, s.store.AccountByAddress)
-		if engine.IsNotFound(err) || (err == nil && a.Owner != u.ID) {
+		if engine.IsNotFound(err) || (err == nil && a.Owner != owner) {
 			return nil, notFound("from", "no account of the current user has address %s", addr.Hex())
 		}
 		if err != nil {
@@ -116,37 +128,11 @@ func (s *Server) sender(c *gin.Context, from *string) (*engine.Account, error) {
 		return nil, engine.Invalid("from", "from must be an address or an account id")
 	}
 	a, err := s.accounts.byIDForSend(ctx, id.String(), s.store.AccountByID)
-	if engine.IsNotFound(err) || (err == nil && a.Owner != u.ID) {
+	if engine.IsNotFound(err) || (err == nil && a.Owner != owner) {
 		return nil, notFound("from", "account %s not found", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("account %s: %w", id, err)
 	}
 	return a, nil
-}
-
-// callbackURLs validates callback URLs: absolute http(s), bounded in number
-// and length, and (unless allowed by configuration) not aimed at an address
-// callbacks may not reach, by name or literally (engine.CheckCallbackHost;
-// the dispatcher checks resolved names when it connects).
-func (s *Server) callbackURLs(urls []string) ([]string, error) {
-	if len(urls) > s.cfg.MaxCallbacks {
-		return nil, engine.Invalid("callbacks", "at most %d callbacks are allowed", s.cfg.MaxCallbacks)
-	}
-	for _, raw := range urls {
-		if len(raw) > maxCallbackURLLen {
-			return nil, engine.Invalid("callbacks", "a callback URL is longer than %d characters", maxCallbackURLLen)
-		}
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
-			return nil, engine.Invalid("callbacks", "callback %q is not an absolute http(s) URL", raw)
-		}
-		if s.cfg.AllowPrivateCallbacks {
-			continue
-		}
-		if err := engine.CheckCallbackHost(u.Hostname()); err != nil {
-			return nil, engine.Invalid("callbacks", "callback %q is refused: %v", raw, err)
-		}
-	}
-	return urls, nil
 }

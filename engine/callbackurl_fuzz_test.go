@@ -1,15 +1,14 @@
-package http
+package engine
 
 import (
+	"errors"
 	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/txengine/txengine/engine"
 )
 
-// FuzzCallbackURL: callbackURLs never panics; a URL it accepts is an
+// FuzzCallbackURL: Builder.CallbackURLs never panics; a URL it accepts is an
 // absolute http(s) URL with a host, and, unless private callbacks are
 // allowed, its host is neither localhost nor an IP literal (zone or not)
 // that the dispatcher would refuse to connect to (engine.PrivateAddr).
@@ -31,30 +30,31 @@ func FuzzCallbackURL(f *testing.F) {
 	f.Add("http://127.0.0.1/", true)
 	f.Add("ftp://127.0.0.1/", true)
 	f.Fuzz(func(t *testing.T, raw string, allowPrivate bool) {
-		s := &Server{cfg: Config{MaxCallbacks: 10, AllowPrivateCallbacks: allowPrivate}}
-		got, err := s.callbackURLs([]string{raw})
+		b := Builder{MaxCallbacks: 10, AllowPrivateCallbacks: allowPrivate}
+		got, err := b.CallbackURLs([]string{raw})
 		if err != nil {
-			if e, ok := asEngineError(err); !ok || e.Code != engine.CodeInvalidArgument || e.Field != "callbacks" {
-				t.Fatalf("callbackURLs(%q): %v is not invalid_argument on callbacks", raw, err)
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeInvalidArgument || e.Field != "callbacks" {
+				t.Fatalf("CallbackURLs(%q): %v is not invalid_argument on callbacks", raw, err)
 			}
 			return
 		}
 		if len(got) != 1 || got[0] != raw {
-			t.Fatalf("callbackURLs(%q) = %q, want the URL unchanged", raw, got)
+			t.Fatalf("CallbackURLs(%q) = %q, want the URL unchanged", raw, got)
 		}
 		u, err := url.Parse(raw)
 		if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-			t.Fatalf("callbackURLs accepted %q, not an absolute http(s) URL with a host", raw)
+			t.Fatalf("CallbackURLs accepted %q, not an absolute http(s) URL with a host", raw)
 		}
 		if allowPrivate {
 			return
 		}
 		host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-			t.Fatalf("callbackURLs accepted %q, aimed at localhost", raw)
+			t.Fatalf("CallbackURLs accepted %q, aimed at localhost", raw)
 		}
-		if addr, err := netip.ParseAddr(host); err == nil && engine.PrivateAddr(addr.WithZone("")) {
-			t.Fatalf("callbackURLs accepted %q, whose host %s is a private IP literal", raw, host)
+		if addr, err := netip.ParseAddr(host); err == nil && PrivateAddr(addr.WithZone("")) {
+			t.Fatalf("CallbackURLs accepted %q, whose host %s is a private IP literal", raw, host)
 		}
 	})
 }
