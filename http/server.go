@@ -79,9 +79,6 @@ type Config struct {
 	// AllowPrivateCallbacks accepts callback URLs whose host is "localhost"
 	// or an address engine.PrivateAddr refuses (engine.CheckCallbackHost).
 	AllowPrivateCallbacks bool
-	// PublicSupply serves GET /tokens/{network}/{address}/supply and
-	// /circulating without authentication, for market-data aggregators.
-	PublicSupply bool
 	// RateLimit sets the per-user request limits (ratelimit.go).
 	RateLimit RateLimitConfig
 	// MaxHeadAge makes /readyz report a network whose latest block is
@@ -260,12 +257,8 @@ func (s *Server) routes() *gin.Engine {
 	api.POST("/tokens/:contractId/transfers", s.idempotent, s.createTransfer)
 	api.GET("/tokens/:contractId/transfers", s.listTransfers)
 	api.GET("/tokens/:contractId/:address", s.networkToken)
-	supply := api
-	if s.cfg.PublicSupply {
-		supply = r.Group("/", s.refuseWhenDraining)
-	}
-	supply.GET("/tokens/:contractId/:address/supply", s.tokenSupply)
-	supply.GET("/tokens/:contractId/:address/circulating", s.tokenCirculating)
+	api.GET("/tokens/:contractId/:address/supply", s.tokenSupply)
+	api.GET("/tokens/:contractId/:address/circulating", s.tokenCirculating)
 
 	api.GET("/transactions", s.listTransactions)
 	api.GET("/transactions/:id", s.getTransaction)
