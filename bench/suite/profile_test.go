@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/internal/freeport"
+	"github.com/txengine/txengine/internal/servicetest"
 )
 
 // TestProfile profiles the service under one load shape on PostgreSQL
@@ -46,9 +47,9 @@ func TestProfile(t *testing.T) {
 	seconds := envInt(t, "TXENGINE_PROFILE_SECONDS", 20)
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "profile: "+format+"\n", args...) }
 
-	bin := filepath.Join(t.TempDir(), "txengine-pprof")
-	if o, err := exec.Command("go", "build", "-tags", "pprof", "-o", bin, "../../cmd/txengine").CombinedOutput(); err != nil {
-		t.Fatalf("build the profiling binary: %v\n%s", err, o)
+	bin, err := servicetest.Build(t.TempDir(), servicetest.Package, false, "pprof")
+	if err != nil {
+		t.Fatalf("build the profiling binary: %v", err)
 	}
 	t.Setenv("TXENGINE_BENCH_BIN", bin)
 	b := build(t)

@@ -141,13 +141,13 @@ func measure(t *testing.T, txload string, svc *service, sh shape, during func(),
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	cpu := processCPU(t, svc.cmd.Process.Pid)
+	cpu := processCPU(t, svc.PID())
 	if during != nil {
 		during()
 	}
 	m.r = report(<-loaded)
 	m.after = scrape(t, svc.url)
-	m.cpu = processCPU(t, svc.cmd.Process.Pid) - cpu
+	m.cpu = processCPU(t, svc.PID()) - cpu
 	m.completed = m.after.completed - m.before.completed
 	m.rpc = m.after.rpc - m.before.rpc
 	return m

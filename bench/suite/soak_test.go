@@ -101,7 +101,7 @@ func TestSoak(t *testing.T) {
 	start := time.Now()
 	var samples []soakSample
 	sample := func() {
-		s := soakSample{At: time.Since(start), RSSMB: vmRSS(t, svc.cmd.Process.Pid)}
+		s := soakSample{At: time.Since(start), RSSMB: vmRSS(t, svc.PID())}
 		if m, err := scrapeGauges(svc.url, "go_goroutines", "process_open_fds"); err == nil {
 			s.Goroutines, s.OpenFDs = m["go_goroutines"], m["process_open_fds"]
 		}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/txengine/txengine/bench/benchtable"
 	"github.com/txengine/txengine/internal/gethtest"
+	"github.com/txengine/txengine/internal/servicetest"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
 )
 
@@ -78,16 +79,19 @@ type bins struct{ txengine, txload, ceiling string }
 func build(t *testing.T) bins {
 	dir := t.TempDir()
 	b := bins{filepath.Join(dir, "txengine"), filepath.Join(dir, "txload"), filepath.Join(dir, "ceiling")}
-	pkgs := map[string]string{b.txengine: "../../cmd/txengine", b.txload: "../../cmd/txload", b.ceiling: "../ceiling"}
+	pkgs := map[string]string{b.txengine: servicetest.Package, b.txload: "github.com/txengine/txengine/cmd/txload", b.ceiling: "github.com/txengine/txengine/bench/ceiling"}
 	if bin := os.Getenv("TXENGINE_BENCH_BIN"); bin != "" {
 		// A txengine built otherwise (go build -tags pprof, or instrumented).
 		delete(pkgs, b.txengine)
 		b.txengine = bin
 	}
 	for out, pkg := range pkgs {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		if o, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", pkg, err, o)
+		bin, err := servicetest.Build(filepath.Dir(out), pkg, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(bin, out); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return b
@@ -500,7 +504,7 @@ func benchIdle(t *testing.T, b bins, netEnv []string, tokenAddr string, logf fun
 	}
 	ended := time.Since(sendStart).Seconds()
 	after := scrape(t, svc.url)
-	rssEnded := vmRSS(t, svc.cmd.Process.Pid)
+	rssEnded := vmRSS(t, svc.PID())
 	outcome := after.outcome(before)
 	logf("P4 idle: every transfer ended %.1fs after the first send (%.1fs after the last accept): %s; open %s; RSS %.0f MB",
 		ended, ended-sent, outcome, open, rssEnded)
@@ -521,7 +525,7 @@ func benchIdle(t *testing.T, b bins, netEnv []string, tokenAddr string, logf fun
 
 	// Every account actor passivates idleAccount after its last message.
 	time.Sleep(idle + 10*time.Second)
-	rss := vmRSS(t, svc.cmd.Process.Pid)
+	rss := vmRSS(t, svc.PID())
 	idleNow := scrape(t, svc.url)
 	logf("P4 idle: RSS %.0f MB after %s idle; account actors running: %.0f (%.0f when the last transfer ended)",
 		rss, idle+10*time.Second, idleNow.actors, after.actors)
@@ -706,95 +710,40 @@ func loadRun(txload, url, token string, args ...string) (loadReport, error) {
 
 // service is a running txengine.
 type service struct {
-	cmd        *exec.Cmd
+	*servicetest.Process
 	url, token string
-	exited     chan error
-	logs       *lockedBuffer
 }
 
 // startService starts txengine serve on dataDir (embedded default unless
 // env says otherwise) and waits for its banner.
 func startService(t *testing.T, bin, dataDir string, env ...string) *service {
 	t.Helper()
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(append(os.Environ(), "TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir,
-		"TXENGINE_DEV_BLOCK_PERIOD=1s", "TXENGINE_LOG_LEVEL=warn"), env...)
-	s := &service{cmd: cmd, exited: make(chan error, 1), logs: &lockedBuffer{}}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	opts := servicetest.Options{
+		Env: append([]string{"TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR=" + dataDir,
+			"TXENGINE_DEV_BLOCK_PERIOD=1s", "TXENGINE_LOG_LEVEL=warn"}, env...),
+		MaxLogs: 1 << 20,
 	}
-	cmd.Stderr = s.logs
 	if p := os.Getenv("TXENGINE_BENCH_SERVICE_LOG"); p != "" {
-		// Keep the service's stderr (appended, one file for every service).
+		// Keep the service's output (appended, one file for every service).
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = f.Close() })
-		cmd.Stderr = io.MultiWriter(s.logs, f)
+		opts.Output = f
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start txengine: %v", err)
+	p, err := servicetest.Start(bin, []string{"serve"}, opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ready := make(chan [2]string, 1)
-	go func() { // owned by the service: ends when the process closes stdout
-		var url string
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			if u, ok := strings.CutPrefix(line, "txengine is listening on "); ok {
-				url = u
-			}
-			if tok, ok := strings.CutPrefix(line, "operator token: "); ok {
-				ready <- [2]string{url, tok}
-			}
-		}
-	}()
-	go func() { s.exited <- cmd.Wait() }() // owned by the service: ends with the process
-	select {
-	case r := <-ready:
-		s.url, s.token = r[0], r[1]
-	case err := <-s.exited:
-		t.Fatalf("txengine exited at start: %v\n%s", err, s.logs.String())
-	case <-time.After(120 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("txengine did not start in 120s\n%s", s.logs.String())
-	}
+	s := &service{Process: p, url: p.URL, token: p.Token}
 	t.Cleanup(s.stop)
 	return s
 }
 
 // stop ends the service (SIGKILL: the benchmark needs no graceful drain)
 // and waits for it; a no-op the second time.
-func (s *service) stop() {
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	_ = s.cmd.Process.Kill()
-	<-s.exited
-	s.exited <- nil // later calls return at once
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 1<<20 {
-		l.b.Reset()
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+func (s *service) stop() { s.Kill() }
 
 // ceilingServer is the running bench/ceiling program.
 type ceilingServer struct {

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -11,11 +10,9 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +25,7 @@ import (
 	"github.com/txengine/txengine/internal/etcdtest"
 	"github.com/txengine/txengine/internal/gethtest"
 	"github.com/txengine/txengine/internal/racelog"
+	"github.com/txengine/txengine/internal/servicetest"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
 
 	"github.com/txengine/txengine/internal/freeport"
@@ -257,11 +255,12 @@ type node struct {
 	clusterPort int
 	amPort      int
 
-	mu     sync.Mutex
-	logs   bytes.Buffer
-	cmd    *exec.Cmd
-	exited chan error
-	banner string // the operator token of its last start
+	mu   sync.Mutex
+	logs bytes.Buffer
+	// proc is the running process; nil when the node is down.
+	proc *servicetest.Process
+	// banner is the operator token of its last start.
+	banner string
 }
 
 // URL is the node's API base URL (the same across restarts).
@@ -278,54 +277,26 @@ func (n *node) start() {
 // launch is start without the test: it may run on any goroutine.
 func (n *node) launch() error {
 	n.mu.Lock()
-	if n.cmd != nil {
+	if n.proc != nil {
 		n.mu.Unlock()
 		return fmt.Errorf("%s: already running", n.name)
 	}
 	fmt.Fprintf(&n.logs, "=== %s start %s\n", n.name, time.Now().Format(time.RFC3339Nano))
 	n.mu.Unlock()
-	cmd := exec.Command(binary, "serve", "--config", n.cfgPath)
 	// A -race binary exits 66 when it saw any race, protoactor-go's own
 	// included; failOnRace reads the reports instead, so the exit status
 	// keeps meaning what the service says.
-	cmd.Env = append(os.Environ(), "TXENGINE_LOG_LEVEL=info", "GORACE=exitcode=0")
-	stdout, err := cmd.StdoutPipe()
+	p, err := servicetest.Start(binary, []string{"serve", "--config", n.cfgPath}, servicetest.Options{
+		Env:    []string{"TXENGINE_LOG_LEVEL=info", "GORACE=exitcode=0"},
+		Output: writerFunc(n.write), MaxLogs: 1 << 20,
+	})
 	if err != nil {
-		return err
-	}
-	cmd.Stderr = writerFunc(n.write)
-	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s: %w", n.name, err)
 	}
-	exited := make(chan error, 1)
-	banner := make(chan string, 1)
-	go func() { // ends with the process's stdout
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			_, _ = n.write([]byte("stdout: " + line + "\n"))
-			if tok, ok := strings.CutPrefix(line, "operator token: "); ok {
-				banner <- tok
-			}
-		}
-	}()
-	go func() { exited <- cmd.Wait() }()
 	n.mu.Lock()
-	n.cmd, n.exited = cmd, exited
+	n.proc, n.banner = p, p.Token
 	n.mu.Unlock()
-	select {
-	case tok := <-banner:
-		n.mu.Lock()
-		n.banner = tok
-		n.mu.Unlock()
-		return nil
-	case err := <-exited:
-		n.forget()
-		return fmt.Errorf("%s exited before serving: %v\n%s", n.name, err, n.logTail(60))
-	case <-time.After(120 * time.Second):
-		n.kill()
-		return fmt.Errorf("%s did not print its banner in 120s\n%s", n.name, n.logTail(60))
-	}
+	return nil
 }
 
 // token is the operator token the node printed at its last start.
@@ -339,28 +310,26 @@ func (n *node) token() string {
 func (n *node) running() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.cmd != nil
+	return n.proc != nil
 }
 
-// forget drops the exited process.
-func (n *node) forget() {
+// take returns the running process and marks the node down.
+func (n *node) take() *servicetest.Process {
 	n.mu.Lock()
-	n.cmd, n.exited = nil, nil
-	n.mu.Unlock()
+	defer n.mu.Unlock()
+	p := n.proc
+	n.proc = nil
+	return p
 }
 
 // kill sends SIGKILL (kill -9) and waits until the process is gone; a no-op
 // when it does not run.
 func (n *node) kill() {
-	n.mu.Lock()
-	cmd, exited := n.cmd, n.exited
-	n.cmd, n.exited = nil, nil
-	n.mu.Unlock()
-	if cmd == nil {
+	p := n.take()
+	if p == nil {
 		return
 	}
-	_ = cmd.Process.Kill()
-	<-exited
+	p.Kill()
 	_, _ = n.write([]byte(fmt.Sprintf("=== %s killed (SIGKILL) %s\n", n.name, time.Now().Format(time.RFC3339Nano))))
 }
 
@@ -368,24 +337,14 @@ func (n *node) kill() {
 // graceful shutdown is bounded by shutdownTimeout, 30s here).
 func (n *node) stop() {
 	n.t.Helper()
-	n.mu.Lock()
-	cmd, exited := n.cmd, n.exited
-	n.cmd, n.exited = nil, nil
-	n.mu.Unlock()
-	if cmd == nil {
+	p := n.take()
+	if p == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		_, _ = n.write([]byte(fmt.Sprintf("=== %s exited after SIGTERM: %v %s\n", n.name, err, time.Now().Format(time.RFC3339Nano))))
-		if err != nil {
-			n.t.Errorf("%s exited with %v after SIGTERM\n%s", n.name, err, n.logTail(60))
-		}
-	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		<-exited
-		n.t.Errorf("%s did not exit within a minute of SIGTERM; killed", n.name)
+	err := p.Stop(time.Minute)
+	_, _ = n.write([]byte(fmt.Sprintf("=== %s exited after SIGTERM: %v %s\n", n.name, err, time.Now().Format(time.RFC3339Nano))))
+	if err != nil {
+		n.t.Errorf("%s after SIGTERM: %v\n%s", n.name, err, n.logTail(60))
 	}
 }
 

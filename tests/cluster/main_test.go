@@ -16,10 +16,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
+	"github.com/txengine/txengine/internal/servicetest"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
 )
 
@@ -36,17 +35,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "txengine")
 	// A -race build: a data race in a node fails the test that ran it
 	// (newStack's cleanup). The benchmark (TXENGINE_BENCH=1, make
 	// bench-cluster) measures the product: a plain build.
-	args := []string{"build", "-race", "-o", binary, "../../cmd/txengine"}
-	if os.Getenv("TXENGINE_BENCH") == "1" {
-		args = []string{"build", "-o", binary, "../../cmd/txengine"}
-	}
-	build := exec.Command("go", args...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if binary, err = servicetest.Build(dir, servicetest.Package, os.Getenv("TXENGINE_BENCH") != "1"); err != nil {
 		fmt.Fprintln(os.Stderr, "build txengine:", err)
 		os.Exit(1)
 	}

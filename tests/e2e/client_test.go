@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	api "github.com/txengine/txengine/client"
+	"github.com/txengine/txengine/internal/servicetest"
 )
 
 // checkedDoer sends the generated client's requests and checks every
@@ -200,10 +200,9 @@ func TestTxloadOnEmbedded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and its dev chain")
 	}
-	bin := filepath.Join(t.TempDir(), "txload")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/txload")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build txload: %v\n%s", err, out)
+	bin, err := servicetest.Build(t.TempDir(), "github.com/txengine/txengine/cmd/txload", false)
+	if err != nil {
+		t.Fatal(err)
 	}
 	s := startService(t, t.TempDir())
 	cmd := exec.Command(bin, "--url", s.URL, "--token", s.Token, "--n", "30", "--accounts", "2",

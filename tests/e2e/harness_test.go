@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -11,14 +10,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/txengine/txengine/internal/racelog"
+	"github.com/txengine/txengine/internal/servicetest"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
 )
 
@@ -31,12 +28,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "txengine")
 	// A -race build: a data race in the service fails the test that ran
 	// it (failOnRace).
-	build := exec.Command("go", "build", "-race", "-o", binary, "../../cmd/txengine")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if binary, err = servicetest.Build(dir, servicetest.Package, true); err != nil {
 		fmt.Fprintln(os.Stderr, "build txengine:", err)
 		os.Exit(1)
 	}
@@ -53,13 +47,8 @@ func TestMain(m *testing.M) {
 
 // service is one running txengine process.
 type service struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	URL    string
-	Token  string
-	mu     sync.Mutex
-	logs   bytes.Buffer
-	exited chan error
+	t *testing.T
+	*servicetest.Process
 	// contract checks every response against the served OpenAPI document.
 	contract contract
 }
@@ -75,58 +64,21 @@ func startService(t *testing.T, dataDir string, env ...string) *service {
 // (e.g. --config FILE).
 func startServiceArgs(t *testing.T, dataDir string, args []string, env ...string) *service {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
 	// raceShutdownTimeout comes first: a test's own TXENGINE_SHUTDOWN_TIMEOUT
 	// (in env, after it) wins.
-	cmd.Env = append(os.Environ(), "TXENGINE_SHUTDOWN_TIMEOUT="+raceShutdownTimeout.String(),
-		"TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s",
+	base := []string{"TXENGINE_SHUTDOWN_TIMEOUT=" + raceShutdownTimeout.String(),
+		"TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR=" + dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s",
 		// Tests drive users harder than the default 10 requests per second;
 		// the rate-limit behaviour itself is tested in http/ with a fake clock.
-		"TXENGINE_RATE_LIMIT_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_PER_HOUR=100000000")
-	cmd.Env = append(cmd.Env, env...)
-	s := &service{t: t, cmd: cmd, exited: make(chan error, 1)}
-	stdout, err := cmd.StdoutPipe()
+		"TXENGINE_RATE_LIMIT_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_PER_HOUR=100000000"}
+	p, err := servicetest.Start(binary, append([]string{"serve"}, args...), servicetest.Options{Env: append(base, env...), Wait: 90 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.logs.Write(p)
-	})
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	banner := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.logs.WriteString("stdout: " + line + "\n")
-			if u, ok := strings.CutPrefix(line, "txengine is listening on "); ok {
-				s.URL = u
-			}
-			if tok, ok := strings.CutPrefix(line, "operator token: "); ok {
-				s.Token = tok
-				close(banner)
-			}
-			s.mu.Unlock()
-		}
-	}()
-	go func() { s.exited <- cmd.Wait() }()
-	select {
-	case <-banner:
-	case err := <-s.exited:
-		t.Fatalf("txengine exited before serving: %v\n%s", err, s.Logs())
-	case <-time.After(90 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("txengine did not print its banner in 90s\n%s", s.Logs())
-	}
+	s := &service{t: t, Process: p}
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-s.exited
+		if s.Running() {
+			s.Kill()
 		}
 		failOnRace(t, "txengine serve", s.Logs())
 		if t.Failed() {
@@ -161,25 +113,11 @@ func combinedOutput(t *testing.T, cmd *exec.Cmd) ([]byte, error) {
 	return out, err
 }
 
-// Logs returns what the process wrote so far.
-func (s *service) Logs() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs.String()
-}
-
-// stop sends SIGTERM and expects exit status 0 within 30 s.
+// stop sends SIGTERM and expects exit status 0 within the shutdown budget.
 func (s *service) stop() {
 	s.t.Helper()
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-s.exited:
-		if err != nil {
-			s.t.Fatalf("txengine exited with %v after SIGTERM\n%s", err, s.Logs())
-		}
-	case <-time.After(raceShutdownTimeout + 15*time.Second):
-		_ = s.cmd.Process.Kill()
-		s.t.Fatalf("txengine did not exit within %s of SIGTERM", raceShutdownTimeout+15*time.Second)
+	if err := s.Stop(raceShutdownTimeout + 15*time.Second); err != nil {
+		s.t.Fatalf("txengine after SIGTERM: %v\n%s", err, s.Logs())
 	}
 }
 
@@ -192,10 +130,7 @@ func (s *service) stop() {
 const raceShutdownTimeout = 60 * time.Second
 
 // kill sends SIGKILL and waits for the process to go.
-func (s *service) kill() {
-	_ = s.cmd.Process.Kill()
-	<-s.exited
-}
+func (s *service) kill() { s.Kill() }
 
 // response is a decoded API response.
 type response struct {

@@ -200,16 +200,8 @@ func TestGracefulShutdown(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	start := time.Now()
 	close(signalled)
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-s.exited:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, s.Logs())
-		}
-	case <-time.After(bound + 5*time.Second):
-		t.Fatalf("no exit within %s of SIGTERM", bound+5*time.Second)
+	if err := s.Stop(bound + 5*time.Second); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, s.Logs())
 	}
 	took := time.Since(start)
 	close(stop)
