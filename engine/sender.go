@@ -296,6 +296,23 @@ func (s *Sender) Idle() bool {
 // in-flight transactions again (Sync), e.g. after their blocks left the chain.
 func (s *Sender) Resync() { s.synced = false }
 
+// syncedSummary syncs the sender with the chain when it is not, and
+// returns the account's in-flight summary (the one the sync read, if any).
+func (s *Sender) syncedSummary(ctx context.Context) (InFlightSummary, error) {
+	var synced *InFlightSummary
+	if !s.synced {
+		var err error
+		if synced, err = s.sync(ctx); err != nil {
+			return InFlightSummary{}, err
+		}
+	}
+	sum, err := s.inFlightSummary(ctx, synced)
+	if err != nil {
+		return InFlightSummary{}, fmt.Errorf("pump: in flight: %w", err)
+	}
+	return sum, nil
+}
+
 // Pump submits ready transactions while the in-flight window has room. It
 // returns how many it submitted or failed; an error means the node or the
 // store is unavailable and the caller should retry later, unless it wraps
@@ -303,16 +320,9 @@ func (s *Sender) Resync() { s.synced = false }
 // stop (nothing was signed, stored, broadcast, failed or held back after
 // that).
 func (s *Sender) Pump(ctx context.Context) (int, error) {
-	var synced *InFlightSummary
-	if !s.synced {
-		var err error
-		if synced, err = s.sync(ctx); err != nil {
-			return 0, err
-		}
-	}
-	sum, err := s.inFlightSummary(ctx, synced)
+	sum, err := s.syncedSummary(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("pump: in flight: %w", err)
+		return 0, err
 	}
 	// The load as this pump leaves it: submit moves transactions from the
 	// queue to in flight.

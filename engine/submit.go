@@ -110,6 +110,32 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 	return chosen, signed, nodeErr, nil
 }
 
+// classifySends classifies the node's answers to a batch of sends in nonce
+// order; pending says whether the node held transactions of the account
+// before the batch (an insufficient-funds answer is then funds reserved
+// by those, which passes as they are mined).
+func classifySends(sendErrs []error, pending bool) []NodeErrorKind {
+	kinds := make([]NodeErrorKind, len(sendErrs))
+	for i, err := range sendErrs {
+		kinds[i] = ClassifyNodeError(err)
+		if kinds[i] == NodeInsufficientFunds && fundsReserved(err, pending) {
+			kinds[i] = NodeFundsReserved
+		}
+		pending = pending || kinds[i] == NodeOK || kinds[i] == NodeAlreadyKnown
+	}
+	return kinds
+}
+
+// rejectedTail is the start of the batch's tail of certain rejections
+// (and nonces too low): no nonce from there on was taken by the node.
+func rejectedTail(kinds []NodeErrorKind) int {
+	tail := len(kinds)
+	for tail > 0 && (kinds[tail-1].CertainlyRejected() || kinds[tail-1] == NodeNonceTooLow) {
+		tail--
+	}
+	return tail
+}
+
 // actOnSend acts on the node's answers to the broadcast of chosen (stored
 // as submitted with nonces from first on). It returns how many keep their
 // nonce, and the first transient refusal of the tail (NodeOK: none).
@@ -125,19 +151,8 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 // (tend). A refusal for capacity halves the window.
 func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transaction, signed []*types.Transaction, sendErrs []error, fees feeQuote, load *accountLoad) (kept int, busy NodeErrorKind, err error) {
 	head, _ := s.net.LastHead()
-	kinds := make([]NodeErrorKind, len(signed))
-	pending := load.inFlight > 0 // the account's transactions the node holds
-	for i := range signed {
-		kinds[i] = ClassifyNodeError(sendErrs[i])
-		if kinds[i] == NodeInsufficientFunds && fundsReserved(sendErrs[i], pending) {
-			kinds[i] = NodeFundsReserved // passes as the pending ones are mined
-		}
-		pending = pending || kinds[i] == NodeOK || kinds[i] == NodeAlreadyKnown
-	}
-	tail := len(signed) // start of the tail of certain rejections
-	for tail > 0 && (kinds[tail-1].CertainlyRejected() || kinds[tail-1] == NodeNonceTooLow) {
-		tail--
-	}
+	kinds := classifySends(sendErrs, load.inFlight > 0)
+	tail := rejectedTail(kinds)
 	now := s.clock.Now()
 	var fill []*Transaction
 	for i, tx := range chosen {
