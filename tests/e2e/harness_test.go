@@ -80,9 +80,12 @@ func startServiceArgs(t *testing.T, dataDir string, args []string, env ...string
 	// (in env, after it) wins.
 	cmd.Env = append(os.Environ(), "TXENGINE_SHUTDOWN_TIMEOUT="+raceShutdownTimeout.String(),
 		"TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR="+dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s",
-		// Tests drive users harder than the default 10 requests per second;
-		// the rate-limit behaviour itself is tested in http/ with a fake clock.
-		"TXENGINE_RATE_LIMIT_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_PER_HOUR=100000000")
+		// Tests drive users harder than the default 10 requests per second,
+		// and send many bad tokens from one address (the bad-input
+		// catalogue); the rate-limit behaviour itself is tested in http/
+		// with a fake clock, and TestBadInputAuthFailuresLimited.
+		"TXENGINE_RATE_LIMIT_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_PER_HOUR=100000000",
+		"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR=100000000")
 	cmd.Env = append(cmd.Env, env...)
 	s := &service{t: t, cmd: cmd, exited: make(chan error, 1)}
 	stdout, err := cmd.StdoutPipe()
