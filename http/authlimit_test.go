@@ -146,3 +146,57 @@ func TestUnknownTokenNotLookedUpAgain(t *testing.T) {
 	clk.advance(userCacheTTL)
 	wantError(t, env.do("GET", "/accounts", token, ""), http.StatusUnauthorized, engine.CodeUnauthenticated, "")
 }
+
+// TestAddressKey: IPv4 (mapped or not) counts per address, IPv6 per /64.
+func TestAddressKey(t *testing.T) {
+	for _, tt := range []struct{ addr, want string }{
+		{"198.51.100.7", "198.51.100.7"},
+		{"::ffff:198.51.100.7", "198.51.100.7"},
+		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
+		{"2001:db8:1:2::ffff", "2001:db8:1:2::/64"},
+		{"2001:db8:1:3::1", "2001:db8:1:3::/64"},
+		{"fe80::1%eth0", "fe80::/64"},
+		{"not an address", "not an address"},
+	} {
+		if got := addressKey(tt.addr); got != tt.want {
+			t.Errorf("addressKey(%q) = %q, want %q", tt.addr, got, tt.want)
+		}
+	}
+}
+
+// TestAuthFailuresIPv6PerPrefix: the addresses of one IPv6 /64 share a
+// budget of failed authentications.
+func TestAuthFailuresIPv6PerPrefix(t *testing.T) {
+	env := newTestEnv(t)
+	withLimiter(env, RateLimitConfig{AuthFailuresPerSecond: 2, AuthFailuresPerHour: 100}, testNow)
+	wantError(t, fromAddr(env, "[2001:db8:0:1::1]:5000", "", ""), http.StatusUnauthorized, engine.CodeUnauthenticated, "")
+	wantError(t, fromAddr(env, "[2001:db8:0:1::2]:5000", "", ""), http.StatusUnauthorized, engine.CodeUnauthenticated, "")
+	wantError(t, fromAddr(env, "[2001:db8:0:1:ffff::3]:5000", "", ""), http.StatusTooManyRequests, engine.CodeRateLimited, "")
+	wantError(t, fromAddr(env, "[2001:db8:0:2::1]:5000", "", ""), http.StatusUnauthorized, engine.CodeUnauthenticated, "")
+}
+
+// TestFailureAddressesBounded: beyond its bound, new addresses share one
+// budget (limited together, not unlimited), and the table stays bounded;
+// once their windows are empty the sweep makes room again.
+func TestFailureAddressesBounded(t *testing.T) {
+	clk := &stepClock{t: testNow}
+	m := memCounter{max: 100}
+	for i := range 100 {
+		if _, _, ok := m.count(fmt.Sprintf("k%d", i), clk.Now(), 2, 100, true); !ok {
+			t.Fatalf("key %d refused", i)
+		}
+	}
+	// Two new keys fill the shared budget; the third is refused.
+	for i, want := range []bool{true, true, false} {
+		if _, _, ok := m.count(fmt.Sprintf("new%d", i), clk.Now(), 2, 100, true); ok != want {
+			t.Fatalf("new key %d: allowed %v, want %v", i, ok, want)
+		}
+	}
+	if n := m.tracked(); n != 101 {
+		t.Fatalf("%d keys tracked, want 101 (the bound and the shared one)", n)
+	}
+	clk.advance(time.Hour + time.Minute)
+	if _, _, ok := m.count("later", clk.Now(), 2, 100, true); !ok || m.tracked() != 1 {
+		t.Fatalf("after an hour: allowed %v, %d keys tracked; want true, 1", ok, m.tracked())
+	}
+}

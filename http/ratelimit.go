@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -82,6 +83,15 @@ const (
 // fallbackLogEvery bounds how often a failing counter store is logged.
 const fallbackLogEvery = time.Minute
 
+// maxFailureAddrs bounds the addresses whose failed authentications are
+// counted (about 400 bytes each: 72 counters and the map entry); beyond it, new addresses share one
+// budget (overflowKey) until the sweep frees room: under a flood from
+// that many addresses they are limited together, never unlimited.
+const maxFailureAddrs = 100_000
+
+// overflowKey is the shared key of the addresses beyond maxFailureAddrs.
+const overflowKey = "(overflow)"
+
 // limiter enforces the limits in sliding windows of one second and one
 // hour, each counted in buckets (engine.RateSecondBucket, RateHourBucket):
 // a request is allowed when every bucket overlapping the last second (the
@@ -130,7 +140,8 @@ type decision struct {
 }
 
 func newLimiter(cfg RateLimitConfig, clock engine.Clock) *limiter {
-	return &limiter{cfg: cfg.withDefaults(), clock: clock, log: slog.New(slog.DiscardHandler), fellBack: func() {}}
+	return &limiter{cfg: cfg.withDefaults(), clock: clock, log: slog.New(slog.DiscardHandler), fellBack: func() {},
+		failures: memCounter{max: maxFailureAddrs}}
 }
 
 // allow counts a request of u if its limits allow it.
@@ -170,18 +181,34 @@ func (l *limiter) fallBack(ctx context.Context, now time.Time, err error) {
 	}
 }
 
-// authFailures describes the failed authentications of addr without
-// counting: refused once the address is at its limit.
+// authFailures describes the failed authentications of the client
+// address addr without counting: refused once the address is at its limit.
 func (l *limiter) authFailures(addr string) decision {
 	now := l.clock.Now()
 	perSecond, perHour := l.cfg.AuthFailuresPerSecond, l.cfg.AuthFailuresPerHour
-	sec, hour, allowed := l.failures.count(addr, now, perSecond, perHour, false)
+	sec, hour, allowed := l.failures.count(addressKey(addr), now, perSecond, perHour, false)
 	return decide(allowed, sec, hour, perSecond, perHour, now)
 }
 
-// authFailed counts one failed authentication of addr.
+// authFailed counts one failed authentication of the client address addr.
 func (l *limiter) authFailed(addr string) {
-	l.failures.count(addr, l.clock.Now(), l.cfg.AuthFailuresPerSecond, l.cfg.AuthFailuresPerHour, true)
+	l.failures.count(addressKey(addr), l.clock.Now(), l.cfg.AuthFailuresPerSecond, l.cfg.AuthFailuresPerHour, true)
+}
+
+// addressKey is the key a client address is counted under: an IPv4
+// address (IPv4-mapped IPv6 unmapped) as is, an IPv6 address by its /64,
+// the block a single host or subscriber usually gets (counting single
+// IPv6 addresses would give one client 2^64 budgets).
+func addressKey(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
 // decide describes the outcome of a request given its windows after it
@@ -241,8 +268,10 @@ func (l *limiter) tracked() int { return l.local.tracked() }
 
 // memCounter counts requests per key in sliding windows in memory. Memory
 // is bounded by the keys that counted in the last hour: the others (whose
-// state equals a fresh one's) are swept out, at most once a minute.
+// state equals a fresh one's) are swept out, at most once a minute, and
+// by max when set: a new key beyond it is counted under overflowKey.
 type memCounter struct {
+	max       int
 	mu        sync.Mutex
 	keys      map[string]*usage
 	lastSweep time.Time
@@ -258,7 +287,7 @@ type usage struct {
 // that overlap (now-span, now] when head is now's bucket.
 type buckets struct {
 	head   time.Time
-	counts []int
+	counts []int32
 }
 
 // slide moves b to the bucket of now, dropping the buckets that left the
@@ -266,7 +295,7 @@ type buckets struct {
 func (b *buckets) slide(now time.Time, span, bucket time.Duration) {
 	start := now.Truncate(bucket)
 	if b.counts == nil {
-		b.counts, b.head = make([]int, int(span/bucket)+1), start
+		b.counts, b.head = make([]int32, int(span/bucket)+1), start
 		return
 	}
 	if !start.After(b.head) {
@@ -288,7 +317,7 @@ func (b *buckets) window(bucket time.Duration) engine.RateWindowCount {
 	var w engine.RateWindowCount
 	for i, c := range b.counts {
 		if c > 0 {
-			w.Count += c
+			w.Count += int(c)
 			w.Oldest = b.head.Add(-time.Duration(i) * bucket)
 		}
 	}
@@ -302,6 +331,18 @@ func (m *memCounter) count(key string, now time.Time, perSecond, perHour int, co
 	defer m.mu.Unlock()
 	m.sweep(now)
 	us, ok := m.keys[key]
+	if !ok && m.max > 0 && len(m.keys) >= m.max {
+		// Sweep now rather than within the minute, but at most once a
+		// second: a flood of new keys must not sweep on every request.
+		if now.Sub(m.lastSweep) >= time.Second {
+			m.lastSweep = time.Time{}
+			m.sweep(now)
+		}
+		if len(m.keys) >= m.max {
+			key = overflowKey
+			us, ok = m.keys[key]
+		}
+	}
 	if !ok {
 		if !commit {
 			return engine.RateWindowCount{}, engine.RateWindowCount{}, perSecond > 0 && perHour > 0
