@@ -291,7 +291,7 @@ func TestRateLimitOverrides(t *testing.T) {
 }
 
 // TestRateLimiterForgetsIdleUsers: memory is bounded by the users active in
-// the current hour.
+// the last hour (61 minutes: the hour window and its bucket).
 func TestRateLimiterForgetsIdleUsers(t *testing.T) {
 	clk := &stepClock{t: testNow.Truncate(time.Hour)}
 	l := newLimiter(RateLimitConfig{}, clk)
