@@ -84,9 +84,10 @@ const (
 const fallbackLogEvery = time.Minute
 
 // maxFailureAddrs bounds the addresses whose failed authentications are
-// counted (about 400 bytes each: 72 counters and the map entry); beyond it, new addresses share one
-// budget (overflowKey) until the sweep frees room: under a flood from
-// that many addresses they are limited together, never unlimited.
+// counted (about 400 bytes each: 72 counters and the map entry); beyond
+// it, new addresses share one budget (overflowKey) until the sweep frees
+// room: under a flood from that many addresses they are limited together,
+// never unlimited.
 const maxFailureAddrs = 100_000
 
 // overflowKey is the shared key of the addresses beyond maxFailureAddrs.
@@ -94,8 +95,8 @@ const overflowKey = "(overflow)"
 
 // limiter enforces the limits in sliding windows of one second and one
 // hour, each counted in buckets (engine.RateSecondBucket, RateHourBucket):
-// a request is allowed when every bucket overlapping the last second (the
-// last hour) holds fewer requests than the limit in all. Chosen over the
+// a request is allowed when the buckets that overlap the last second (the
+// last hour) hold fewer requests than the limit, all together. Chosen over the
 // sliding-window estimate (previous window x remaining fraction + current)
 // and over a token bucket because neither bounds every period of the
 // window's length: the estimate lets almost twice the limit through when
@@ -169,6 +170,9 @@ func (l *limiter) allowKey(ctx context.Context, key string, perSecond, perHour i
 // fallBack logs a failing store, at most once a minute, and counts the
 // request that is counted in memory instead.
 func (l *limiter) fallBack(ctx context.Context, now time.Time, err error) {
+	if ctx.Err() != nil {
+		return // the request ended (client gone, timed out), not the store
+	}
 	l.fellBack()
 	l.mu.Lock()
 	due := l.lastFallbackLog.IsZero() || now.Sub(l.lastFallbackLog) >= fallbackLogEvery
