@@ -3,7 +3,9 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,6 +26,15 @@ type RateLimit struct {
 	PerSecond int `yaml:"perSecond"`
 	// PerHour is requests per hour (TXENGINE_RATE_LIMIT_PER_HOUR).
 	PerHour int `yaml:"perHour"`
+	// AuthFailuresPerSecond bounds the requests with a missing, malformed
+	// or unknown token per client address and second
+	// (TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_SECOND; default 20); an
+	// address over it or AuthFailuresPerHour gets 429 before its token is
+	// looked up. Counted per node, in memory.
+	AuthFailuresPerSecond int `yaml:"authFailuresPerSecond"`
+	// AuthFailuresPerHour is the same per hour
+	// (TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR; default 600).
+	AuthFailuresPerHour int `yaml:"authFailuresPerHour"`
 }
 
 // HTTP tunes the API listener.
@@ -32,6 +43,14 @@ type HTTP struct {
 	// it gets 503 unavailable (TXENGINE_HTTP_REQUEST_TIMEOUT; default 30s).
 	// The listener's read and write timeouts derive from it.
 	RequestTimeout time.Duration `yaml:"requestTimeout"`
+	// TrustedProxies are the IP addresses or CIDR ranges of reverse
+	// proxies whose X-Forwarded-For / X-Real-IP headers name the client
+	// address (TXENGINE_HTTP_TRUSTED_PROXIES, comma-separated). Default
+	// none: the client address is the connection's peer, which a client
+	// cannot spoof. Set it when the service runs behind a load balancer,
+	// or every client shares the balancer's address (and its limit of
+	// failed authentications).
+	TrustedProxies []string `yaml:"trustedProxies"`
 }
 
 // Health configures /readyz.
@@ -44,10 +63,10 @@ type Health struct {
 // opsDefaults sets the defaults of the operational settings.
 func (c *Config) opsDefaults() {
 	c.Metrics = Metrics{MaxAccounts: 1000}
-	c.RateLimit = RateLimit{PerSecond: 10, PerHour: 3600}
+	c.RateLimit = RateLimit{PerSecond: 10, PerHour: 3600, AuthFailuresPerSecond: 20, AuthFailuresPerHour: 600}
 	c.Health = Health{MaxHeadAge: 2 * time.Minute}
 	c.ShutdownTimeout = 15 * time.Second
-	c.HTTP = HTTP{RequestTimeout: 30 * time.Second}
+	c.HTTP = HTTP{RequestTimeout: 30 * time.Second, TrustedProxies: []string{}}
 }
 
 // applyOpsEnv applies the TXENGINE_* overrides of the operational settings.
@@ -62,6 +81,8 @@ func (c *Config) applyOpsEnv(getenv func(string) string) error {
 		{"TXENGINE_METRICS_MAX_ACCOUNTS", &c.Metrics.MaxAccounts},
 		{"TXENGINE_RATE_LIMIT_PER_SECOND", &c.RateLimit.PerSecond},
 		{"TXENGINE_RATE_LIMIT_PER_HOUR", &c.RateLimit.PerHour},
+		{"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_SECOND", &c.RateLimit.AuthFailuresPerSecond},
+		{"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR", &c.RateLimit.AuthFailuresPerHour},
 	}
 	for _, e := range ints {
 		if v := getenv(e.key); v != "" {
@@ -70,6 +91,14 @@ func (c *Config) applyOpsEnv(getenv func(string) string) error {
 				return fmt.Errorf("%s: %q is not an integer", e.key, v)
 			}
 			*e.p = n
+		}
+	}
+	if v := getenv("TXENGINE_HTTP_TRUSTED_PROXIES"); v != "" {
+		c.HTTP.TrustedProxies = nil
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				c.HTTP.TrustedProxies = append(c.HTTP.TrustedProxies, p)
+			}
 		}
 	}
 	durations := []struct {
@@ -110,6 +139,19 @@ func (c *Config) validateOps() error {
 	}
 	if c.RateLimit.PerHour < 1 {
 		return fmt.Errorf("rateLimit.perHour: must be at least 1, got %d", c.RateLimit.PerHour)
+	}
+	if c.RateLimit.AuthFailuresPerSecond < 1 {
+		return fmt.Errorf("rateLimit.authFailuresPerSecond: must be at least 1, got %d", c.RateLimit.AuthFailuresPerSecond)
+	}
+	if c.RateLimit.AuthFailuresPerHour < 1 {
+		return fmt.Errorf("rateLimit.authFailuresPerHour: must be at least 1, got %d", c.RateLimit.AuthFailuresPerHour)
+	}
+	for _, p := range c.HTTP.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				return fmt.Errorf("http.trustedProxies: %q is neither an IP address nor a CIDR range", p)
+			}
+		}
 	}
 	if c.Health.MaxHeadAge < 0 {
 		return fmt.Errorf("health.maxHeadAge: must not be negative")

@@ -4,6 +4,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,16 +65,23 @@ func TestOpsSettings(t *testing.T) {
 		"TXENGINE_RATE_LIMIT_PER_SECOND": "20", "TXENGINE_RATE_LIMIT_PER_HOUR": "100",
 		"TXENGINE_SHUTDOWN_TIMEOUT": "3s", "TXENGINE_MAX_HEAD_AGE": "0s",
 		"TXENGINE_DATABASE_URL": "postgres://u@localhost/txengine", "TXENGINE_HTTP_REQUEST_TIMEOUT": "5s",
+		"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_SECOND": "4", "TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR": "40",
+		"TXENGINE_HTTP_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.1,",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Metrics.Listen != "127.0.0.1:9100" || cfg.Metrics.MaxAccounts != 5 || cfg.RateLimit.PerSecond != 20 ||
 		cfg.RateLimit.PerHour != 100 || cfg.ShutdownTimeout != 3*time.Second || cfg.Health.MaxHeadAge != 0 ||
-		cfg.Database.URL != "postgres://u@localhost/txengine" || cfg.HTTP.RequestTimeout != 5*time.Second {
+		cfg.Database.URL != "postgres://u@localhost/txengine" || cfg.HTTP.RequestTimeout != 5*time.Second ||
+		cfg.RateLimit.AuthFailuresPerSecond != 4 || cfg.RateLimit.AuthFailuresPerHour != 40 ||
+		!slices.Equal(cfg.HTTP.TrustedProxies, []string{"10.0.0.0/8", "192.0.2.1"}) {
 		t.Fatalf("env not applied: %+v", cfg)
 	}
 	d := Default()
+	if d.RateLimit.AuthFailuresPerSecond != 20 || d.RateLimit.AuthFailuresPerHour != 600 || len(d.HTTP.TrustedProxies) != 0 {
+		t.Fatalf("defaults of the failed-authentication limits and trusted proxies: %+v", d)
+	}
 	if d.RateLimit.PerSecond != 10 || d.RateLimit.PerHour != 3600 || d.ShutdownTimeout != 15*time.Second || d.Metrics.MaxAccounts != 1000 || d.HTTP.RequestTimeout != 30*time.Second {
 		t.Fatalf("defaults: %+v", d)
 	}
@@ -87,6 +95,10 @@ func TestOpsSettings(t *testing.T) {
 		{map[string]string{"TXENGINE_RATE_LIMIT_PER_SECOND": "0"}, "rateLimit.perSecond"},
 		{map[string]string{"TXENGINE_RATE_LIMIT_PER_HOUR": "many"}, "TXENGINE_RATE_LIMIT_PER_HOUR"},
 		{map[string]string{"TXENGINE_RATE_LIMIT_PER_HOUR": "0"}, "rateLimit.perHour"},
+		{map[string]string{"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_SECOND": "0"}, "rateLimit.authFailuresPerSecond"},
+		{map[string]string{"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR": "-3"}, "rateLimit.authFailuresPerHour"},
+		{map[string]string{"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR": "x"}, "TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR"},
+		{map[string]string{"TXENGINE_HTTP_TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "http.trustedProxies"},
 		{map[string]string{"TXENGINE_SHUTDOWN_TIMEOUT": "1h"}, "shutdownTimeout"},
 		{map[string]string{"TXENGINE_SHUTDOWN_TIMEOUT": "soon"}, "TXENGINE_SHUTDOWN_TIMEOUT"},
 		{map[string]string{"TXENGINE_MAX_HEAD_AGE": "-1s"}, "health.maxHeadAge"},

@@ -409,18 +409,50 @@ type AttemptStore interface {
 	Attempts(ctx context.Context, accountID, network string) ([]Attempt, error)
 }
 
-// RateCounterStore counts requests per user in fixed windows shared by
-// every node: the cluster-wide rate limits.
+// Buckets of the sliding rate windows. A window of length L counts the
+// requests in the buckets that overlap (now-L, now]: the current bucket and
+// the L/bucket before it. That over-counts by at most one bucket, never
+// under-counts, so no period of length L ever holds more than the limit
+// (fixed windows allowed twice the limit across a boundary).
+const (
+	// RateSecondBucket is the bucket of the one-second window.
+	RateSecondBucket = 100 * time.Millisecond
+	// RateHourBucket is the bucket of the one-hour window.
+	RateHourBucket = time.Minute
+)
+
+// RateWindowCount is the state of one sliding window after CountRequest.
+type RateWindowCount struct {
+	// Count is the number of requests the window holds.
+	Count int
+	// Oldest is the start of the oldest bucket holding any of them (zero
+	// when Count is 0); they leave the window at Oldest + window length +
+	// bucket.
+	Oldest time.Time
+}
+
+// Uncount takes back the request that a refused CountRequest counted in
+// the window's current bucket.
+func (w RateWindowCount) Uncount() RateWindowCount {
+	w.Count--
+	if w.Count <= 0 {
+		return RateWindowCount{}
+	}
+	return w
+}
+
+// RateCounterStore counts requests per key (a user, or whatever the
+// limiter budgets on) in sliding windows shared by every node: the
+// cluster-wide rate limits.
 type RateCounterStore interface {
-	// CountRequest counts one request of userID in the second window
-	// starting at second and the hour window starting at hour, only if
-	// both are under their limits (fewer than perSecond and perHour
-	// requests counted): a refused request does not count. It returns the
-	// counts of both windows after the call and whether the request was
-	// counted.
-	CountRequest(ctx context.Context, userID string, second, hour time.Time, perSecond, perHour int) (inSecond, inHour int, allowed bool, err error)
-	// PruneRateCounters removes the windows no request counts in any more
-	// at now: second windows older than a minute, hour windows older than
+	// CountRequest counts one request of key at now in the sliding second
+	// and hour windows (buckets RateSecondBucket and RateHourBucket), only
+	// if both hold fewer than perSecond and perHour requests: a refused
+	// request does not count. It returns both windows after the call and
+	// whether the request was counted. Calls for one key are serialised.
+	CountRequest(ctx context.Context, key string, now time.Time, perSecond, perHour int) (second, hour RateWindowCount, allowed bool, err error)
+	// PruneRateCounters removes the buckets no window counts in any more
+	// at now: second buckets older than a minute, hour buckets older than
 	// two hours (margins for clocks of nodes that differ).
 	PruneRateCounters(ctx context.Context, now time.Time) error
 }

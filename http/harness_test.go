@@ -101,7 +101,8 @@ func newTestEnv(t testing.TB) *testEnv {
 	}
 	// Generous limits: the tests send many requests at one fixed instant;
 	// the rate-limit tests install their own limiter (withLimiter).
-	env.server = NewServer(Config{RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30}}, Deps{
+	env.server = NewServer(Config{RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30,
+		AuthFailuresPerSecond: 1 << 30, AuthFailuresPerHour: 1 << 30}}, Deps{
 		Store:    store,
 		Sealer:   sealer,
 		Networks: map[string]*engine.Network{"dev": {Name: "dev", ChainID: big.NewInt(1337), Chain: env.chain}},

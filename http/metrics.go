@@ -18,6 +18,9 @@ type Metrics interface {
 	// RateLimited counts one request refused with 429 because window
 	// ("second" or "hour") was exhausted.
 	RateLimited(window string)
+	// RateLimitFallback counts one request whose limits were counted in
+	// this node's memory because the rate counter store failed.
+	RateLimitFallback()
 }
 
 // nopMetrics discards measurements.
@@ -25,6 +28,7 @@ type nopMetrics struct{}
 
 func (nopMetrics) ObserveHTTP(string, string, int, time.Duration) {}
 func (nopMetrics) RateLimited(string)                             {}
+func (nopMetrics) RateLimitFallback()                             {}
 
 // unmatchedRoute is the route label of requests that matched no route, so
 // that scanners probing random paths cannot create series.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -15,7 +16,14 @@ import (
 // env's registry, or -1 when there is no such series.
 func gaugeOf(t *testing.T, env *testEnv, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := env.registry.Gather()
+	return valueIn(t, env.registry, name, labels)
+}
+
+// valueIn returns the value of the series of name in reg whose labels
+// include labels, or -1.
+func valueIn(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,31 +147,49 @@ func (s *Server) refuseWhenDraining(c *gin.Context) {
 
 // authenticate resolves "Authorization: Bearer <token>" to the current user.
 // Missing, malformed and unknown tokens get 401 unauthenticated with a
-// WWW-Authenticate challenge (RFC 6750). The token is never logged.
+// WWW-Authenticate challenge (RFC 6750) and count against the client
+// address's limit of failed authentications; an address over that limit
+// gets 429 rate_limited before its token is looked up. The token is never
+// logged.
 func (s *Server) authenticate(c *gin.Context) {
-	header := c.GetHeader("Authorization")
-	if header == "" {
-		s.fail(c, engine.Errorf(engine.CodeUnauthenticated, "", "missing Authorization header: send Authorization: Bearer <token>"))
+	addr := c.ClientIP()
+	if d := s.limiter.authFailures(addr); !d.allowed {
+		s.refuse(c, d, "too many requests with a missing or bad token from this address")
 		return
 	}
-	scheme, token, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || !saneToken(token) {
-		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_request"`)
-		s.fail(c, engine.Errorf(engine.CodeUnauthenticated, "", "malformed Authorization header: expected Bearer <token>"))
-		return
-	}
-	u, err := s.users.get(c.Request.Context(), s.clock.Now(), engine.HashToken(token), s.store.UserByTokenHash)
-	if engine.IsNotFound(err) {
-		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_token"`)
-		s.fail(c, engine.Errorf(engine.CodeUnauthenticated, "", "unknown or revoked token"))
-		return
+	u, err := s.tokenUser(c)
+	if engine.ErrorCode(err) == engine.CodeUnauthenticated {
+		s.limiter.authFailed(addr)
 	}
 	if err != nil {
-		s.fail(c, fmt.Errorf("authenticate: %w", err))
+		s.fail(c, err)
 		return
 	}
 	c.Set(keyUser, u)
 	c.Next()
+}
+
+// tokenUser returns the user of the request's bearer token, or an
+// unauthenticated error (with its WWW-Authenticate challenge set).
+func (s *Server) tokenUser(c *gin.Context) (*engine.User, error) {
+	header := c.GetHeader("Authorization")
+	if header == "" {
+		return nil, engine.Errorf(engine.CodeUnauthenticated, "", "missing Authorization header: send Authorization: Bearer <token>")
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !saneToken(token) {
+		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_request"`)
+		return nil, engine.Errorf(engine.CodeUnauthenticated, "", "malformed Authorization header: expected Bearer <token>")
+	}
+	u, err := s.users.get(c.Request.Context(), s.clock.Now(), engine.HashToken(token), s.store.UserByTokenHash)
+	if engine.IsNotFound(err) {
+		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_token"`)
+		return nil, engine.Errorf(engine.CodeUnauthenticated, "", "unknown or revoked token")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	return u, nil
 }
 
 // saneToken accepts the token68 characters of RFC 7235, within a length bound.

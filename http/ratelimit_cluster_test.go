@@ -14,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/prom"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
@@ -75,8 +78,12 @@ func TestRateLimitSharedByTwoServers(t *testing.T) {
 	// does not count.
 	wantError(t, get(3), http.StatusTooManyRequests, engine.CodeRateLimited, "")
 	wantError(t, get(4), http.StatusTooManyRequests, engine.CodeRateLimited, "")
-	// The next second: two more make the hour's five.
+	// The window slides: one second later the three still count (their
+	// 100 ms bucket leaves it 1.1 s after it began).
 	clk.advance(time.Second)
+	wantError(t, get(0), http.StatusTooManyRequests, engine.CodeRateLimited, "")
+	// Then two more make the hour's five.
+	clk.advance(100 * time.Millisecond)
 	wantStatus(t, get(0), http.StatusOK)
 	wantStatus(t, get(1), http.StatusOK)
 	rec := get(0)
@@ -88,32 +95,112 @@ func TestRateLimitSharedByTwoServers(t *testing.T) {
 	wantStatus(t, serveOn(t, nodes[1], "GET", "/accounts", env.aliceToken, ""), http.StatusOK)
 }
 
-// failingCounter is a rate counter store that is down.
-type failingCounter struct{ calls atomic.Int64 }
-
-func (f *failingCounter) CountRequest(context.Context, string, time.Time, time.Time, int, int) (int, int, bool, error) {
-	f.calls.Add(1)
-	return 0, 0, false, errors.New("database down")
+// downCounter is a real store's rate counter whose calls fail while down
+// is set, as a database that stopped answering.
+type downCounter struct {
+	engine.RateCounterStore
+	down     atomic.Bool
+	failures atomic.Int64
 }
 
-func (f *failingCounter) PruneRateCounters(context.Context, time.Time) error {
-	return errors.New("database down")
+func (d *downCounter) CountRequest(ctx context.Context, key string, now time.Time, perSecond, perHour int) (engine.RateWindowCount, engine.RateWindowCount, bool, error) {
+	if d.down.Load() {
+		d.failures.Add(1)
+		return engine.RateWindowCount{}, engine.RateWindowCount{}, false, errors.New("database down")
+	}
+	return d.RateCounterStore.CountRequest(ctx, key, now, perSecond, perHour)
 }
 
-// TestRateLimitCounterDownAllows: when the counter store fails, requests
-// pass (they meet the store anyway) and the failure is logged.
-func TestRateLimitCounterDownAllows(t *testing.T) {
+func (d *downCounter) PruneRateCounters(ctx context.Context, now time.Time) error {
+	if d.down.Load() {
+		return errors.New("database down")
+	}
+	return d.RateCounterStore.PruneRateCounters(ctx, now)
+}
+
+// TestRateLimitCounterDownFallsBack: when the counter store fails, the
+// node counts in its memory with the same limits, so over-limit requests
+// still get 429; the failure is logged once a minute, not per request, and
+// counted in a metric; once the store answers again it counts there.
+func TestRateLimitCounterDownFallsBack(t *testing.T) {
 	env := newTestEnv(t)
-	counter := &failingCounter{}
+	counter := &downCounter{RateCounterStore: openSQLite(t)}
 	var logs bytes.Buffer
-	srv := NewServer(Config{RateLimit: RateLimitConfig{PerSecond: 1, PerHour: 1, Counter: counter}}, Deps{
-		Store: env.store, Sealer: env.server.sealer, Engine: env.engine, Clock: fixedClock{testNow},
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	reg := prometheus.NewRegistry()
+	metrics, err := prom.New(reg, prom.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &stepClock{t: testNow.Truncate(time.Second).Add(100 * time.Millisecond)}
+	srv := NewServer(Config{RateLimit: RateLimitConfig{PerSecond: 3, PerHour: 100, Counter: counter}}, Deps{
+		Store: env.store, Sealer: env.server.sealer, Engine: env.engine, Clock: clk,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Metrics: metrics,
 	})
+	get := func() *httptest.ResponseRecorder { return serveOn(t, srv, "GET", "/accounts", env.bobToken, "") }
+	logged := func() int { return strings.Count(logs.String(), "counting in this node's memory") }
+	// Two requests counted in the store.
+	wantStatus(t, get(), http.StatusOK)
+	wantStatus(t, get(), http.StatusOK)
+
+	counter.down.Store(true)
+	// The node's memory allows the limit, three, then refuses.
+	for i := range 3 {
+		rec := get()
+		wantStatus(t, rec, http.StatusOK)
+		wantLimitHeaders(t, rec, 3, 2-i, 2)
+	}
 	for range 3 {
-		wantStatus(t, serveOn(t, srv, "GET", "/accounts", env.bobToken, ""), http.StatusOK)
+		rec := get()
+		wantError(t, rec, http.StatusTooManyRequests, engine.CodeRateLimited, "")
+		wantLimitHeaders(t, rec, 3, 0, 2)
+		if rec.Header().Get("Retry-After") != "2" {
+			t.Errorf("Retry-After = %q, want 2", rec.Header().Get("Retry-After"))
+		}
 	}
-	if counter.calls.Load() != 3 || !strings.Contains(logs.String(), "request allowed") {
-		t.Fatalf("counter called %d times; logs %s", counter.calls.Load(), logs.String())
+	if n := logged(); n != 1 {
+		t.Fatalf("store failure logged %d times in 6 requests, want once:\n%s", n, logs.String())
 	}
+	// The memory's window slides like the store's.
+	clk.advance(1100 * time.Millisecond)
+	for range 3 {
+		wantStatus(t, get(), http.StatusOK)
+	}
+	wantError(t, get(), http.StatusTooManyRequests, engine.CodeRateLimited, "")
+	clk.advance(time.Minute)
+	wantStatus(t, get(), http.StatusOK)
+	if n := logged(); n != 2 {
+		t.Fatalf("store failure logged %d times after a minute, want twice", n)
+	}
+	if v := valueIn(t, reg, "txengine_http_rate_limit_fallbacks_total", nil); v != float64(counter.failures.Load()) || v != 11 {
+		t.Errorf("fallback metric %v, store failures %d; want 11 each", v, counter.failures.Load())
+	}
+
+	// The store answers again: it counts there (its window is empty).
+	counter.down.Store(false)
+	clk.advance(2 * time.Second)
+	rec := get()
+	wantStatus(t, rec, http.StatusOK)
+	wantLimitHeaders(t, rec, 3, 2, 2)
+	if counter.failures.Load() != 11 {
+		t.Errorf("store failures %d after it came back", counter.failures.Load())
+	}
+}
+
+// TestRateLimitCounterClosedStore: a closed store as the counter (every
+// call fails) still leaves the limit in force.
+func TestRateLimitCounterClosedStore(t *testing.T) {
+	env := newTestEnv(t)
+	closed, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "closed.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(Config{RateLimit: RateLimitConfig{PerSecond: 2, PerHour: 100, Counter: closed}}, Deps{
+		Store: env.store, Sealer: env.server.sealer, Engine: env.engine, Clock: fixedClock{testNow},
+	})
+	wantStatus(t, serveOn(t, srv, "GET", "/accounts", env.bobToken, ""), http.StatusOK)
+	wantStatus(t, serveOn(t, srv, "GET", "/accounts", env.bobToken, ""), http.StatusOK)
+	wantError(t, serveOn(t, srv, "GET", "/accounts", env.bobToken, ""), http.StatusTooManyRequests, engine.CodeRateLimited, "")
 }

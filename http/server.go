@@ -91,6 +91,12 @@ type Config struct {
 	// user's default account, which another node may change, is then read
 	// from the store on every request instead of cached.
 	Cluster bool
+	// TrustedProxies are the addresses or CIDR ranges of the reverse
+	// proxies whose X-Forwarded-For / X-Real-IP name the client address
+	// (the per-address limit of failed authentications counts on it).
+	// Empty trusts none: the client address is the connection's peer, and
+	// a client cannot choose it by sending those headers.
+	TrustedProxies []string
 }
 
 // DefaultConfig returns the defaults: 1 MiB bodies, API version 1.2.1,
@@ -196,12 +202,13 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	s.log = slog.New(requestIDHandler{s.log.Handler()})
 	s.accounts.cacheDefaults = !s.cfg.Cluster
-	s.limiter = newLimiter(s.cfg.RateLimit, s.clock)
-	s.limiter.log = s.log
 	s.metrics, s.metricsHandler = deps.Metrics, deps.MetricsHandler
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}
 	}
+	s.limiter = newLimiter(s.cfg.RateLimit, s.clock)
+	s.limiter.log = s.log
+	s.limiter.fellBack = s.metrics.RateLimitFallback
 	if s.networks == nil {
 		s.networks = map[string]*engine.Network{}
 	}
@@ -226,6 +233,12 @@ func (s *Server) routes() *gin.Engine {
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
+	// gin trusts every proxy by default: any client could then choose its
+	// ClientIP with X-Forwarded-For. Trust only the configured ones.
+	if err := r.SetTrustedProxies(s.cfg.TrustedProxies); err != nil {
+		s.log.Error("trusted proxies: ignored, trusting none", "err", err)
+		_ = r.SetTrustedProxies(nil)
+	}
 
 	r.Use(s.observe, s.commonHeaders, s.accessLog, s.recovery, s.limitBody, s.limitTime)
 	r.NoRoute(s.noRoute)

@@ -2,6 +2,8 @@ package http
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -31,13 +33,36 @@ func TestUserCache(t *testing.T) {
 	if loads != 3 {
 		t.Fatalf("loads = %d after forget, want 3", loads)
 	}
+	// An unknown token is remembered for unknownTTL: one load, then none
+	// until it expires.
 	unknown := func(context.Context, []byte) (*engine.User, error) { loads++; return nil, engine.ErrNotFound }
-	for range 2 {
-		if _, err := c.get(context.Background(), now, []byte("x"), unknown); !engine.IsNotFound(err) {
+	for i := range 3 {
+		at := now.Add(time.Duration(i) * (unknownTTL - time.Millisecond) / 2)
+		if _, err := c.get(context.Background(), at, []byte("x"), unknown); !engine.IsNotFound(err) {
 			t.Fatalf("err = %v", err)
 		}
 	}
-	if loads != 5 {
-		t.Fatalf("loads = %d: unknown tokens must not be cached", loads)
+	if loads != 4 {
+		t.Fatalf("loads = %d: an unknown token is looked up once within %s", loads, unknownTTL)
+	}
+	if _, err := c.get(context.Background(), now.Add(unknownTTL), []byte("x"), unknown); !engine.IsNotFound(err) || loads != 5 {
+		t.Fatalf("after the TTL: err %v, loads %d; want not found, 5", err, loads)
+	}
+	// Other errors are not cached.
+	down := func(context.Context, []byte) (*engine.User, error) { loads++; return nil, errors.New("database down") }
+	for range 2 {
+		if _, err := c.get(context.Background(), now, []byte("y"), down); err == nil || engine.IsNotFound(err) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if loads != 7 {
+		t.Fatalf("loads = %d: a failed lookup must not be cached", loads)
+	}
+	// A flood of distinct unknown tokens keeps the cache bounded.
+	for i := range 3 * unknownSize {
+		c.get(context.Background(), now, []byte(strconv.Itoa(i)), unknown)
+	}
+	if n := len(c.unknown); n > unknownSize {
+		t.Fatalf("%d unknown hashes held, bound %d", n, unknownSize)
 	}
 }

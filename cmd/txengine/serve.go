@@ -101,7 +101,8 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		return err
 	}
 
-	limits := apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour}
+	limits := apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour,
+		AuthFailuresPerSecond: cfg.RateLimit.AuthFailuresPerSecond, AuthFailuresPerHour: cfg.RateLimit.AuthFailuresPerHour}
 	if cc != nil {
 		// Every node counts in the shared store: the limits hold cluster-wide.
 		limits.Counter = store
@@ -111,6 +112,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		RateLimit:      limits,
 		RequestTimeout: cfg.HTTP.RequestTimeout,
 		Cluster:        cfg.Cluster.Enabled,
+		TrustedProxies: cfg.HTTP.TrustedProxies,
 	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
 		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, reg),

@@ -77,7 +77,10 @@ type Metrics struct {
 	httpRequests *prometheus.CounterVec
 	httpDuration *prometheus.HistogramVec
 	rateLimited  *prometheus.CounterVec
-	trackedAccts prometheus.GaugeFunc
+	// rateFallbacks counts requests counted in a node's memory because
+	// the rate counter store failed.
+	rateFallbacks prometheus.Counter
+	trackedAccts  prometheus.GaugeFunc
 }
 
 var _ engine.Metrics = (*Metrics)(nil)
@@ -132,6 +135,8 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 			Help: "Latency of HTTP requests per method, route template and status.", Buckets: prometheus.DefBuckets}, []string{"method", "route", "status"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "http_rate_limited_total",
 			Help: "Requests refused with 429 per exhausted window (second, hour)."}, []string{"window"}),
+		rateFallbacks: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "http_rate_limit_fallbacks_total",
+			Help: "Requests whose rate limits were counted in this node's memory because the shared rate counter store failed (cluster mode)."}),
 	}
 	m.heads = &headAges{now: cfg.Now, times: map[string]time.Time{}, desc: prometheus.NewDesc(
 		prometheus.BuildFQName(Namespace, "network", "head_age_seconds"),
@@ -152,7 +157,7 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 	for _, c := range []prometheus.Collector{
 		m.accepted, m.submitted, m.completed, m.failed, m.completion, m.queued, m.inFlight, m.nextNonce,
 		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcBatched, m.rpcDuration,
-		m.httpRequests, m.httpDuration, m.rateLimited, m.trackedAccts,
+		m.httpRequests, m.httpDuration, m.rateLimited, m.rateFallbacks, m.trackedAccts,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register txengine metrics: %w", err)
@@ -318,6 +323,10 @@ func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration)
 func (m *Metrics) RateLimited(window string) {
 	m.rateLimited.WithLabelValues(window).Inc()
 }
+
+// RateLimitFallback counts one request whose rate limits were counted in
+// this node's memory because the rate counter store failed.
+func (m *Metrics) RateLimitFallback() { m.rateFallbacks.Inc() }
 
 // headAges is the collector of network_head_age_seconds: the age is
 // computed when scraped, so it grows while a node is stuck.

@@ -227,47 +227,61 @@ const (
 // errRefused rolls back a counted request that a window refuses.
 var errRefused = errors.New("refused")
 
-// CountRequest implements engine.RateCounterStore: one upsert counts the
-// request in both windows, locking both rows (the second's first, in every
-// transaction, so they cannot deadlock); when a window went over its limit
-// the transaction rolls back, so a refused request does not count.
-func (s *Store) CountRequest(ctx context.Context, userID string, second, hour time.Time, perSecond, perHour int) (int, int, bool, error) {
-	var inSecond, inHour int
+// CountRequest implements engine.RateCounterStore in one statement after
+// the transaction's setup: it upserts the current bucket of both windows
+// and sums each window's other buckets, as the statement's snapshot sees
+// them. A transaction-scoped advisory lock on the key, taken before that
+// snapshot, serialises the requests of one key, so a concurrent request in
+// another bucket cannot go unseen. When a window went over its limit the
+// transaction rolls back, so a refused request does not count.
+func (s *Store) CountRequest(ctx context.Context, key string, now time.Time, perSecond, perHour int) (engine.RateWindowCount, engine.RateWindowCount, bool, error) {
+	var second, hour engine.RateWindowCount
+	secStart, hourStart := now.Truncate(engine.RateSecondBucket), now.Truncate(engine.RateHourBucket)
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		// A count lost in a crash is harmless: no flush to wait for.
-		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit TO OFF`); err != nil {
-			return wrap(err, "count a request of %s", userID)
+		if _, err := tx.ExecContext(ctx, `SELECT set_config('synchronous_commit', 'off', true),
+			pg_advisory_xact_lock(hashtextextended('rate:' || $1, 0))`, key); err != nil {
+			return wrap(err, "count a request of %s", key)
 		}
 		var rows []struct {
-			Span  string `db:"span"`
-			Count int    `db:"count"`
+			Span   string    `db:"span"`
+			Count  int       `db:"count"`
+			Oldest time.Time `db:"oldest"`
 		}
-		if err := tx.SelectContext(ctx, &rows, `INSERT INTO rate_counters (user_id, span, start, count)
-			VALUES ($1, $2, $3, 1), ($1, $4, $5, 1)
-			ON CONFLICT (user_id, span, start) DO UPDATE SET count = rate_counters.count + 1
-			RETURNING span, count`, userID, spanSecond, ts(second), spanHour, ts(hour)); err != nil {
-			return wrap(err, "count a request of %s", userID)
+		if err := tx.SelectContext(ctx, &rows, `WITH up AS (
+				INSERT INTO rate_counters (user_id, span, start, count)
+				VALUES ($1, $2, $3, 1), ($1, $5, $6, 1)
+				ON CONFLICT (user_id, span, start) DO UPDATE SET count = rate_counters.count + 1
+				RETURNING span, start, count)
+			SELECT up.span, up.count + COALESCE(SUM(r.count), 0) AS count, LEAST(up.start, MIN(r.start)) AS oldest
+			FROM up LEFT JOIN rate_counters r ON r.user_id = $1 AND r.span = up.span AND r.start <> up.start
+				AND r.start >= CASE WHEN up.span = $2 THEN $4::timestamptz ELSE $7::timestamptz END
+			GROUP BY up.span, up.start, up.count`,
+			key, spanSecond, ts(secStart), ts(secStart.Add(-time.Second)),
+			spanHour, ts(hourStart), ts(hourStart.Add(-time.Hour))); err != nil {
+			return wrap(err, "count a request of %s", key)
 		}
 		for _, r := range rows {
+			w := engine.RateWindowCount{Count: r.Count, Oldest: fromTS(r.Oldest)}
 			if r.Span == spanSecond {
-				inSecond = r.Count
+				second = w
 			} else {
-				inHour = r.Count
+				hour = w
 			}
 		}
-		if inSecond > perSecond || inHour > perHour {
-			inSecond, inHour = inSecond-1, inHour-1
+		if second.Count > perSecond || hour.Count > perHour {
+			second, hour = second.Uncount(), hour.Uncount()
 			return errRefused
 		}
 		return nil
 	})
 	if errors.Is(err, errRefused) {
-		return inSecond, inHour, false, nil
+		return second, hour, false, nil
 	}
 	if err != nil {
-		return 0, 0, false, err
+		return engine.RateWindowCount{}, engine.RateWindowCount{}, false, err
 	}
-	return inSecond, inHour, true, nil
+	return second, hour, true, nil
 }
 
 // PruneRateCounters implements engine.RateCounterStore.

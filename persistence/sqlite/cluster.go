@@ -200,41 +200,53 @@ const (
 var errRefused = errors.New("refused")
 
 // CountRequest implements engine.RateCounterStore: one upsert counts the
-// request in both windows; when a window went over its limit the
-// transaction rolls back, so a refused request does not count.
-func (s *Store) CountRequest(ctx context.Context, userID string, second, hour time.Time, perSecond, perHour int) (int, int, bool, error) {
-	var inSecond, inHour int
+// request in the current bucket of both windows, one query sums each
+// window's buckets, in one transaction on the single writer connection (so
+// the requests of a key are serialised); when a window went over its limit
+// the transaction rolls back, so a refused request does not count.
+func (s *Store) CountRequest(ctx context.Context, key string, now time.Time, perSecond, perHour int) (engine.RateWindowCount, engine.RateWindowCount, bool, error) {
+	var second, hour engine.RateWindowCount
+	secStart, hourStart := now.Truncate(engine.RateSecondBucket), now.Truncate(engine.RateHourBucket)
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var rows []struct {
-			Span  string `db:"span"`
-			Count int    `db:"count"`
-		}
-		if err := tx.SelectContext(ctx, &rows, `INSERT INTO rate_counters (user_id, span, start, count)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO rate_counters (user_id, span, start, count)
 			VALUES (?, ?, ?, 1), (?, ?, ?, 1)
-			ON CONFLICT (user_id, span, start) DO UPDATE SET count = rate_counters.count + 1
-			RETURNING span, count`, userID, spanSecond, millis(second), userID, spanHour, millis(hour)); err != nil {
-			return wrap(err, "count a request of %s", userID)
+			ON CONFLICT (user_id, span, start) DO UPDATE SET count = rate_counters.count + 1`,
+			key, spanSecond, millis(secStart), key, spanHour, millis(hourStart)); err != nil {
+			return wrap(err, "count a request of %s", key)
+		}
+		var rows []struct {
+			Span   string `db:"span"`
+			Count  int    `db:"count"`
+			Oldest int64  `db:"oldest"`
+		}
+		if err := tx.SelectContext(ctx, &rows, `SELECT span, SUM(count) AS count, MIN(start) AS oldest
+			FROM rate_counters
+			WHERE user_id = ? AND ((span = ? AND start >= ?) OR (span = ? AND start >= ?))
+			GROUP BY span`,
+			key, spanSecond, millis(secStart.Add(-time.Second)), spanHour, millis(hourStart.Add(-time.Hour))); err != nil {
+			return wrap(err, "count a request of %s", key)
 		}
 		for _, r := range rows {
+			w := engine.RateWindowCount{Count: r.Count, Oldest: fromMillis(r.Oldest)}
 			if r.Span == spanSecond {
-				inSecond = r.Count
+				second = w
 			} else {
-				inHour = r.Count
+				hour = w
 			}
 		}
-		if inSecond > perSecond || inHour > perHour {
-			inSecond, inHour = inSecond-1, inHour-1
+		if second.Count > perSecond || hour.Count > perHour {
+			second, hour = second.Uncount(), hour.Uncount()
 			return errRefused
 		}
 		return nil
 	})
 	if errors.Is(err, errRefused) {
-		return inSecond, inHour, false, nil
+		return second, hour, false, nil
 	}
 	if err != nil {
-		return 0, 0, false, err
+		return engine.RateWindowCount{}, engine.RateWindowCount{}, false, err
 	}
-	return inSecond, inHour, true, nil
+	return second, hour, true, nil
 }
 
 // PruneRateCounters implements engine.RateCounterStore.

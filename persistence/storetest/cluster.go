@@ -498,39 +498,72 @@ func testConcurrentClaims(t *testing.T, s engine.Store) {
 	}
 }
 
-// testRateCounters: a request counts in both windows only when both are
-// under their limits; users and windows are independent; pruning forgets
-// only windows nobody counts in any more.
+// testRateCounters: a request counts in both sliding windows only when both
+// are under their limits; no period of a window's length holds more than
+// its limit, across bucket boundaries and concurrently; keys are
+// independent; pruning forgets only buckets no window counts in any more.
 func testRateCounters(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	hour := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
 	sec := hour.Add(25*time.Minute + 31*time.Second)
-	count := func(user string, second time.Time, wantSec, wantHour int, wantAllowed bool) {
+	minute := sec.Truncate(time.Minute)
+	count := func(key string, at time.Time, perSec, perHour, wantSec, wantHour int, wantAllowed bool) (engine.RateWindowCount, engine.RateWindowCount) {
 		t.Helper()
-		inSec, inHour, allowed, err := s.CountRequest(ctx, user, second, hour, 2, 3)
+		second, hr, allowed, err := s.CountRequest(ctx, key, at, perSec, perHour)
 		must(t, err)
-		if inSec != wantSec || inHour != wantHour || allowed != wantAllowed {
+		if second.Count != wantSec || hr.Count != wantHour || allowed != wantAllowed {
 			t.Fatalf("CountRequest(%s, %s) = %d, %d, %v; want %d, %d, %v",
-				user, second.Format(time.TimeOnly), inSec, inHour, allowed, wantSec, wantHour, wantAllowed)
+				key, at.Format("15:04:05.000"), second.Count, hr.Count, allowed, wantSec, wantHour, wantAllowed)
+		}
+		return second, hr
+	}
+	wantOldest := func(what string, w engine.RateWindowCount, want time.Time) {
+		t.Helper()
+		if !w.Oldest.Equal(want) {
+			t.Fatalf("%s: oldest bucket %s, want %s", what, w.Oldest.Format("15:04:05.000"), want.Format("15:04:05.000"))
 		}
 	}
-	count("u1", sec, 1, 1, true)
-	count("u1", sec, 2, 2, true)
-	count("u1", sec, 2, 2, false) // the second is full; not counted
-	count("u1", sec, 2, 2, false)
-	count("u2", sec, 1, 1, true) // another user
-	count("u1", sec.Add(time.Second), 1, 3, true)
-	count("u1", sec.Add(2*time.Second), 0, 3, false) // the hour is full
-	count("u1", sec.Add(3*time.Second), 0, 3, false)
+	secW, hourW := count("u1", sec, 2, 3, 1, 1, true)
+	wantOldest("first request, second", secW, sec)
+	wantOldest("first request, hour", hourW, minute)
+	secW, _ = count("u1", sec.Add(50*time.Millisecond), 2, 3, 2, 2, true)
+	wantOldest("second request", secW, sec)
+	count("u1", sec.Add(150*time.Millisecond), 2, 3, 2, 2, false) // the second is full; not counted
+	count("u2", sec, 2, 3, 1, 1, true)                            // another key
+	// One second later the first bucket still overlaps the window (it
+	// ends 100 ms later): refused; once it has left, one more fits.
+	count("u1", sec.Add(time.Second), 2, 3, 2, 2, false)
+	secW, hourW = count("u1", sec.Add(1100*time.Millisecond), 2, 3, 1, 3, true)
+	wantOldest("after the first bucket left", secW, sec.Add(1100*time.Millisecond))
+	wantOldest("the hour", hourW, minute)
+	count("u1", sec.Add(2500*time.Millisecond), 2, 3, 0, 3, false) // the hour is full
+	count("u1", sec.Add(59*time.Minute), 2, 3, 0, 3, false)        // and slides: still full 59 min later
 
-	// Concurrent requests of one user: exactly the limit passes.
+	// No double burst at a boundary: 10 at x.9 s fill the second; 10 at
+	// (x+1).1 s are all refused (a period of one second holds all of
+	// them); at (x+2).0 s the first ten have left and ten more fit.
+	base := sec.Truncate(time.Second)
+	for i := range 10 {
+		count("u5", base.Add(900*time.Millisecond), 10, 100, i+1, i+1, true)
+	}
+	for range 10 {
+		count("u5", base.Add(1100*time.Millisecond), 10, 100, 10, 10, false)
+	}
+	count("u5", base.Add(1999*time.Millisecond), 10, 100, 10, 10, false)
+	for i := range 10 {
+		count("u5", base.Add(2*time.Second), 10, 100, i+1, 11+i, true)
+	}
+
+	// Concurrent requests of one key, half of them in the next bucket:
+	// exactly the limit passes.
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	allowed := 0
 	errs := make(chan error, 20)
-	for range 20 {
+	for i := range 20 {
+		at := sec.Add(time.Duration(i%2) * engine.RateSecondBucket)
 		wg.Go(func() {
-			_, _, ok, err := s.CountRequest(ctx, "u3", sec, hour, 5, 100)
+			_, _, ok, err := s.CountRequest(ctx, "u3", at, 5, 100)
 			if err != nil {
 				errs <- err
 				return
@@ -551,20 +584,18 @@ func testRateCounters(t *testing.T, s engine.Store) {
 		t.Fatalf("%d of 20 concurrent requests allowed, want 5", allowed)
 	}
 
-	// Pruning at sec + 90 min: u1's seconds and last hour are forgotten
-	// only where no request counts any more (the hour window stays).
+	// Pruning at sec + 90 min: u1's second buckets are forgotten, its hour
+	// buckets are not (they are younger than two hours).
+	at := sec.Add(1300 * time.Millisecond)
 	must(t, s.PruneRateCounters(ctx, sec.Add(90*time.Minute)))
-	count("u1", sec, 0, 3, false) // the hour was not forgotten: still full
+	count("u1", at, 2, 3, 0, 3, false) // the hour was not forgotten: still full
 	must(t, s.PruneRateCounters(ctx, hour.Add(3*time.Hour)))
-	count("u1", sec, 1, 1, true) // both forgotten
-	// A recent second survives pruning.
+	count("u1", at, 2, 3, 1, 1, true) // both forgotten
+	// A recent bucket survives pruning.
 	recent := hour.Add(3 * time.Hour)
-	_, _, _, err := s.CountRequest(ctx, "u4", recent, recent.Truncate(time.Hour), 2, 3)
-	must(t, err)
+	count("u4", recent, 2, 3, 1, 1, true)
 	must(t, s.PruneRateCounters(ctx, recent.Add(30*time.Second)))
-	if inSec, _, _, err := s.CountRequest(ctx, "u4", recent, recent.Truncate(time.Hour), 2, 3); err != nil || inSec != 2 {
-		t.Fatalf("second window after pruning 30 s later: %d, %v; want 2", inSec, err)
-	}
+	count("u4", recent, 2, 3, 2, 2, true)
 }
 
 // Backfill0008 checks what migration 0008 does to the broadcast versions

@@ -603,6 +603,39 @@ func badInputRows(f catalogueFixtures) []badRequest {
 	return rows
 }
 
+// TestBadInputAuthFailuresLimited: an address that sends too many
+// requests with a missing, malformed or unknown token gets 429
+// rate_limited with the X-RateLimit-* headers of that limit and
+// Retry-After, for a good token too (it is refused before any lookup);
+// X-Forwarded-For does not change the address (no proxy is trusted by
+// default).
+func TestBadInputAuthFailuresLimited(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test: runs the binary and its dev chain")
+	}
+	// Per hour, so that the test does not depend on its speed.
+	s := startService(t, t.TempDir(), "TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_SECOND=1000",
+		"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR=5")
+	unknown := "txe_" + strings.Repeat("B", 43)
+	for _, token := range []string{"", "not a token!", unknown, unknown, unknown} {
+		wantErr(t, s.call("GET", "/accounts", token, nil), 401, "unauthenticated", "")
+	}
+	for _, r := range []response{
+		s.call("GET", "/accounts", unknown, nil),
+		s.call("GET", "/accounts", s.Token, nil),
+		s.callHeaders("GET", "/accounts", unknown, nil, "X-Forwarded-For", "198.51.100.9"),
+	} {
+		wantErr(t, r, 429, "rate_limited", "")
+		if r.Header.Get("X-RateLimit-Limit") != "5" || r.Header.Get("X-RateLimit-Remaining") != "0" {
+			t.Errorf("limit headers of the refusal: %v", r.Header)
+		}
+		if n, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || n < 1 || n > 3660 {
+			t.Errorf("Retry-After = %q", r.Header.Get("Retry-After"))
+		}
+	}
+	s.stop()
+}
+
 // flipCase returns addr with the case of its first letter flipped, so that
 // mixed case no longer matches the EIP-55 checksum.
 func flipCase(addr string) string {

@@ -68,9 +68,12 @@ func startServiceArgs(t *testing.T, dataDir string, args []string, env ...string
 	// (in env, after it) wins.
 	base := []string{"TXENGINE_SHUTDOWN_TIMEOUT=" + raceShutdownTimeout.String(),
 		"TXENGINE_LISTEN=127.0.0.1:0", "TXENGINE_DATA_DIR=" + dataDir, "TXENGINE_DEV_BLOCK_PERIOD=1s",
-		// Tests drive users harder than the default 10 requests per second;
-		// the rate-limit behaviour itself is tested in http/ with a fake clock.
-		"TXENGINE_RATE_LIMIT_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_PER_HOUR=100000000"}
+		// Tests drive users harder than the default 10 requests per second,
+		// and send many bad tokens from one address (the bad-input
+		// catalogue); the rate-limit behaviour itself is tested in http/
+		// with a fake clock, and TestBadInputAuthFailuresLimited.
+		"TXENGINE_RATE_LIMIT_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_PER_HOUR=100000000",
+		"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_SECOND=100000", "TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR=100000000"}
 	p, err := servicetest.Start(binary, append([]string{"serve"}, args...), servicetest.Options{Env: append(base, env...), Wait: 90 * time.Second})
 	if err != nil {
 		t.Fatal(err)
