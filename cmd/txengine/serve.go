@@ -89,7 +89,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		Store: store, Signer: sealer, Clock: engine.SystemClock{}, Log: log,
 		Networks: nets.byName, Faucets: nets.faucets, NewHeads: newHeads(log),
 		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch, Metrics: metrics,
-		Callbacks: callbacksConfig(cfg), Cluster: cc,
+		Callbacks: callbacksConfig(cfg, sealer), Cluster: cc,
 	})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)

@@ -67,7 +67,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: "cs", Created: created}
+	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: []byte("cs"), Created: created}
 	a := &engine.Account{ID: "a1", Owner: "u1", EncryptedKey: []byte{1, 2}, Created: created}
 	a.Address[19] = 1
 	if err := s.CreateUser(ctx, u, engine.HashToken("tok"), a); err != nil {
