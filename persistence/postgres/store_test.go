@@ -325,6 +325,33 @@ func TestMigration0009DuplicateNonces(t *testing.T) {
 	})
 }
 
+// TestMigration0012PlainSecrets: callback secrets stored in plain text
+// before migration 0012 are kept (as engine.PlainVersion || secret) and
+// sealed by a rotation.
+func TestMigration0012PlainSecrets(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.New(t)
+	old, err := postgres.OpenAt(ctx, url, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = old.Close()
+		}
+	})
+	storetest.PlainSecrets0012(t, old, func(q string, args ...any) error {
+		return postgres.ExecForTest(ctx, old, sqlx.Rebind(sqlx.DOLLAR, q), args...)
+	}, func() engine.Store {
+		closed = true
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return mustOpen(t, url)
+	})
+}
+
 // BenchmarkAccountReads is the store's part of an account's pump on an
 // idle account: the in-flight summary and the ready transactions, two
 // queries with arguments. binary=no is lib/pq's default protocol (each

@@ -188,3 +188,30 @@ func TestMigration0009DuplicateNonces(t *testing.T) {
 		return s, err
 	})
 }
+
+// TestMigration0012PlainSecrets: callback secrets stored in plain text
+// before migration 0012 are kept (as engine.PlainVersion || secret) and
+// sealed by a rotation.
+func TestMigration0012PlainSecrets(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "txengine.db")
+	old, err := sqlite.OpenAt(ctx, path, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = old.Close()
+		}
+	})
+	storetest.PlainSecrets0012(t, old, func(q string, args ...any) error {
+		return sqlite.ExecForTest(ctx, old, q, args...)
+	}, func() engine.Store {
+		closed = true
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return mustOpen(t, path)
+	})
+}

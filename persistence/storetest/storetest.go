@@ -92,6 +92,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"MarkMinedOnlySubmitted", testMarkMinedOnlySubmitted},
 		{"UnmineOnlyMined", testUnmineOnlyMined},
 		{"NetworkFence", testNetworkFence},
+		{"SealedValues", testSealedValues},
+		{"KeyRotation", testKeyRotation},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
