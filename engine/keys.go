@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -147,8 +148,14 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 // rotation, until every value is sealed under the current key). It seals
 // account private keys (the account address bound as additional data, so a
 // sealed key cannot be moved to another account row), stored idempotency
-// responses and callback secrets, each with its own purpose key.
+// responses and callback secrets, each with its own purpose key. Replace
+// swaps its keys while it is in use.
 type KeySealer struct {
+	ring atomic.Pointer[keyRing]
+}
+
+// keyRing is one immutable set of master keys.
+type keyRing struct {
 	current *masterKey
 	// keys holds every master key, current and previous, by id.
 	keys map[KeyID]*masterKey
@@ -164,11 +171,32 @@ var ErrUnknownKey = errors.New("opens under no known master key")
 // NewKeySealer returns the keyring of the 32-byte current master key and
 // the previous master keys (which open but never seal).
 func NewKeySealer(current []byte, previous ...[]byte) (*KeySealer, error) {
+	s := &KeySealer{}
+	if err := s.Replace(current, previous...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Replace makes current the key that seals and previous the keys that only
+// open, for every call that starts after it returns (a service adopting a
+// new master key of its data dir while it runs).
+func (s *KeySealer) Replace(current []byte, previous ...[]byte) error {
+	r, err := newKeyRing(current, previous)
+	if err != nil {
+		return err
+	}
+	s.ring.Store(r)
+	return nil
+}
+
+// newKeyRing derives the keys of current and previous.
+func newKeyRing(current []byte, previous [][]byte) (*keyRing, error) {
 	cur, err := newMasterKey(current)
 	if err != nil {
 		return nil, err
 	}
-	s := &KeySealer{current: cur, keys: map[KeyID]*masterKey{cur.id: cur}, order: []*masterKey{cur}}
+	s := &keyRing{current: cur, keys: map[KeyID]*masterKey{cur.id: cur}, order: []*masterKey{cur}}
 	for i, p := range previous {
 		k, err := newMasterKey(p)
 		if err != nil {
@@ -184,12 +212,13 @@ func NewKeySealer(current []byte, previous ...[]byte) (*KeySealer, error) {
 }
 
 // CurrentKeyID is the id of the key that seals.
-func (s *KeySealer) CurrentKeyID() KeyID { return s.current.id }
+func (s *KeySealer) CurrentKeyID() KeyID { return s.ring.Load().current.id }
 
 // KeyIDs lists the ids of every known master key, current first.
 func (s *KeySealer) KeyIDs() []KeyID {
-	ids := make([]KeyID, len(s.order))
-	for i, k := range s.order {
+	r := s.ring.Load()
+	ids := make([]KeyID, len(r.order))
+	for i, k := range r.order {
 		ids[i] = k.id
 	}
 	return ids
@@ -198,6 +227,11 @@ func (s *KeySealer) KeyIDs() []KeyID {
 // Seal encrypts plain for purpose under the current master key, binding
 // additional; the result carries the format version and the key id.
 func (s *KeySealer) Seal(p Purpose, plain, additional []byte) ([]byte, error) {
+	return s.ring.Load().seal(p, plain, additional)
+}
+
+// seal is Seal under r's current key.
+func (s *keyRing) seal(p Purpose, plain, additional []byte) ([]byte, error) {
 	aead, ok := s.current.purpose[p]
 	if !ok {
 		return nil, fmt.Errorf("seal: unknown purpose %s", p)
@@ -243,6 +277,11 @@ const (
 
 // open is Open, also saying how the value was sealed.
 func (s *KeySealer) open(p Purpose, sealed, additional []byte) ([]byte, SealState, error) {
+	return s.ring.Load().open(p, sealed, additional)
+}
+
+// open is KeySealer.open on r's keys.
+func (s *keyRing) open(p Purpose, sealed, additional []byte) ([]byte, SealState, error) {
 	if _, ok := s.current.purpose[p]; !ok {
 		return nil, 0, fmt.Errorf("open: unknown purpose %s", p)
 	}

@@ -319,3 +319,88 @@ func countNotCurrent(ctx context.Context, store SealedStore, sealer *KeySealer, 
 	})
 	return n, err
 }
+
+// KeyUse counts the sealed values of one column by how they are sealed.
+type KeyUse struct {
+	Kind SealedKind
+	// ByKey counts the values that open under each known master key.
+	ByKey map[KeyID]int
+	// Legacy values have no header, Plain ones are callback secrets in
+	// plain text; Unopenable open under no known key.
+	Legacy, Plain, Unopenable int
+}
+
+// NotCurrent is the number of values a rotation would re-encrypt or
+// refuse: all but those under current.
+func (u KeyUse) NotCurrent(current KeyID) int {
+	n := u.Legacy + u.Plain + u.Unopenable
+	for id, c := range u.ByKey {
+		if id != current {
+			n += c
+		}
+	}
+	return n
+}
+
+// SealedStatus reads every sealed value of store (batch rows at a time)
+// and counts them per column and key.
+func SealedStatus(ctx context.Context, store SealedStore, sealer *KeySealer, batch int) ([]KeyUse, error) {
+	if batch <= 0 {
+		batch = 1000
+	}
+	var out []KeyUse
+	for _, kind := range SealedKinds() {
+		use := KeyUse{Kind: kind, ByKey: map[KeyID]int{}}
+		err := scanSealed(ctx, store, kind, RotateOptions{Batch: batch}, func(vs []SealedValue) error {
+			for _, v := range vs {
+				plain, state, err := sealer.open(kind.purpose(), v.Sealed, kind.additional(v))
+				clear(plain)
+				switch {
+				case err != nil:
+					use.Unopenable++
+				case state == SealedLegacy:
+					use.Legacy++
+				case state == SealedPlain:
+					use.Plain++
+				default:
+					id, _ := SealedKeyID(v.Sealed)
+					use.ByKey[id]++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, use)
+	}
+	return out, nil
+}
+
+// SealPlainCallbackSecrets seals the callback secrets that migration 0012
+// left in plain text (engine.PlainVersion), batch rows per database
+// transaction; serve runs it at start. It returns how many it sealed.
+func SealPlainCallbackSecrets(ctx context.Context, store SealedStore, sealer *KeySealer) (int, error) {
+	kind := SealedCallbackSecrets
+	sealed := 0
+	err := scanSealed(ctx, store, kind, RotateOptions{Batch: 1000}, func(vs []SealedValue) error {
+		var swaps []Reseal
+		for _, v := range vs {
+			if len(v.Sealed) == 0 || v.Sealed[0] != PlainVersion {
+				continue
+			}
+			s, err := sealer.SealCallbackSecret(v.ID, string(v.Sealed[1:]))
+			if err != nil {
+				return err
+			}
+			swaps = append(swaps, Reseal{ID: v.ID, Old: v.Sealed, New: s})
+		}
+		if len(swaps) == 0 {
+			return nil
+		}
+		n, err := store.ResealValues(ctx, kind, swaps)
+		sealed += n
+		return err
+	})
+	return sealed, err
+}

@@ -80,6 +80,14 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
+	if err := sealPlainSecrets(ctx, store, sealer, log); err != nil {
+		return err
+	}
+	kw, err := startKeyringWatcher(ctx, cfg, sealer, log)
+	if err != nil {
+		return fmt.Errorf("keyring: %w", err)
+	}
+	defer kw.Close()
 	cc, err := clusterConfig(cfg, store)
 	if err != nil {
 		return err
