@@ -126,9 +126,9 @@ func (e *UnopenableError) Error() string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, k))
 		}
 	}
-	return fmt.Sprintf("%s %s (e.g. %s): they were sealed under a master key that is not configured; "+
+	return fmt.Sprintf("%s open under no known master key (e.g. %s): they were sealed under a master key that is not configured; "+
 		"add it to previousMasterKeys (TXENGINE_PREVIOUS_MASTER_KEYS, or <data dir>/master.key.previous) and run again; nothing was changed",
-		strings.Join(parts, ", "), ErrUnknownKey, strings.Join(e.Examples, ", "))
+		strings.Join(parts, ", "), strings.Join(e.Examples, ", "))
 }
 
 // Unwrap makes errors.Is(err, ErrUnknownKey) hold.
