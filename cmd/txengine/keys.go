@@ -268,19 +268,20 @@ Commands:
   txengine keys generate
       print a new random master key (64 hex digits) for masterKey
 
-Rotation with configured keys (masterKey / TXENGINE_MASTER_KEY):
-  1. set masterKey to a new key (txengine keys generate) and add the old one
-     to previousMasterKeys; restart every node (one at a time is fine: a node
-     with the new key opens what old nodes seal, and rotate repeats its
-     passes while values under the old key keep appearing);
-  2. run txengine keys rotate once, while the service serves;
-  3. run txengine keys prune (it checks nothing is left under an old key),
-     then remove previousMasterKeys and restart at leisure.
 Rotation with the embedded default (<data dir>/master.key), no restart:
   1. txengine keys rotate --new: writes a new master.key, keeps the old key
      in master.key.previous, waits until the running service has adopted the
-     new key (it reads the files every 2 s), then re-encrypts;
+     new key (it reads the files every 2 s and says so in master.key.in-use
+     once its HTTP request timeout has passed), then re-encrypts;
   2. txengine keys prune: checks, then deletes master.key.previous.
+Rotation with configured keys (masterKey / TXENGINE_MASTER_KEY), online:
+  1. add the new key (txengine keys generate) to previousMasterKeys on every
+     node; restart the nodes one at a time: all can now decrypt under it;
+  2. make it masterKey and move the old key to previousMasterKeys; restart
+     the nodes one at a time (a single node can skip step 1);
+  3. once every node runs step 2, run txengine keys rotate while they serve;
+  4. run txengine keys prune (it checks nothing is left under an old key),
+     then remove the old key from previousMasterKeys.
 rotate refuses, and changes nothing, if a value opens under no known key.
 `
 
