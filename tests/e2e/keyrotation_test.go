@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -91,24 +90,44 @@ func backgroundTraffic(base, token, secret string, stop <-chan struct{}, r *traf
 	}
 }
 
-// TestKeyRotation rotates the embedded default's master key while the
-// service runs (txengine keys rotate --new) and answers reads and writes
-// that open and seal: none fails. Then prune removes the old key and a
-// restart with the new key alone finds everything: an account created
-// before signs a transfer, an idempotent request made before replays its
-// response, GET /users/me shows the same callback secret, a callback is
-// signed with it; keys status counts every value under the new key. A
-// rotation with an unknown master key refuses and changes nothing.
+// TestKeyRotation rotates the master key while the service runs and
+// answers reads and writes that open and seal: none fails. On the embedded
+// default's data dir keyring without a restart (txengine keys rotate
+// --new); with configured keys after a restart with the new key as
+// masterKey and the old in TXENGINE_PREVIOUS_MASTER_KEYS (txengine keys
+// rotate). Then prune checks, and a restart with the new key alone finds
+// everything: an account created before signs a transfer, an idempotent
+// request made before replays its response, GET /users/me shows the same
+// callback secret, a callback is signed with it; keys status counts every
+// value under the new key. A rotation with the old key alone refuses and
+// changes nothing.
 func TestKeyRotation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and its dev chain")
 	}
+	t.Run("data dir keyring, no restart", func(t *testing.T) { testKeyRotation(t, false) })
+	t.Run("configured keys, restart", func(t *testing.T) { testKeyRotation(t, true) })
+}
+
+func testKeyRotation(t *testing.T, configured bool) {
 	rc := newHookReceiver(t, func(string, int) int { return http.StatusOK })
 	dir := t.TempDir()
 	// A short request timeout: the service says it uses a new key that
 	// much after adopting it (requests begun under the old key have ended).
 	env := []string{"TXENGINE_HTTP_REQUEST_TIMEOUT=3s", "TXENGINE_CALLBACKS_ALLOW_PRIVATE=true"}
-	s := startService(t, dir, env...)
+	keyA, keyB := strings.Repeat("a1", 32), strings.Repeat("b2", 32)
+	// keyEnv is the key configuration of a step (none on the data dir).
+	keyEnv := func(master string, previous ...string) []string {
+		if !configured {
+			return nil
+		}
+		e := []string{"TXENGINE_MASTER_KEY=" + master}
+		if len(previous) > 0 {
+			e = append(e, "TXENGINE_PREVIOUS_MASTER_KEYS="+strings.Join(previous, ","))
+		}
+		return e
+	}
+	s := startService(t, dir, append(env, keyEnv(keyA)...)...)
 	op := s.Token
 	opSecret := s.must(200, "GET", "/users/me", op, nil).(map[string]any)["callbackSecret"].(string)
 	u := s.must(201, "POST", "/users", op, map[string]any{"auth": true, "account": true}).(map[string]any)
@@ -131,9 +150,19 @@ func TestKeyRotation(t *testing.T) {
 	if st := s.waitTerminal(tx, op, 60*time.Second)["status"]; st != "completed" {
 		t.Fatalf("transfer before the rotation: %v", st)
 	}
-	oldMaster, err := os.ReadFile(filepath.Join(dir, "master.key"))
-	if err != nil {
-		t.Fatal(err)
+	oldMaster := keyA
+	rotateArgs, rotateEnv := []string{"rotate", "--new"}, keyEnv(keyB, keyA)
+	if configured {
+		// Step (a): restart with the new key as masterKey, the old one previous.
+		s.stop()
+		s = startService(t, dir, append(env, rotateEnv...)...)
+		rotateArgs = []string{"rotate"}
+	} else {
+		raw, err := os.ReadFile(filepath.Join(dir, "master.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldMaster = strings.TrimSpace(string(raw))
 	}
 
 	// Rotate while traffic flows.
@@ -147,19 +176,19 @@ func TestKeyRotation(t *testing.T) {
 	}()
 	time.Sleep(300 * time.Millisecond)
 	began := time.Now()
-	out, err := keysCommand(t, dir, nil, "rotate", "--new")
-	t.Logf("keys rotate --new (%s):\n%s", time.Since(began).Round(time.Millisecond), out)
+	out, err := keysCommand(t, dir, rotateEnv, rotateArgs...)
+	t.Logf("keys %s (%s):\n%s", strings.Join(rotateArgs, " "), time.Since(began).Round(time.Millisecond), out)
 	if err != nil {
 		close(stop)
 		wg.Wait()
-		t.Fatalf("keys rotate --new: %v", err)
+		t.Fatalf("keys %s: %v", strings.Join(rotateArgs, " "), err)
 	}
 	if !strings.Contains(out, "every value is under key") || !strings.Contains(out, "account keys") {
 		t.Errorf("rotate output lacks its counts: %s", out)
 	}
 	// Writes after the rotation are under the new key too.
 	time.Sleep(500 * time.Millisecond)
-	out, err = keysCommand(t, dir, nil, "prune")
+	out, err = keysCommand(t, dir, rotateEnv, "prune")
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -173,28 +202,34 @@ func TestKeyRotation(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "master.key.previous")); !os.IsNotExist(err) {
 		t.Errorf("master.key.previous still there after prune: %v", err)
 	}
-	newMaster, err := os.ReadFile(filepath.Join(dir, "master.key"))
-	if err != nil {
-		t.Fatal(err)
+	newMaster := keyB
+	if !configured {
+		raw, err := os.ReadFile(filepath.Join(dir, "master.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		newMaster = strings.TrimSpace(string(raw))
+	} else if !strings.Contains(out, "remove previousMasterKeys") {
+		t.Errorf("prune does not say to remove previousMasterKeys: %s", out)
 	}
-	if bytes.Equal(oldMaster, newMaster) {
-		t.Fatal("master.key did not change")
+	if oldMaster == newMaster {
+		t.Fatal("the master key did not change")
 	}
 	s.stop()
 
 	// The old master key alone opens nothing any more: rotate refuses.
-	out, err = keysCommand(t, dir, []string{"TXENGINE_MASTER_KEY=" + strings.TrimSpace(string(oldMaster))}, "rotate")
+	out, err = keysCommand(t, dir, []string{"TXENGINE_MASTER_KEY=" + oldMaster}, "rotate")
 	if err == nil || !strings.Contains(out, "open under no known master key") || !strings.Contains(out, "nothing was changed") {
 		t.Fatalf("rotate under the old key: err %v, want a refusal:\n%s", err, out)
 	}
-	if strings.Contains(out, strings.TrimSpace(string(oldMaster))) || strings.Contains(out, strings.TrimSpace(string(newMaster))) {
+	if strings.Contains(out, oldMaster) || strings.Contains(out, newMaster) {
 		t.Errorf("the refusal shows a key: %s", out)
 	}
 	t.Logf("refusal: %s", strings.TrimSpace(out))
 
 	// Restart with the new key alone.
-	s = startService(t, dir, env...)
-	out, err = keysCommand(t, dir, nil, "status")
+	s = startService(t, dir, append(env, keyEnv(keyB)...)...)
+	out, err = keysCommand(t, dir, keyEnv(keyB), "status")
 	if err != nil {
 		t.Fatalf("keys status: %v\n%s", err, out)
 	}
