@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -152,6 +154,44 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 // swaps its keys while it is in use.
 type KeySealer struct {
 	ring atomic.Pointer[keyRing]
+	// reload, when set, is called by open for a value that names a key id
+	// the ring does not know, at most once per reloadEvery.
+	reloadMu   sync.Mutex
+	reload     func()
+	lastReload time.Time
+}
+
+// reloadEvery bounds how often an unknown key id makes the keyring reload.
+const reloadEvery = time.Second
+
+// SetReload makes the keyring call reload (which should Replace its keys,
+// e.g. from their files) when it meets a value sealed under a key id it
+// does not know, at most once a second, and then try the value again.
+func (s *KeySealer) SetReload(reload func()) {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	s.reload = reload
+}
+
+// reloadForUnknown calls the reload function for a value naming an
+// unknown key id, unless it ran less than reloadEvery ago; it reports
+// whether it ran.
+func (s *KeySealer) reloadForUnknown(sealed []byte) bool {
+	id, ok := SealedKeyID(sealed)
+	if !ok {
+		return false
+	}
+	if _, known := s.ring.Load().keys[id]; known {
+		return false
+	}
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	if s.reload == nil || time.Since(s.lastReload) < reloadEvery {
+		return false
+	}
+	s.lastReload = time.Now()
+	s.reload()
+	return true
 }
 
 // keyRing is one immutable set of master keys.
@@ -277,7 +317,11 @@ const (
 
 // open is Open, also saying how the value was sealed.
 func (s *KeySealer) open(p Purpose, sealed, additional []byte) ([]byte, SealState, error) {
-	return s.ring.Load().open(p, sealed, additional)
+	plain, state, err := s.ring.Load().open(p, sealed, additional)
+	if err != nil && s.reloadForUnknown(sealed) {
+		return s.ring.Load().open(p, sealed, additional)
+	}
+	return plain, state, err
 }
 
 // open is KeySealer.open on r's keys.

@@ -202,3 +202,42 @@ func TestKeySealerLegacyAndPlain(t *testing.T) {
 		t.Error("an account key opened as plain text")
 	}
 }
+
+func TestKeySealerReloadsForUnknownKeyID(t *testing.T) {
+	s := mustSealer(t, testMaster(1))
+	next := mustSealer(t, testMaster(2), testMaster(1))
+	sealed, err := next.SealCallbackSecret("u", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reloads := 0
+	s.SetReload(func() {
+		reloads++
+		if err := s.Replace(testMaster(2), testMaster(1)); err != nil {
+			t.Error(err)
+		}
+	})
+	if got, err := s.OpenCallbackSecret("u", sealed); err != nil || got != "s" || reloads != 1 {
+		t.Fatalf("open after a reload = %q, %v (%d reloads)", got, err, reloads)
+	}
+	if s.CurrentKeyID() != next.CurrentKeyID() {
+		t.Fatal("the reload did not replace the keys")
+	}
+	// A value under a key nobody knows: no reload within a second, and
+	// known ids or values without a header never reload.
+	stranger, err := mustSealer(t, testMaster(3)).SealCallbackSecret("u", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := s.OpenCallbackSecret("u", stranger); !errors.Is(err, ErrUnknownKey) {
+			t.Fatalf("open under an unknown key: %v", err)
+		}
+	}
+	if _, err := s.OpenCallbackSecret("v", sealed); err == nil {
+		t.Fatal("opened for another user")
+	}
+	if reloads != 1 {
+		t.Fatalf("%d reloads, want 1 (at most once a second, never for a known key id)", reloads)
+	}
+}

@@ -101,9 +101,10 @@ func writeKeyLines(path string, keys [][]byte) error {
 }
 
 // keyringWatcher is serve's reader of the data dir keyring: every
-// keyringPoll it reads the key files and, when they changed, makes the
-// sealer use them (a new current key written by `keys rotate --new` is
-// adopted without a restart); and it writes the id of the key it seals
+// keyringPoll, and when the sealer meets a value under a key id it does not
+// know, it reads the key files and, when they changed, makes the sealer use
+// them (a new current key written by `keys rotate --new` is adopted without
+// a restart); and it writes the id of the key it seals
 // under to <dataDir>/master.key.in-use, which `keys rotate` waits for.
 //
 // A new id is written only a grace period (the HTTP request timeout and a
@@ -118,6 +119,9 @@ type keyringWatcher struct {
 	done   chan struct{}
 	once   sync.Once
 	stop   context.CancelFunc
+	// mu serialises reload and markInUse (the poll, and the sealer's
+	// reload when a value names a key id it does not know).
+	mu sync.Mutex
 	// advertised is the id in the in-use file; adopted is when the
 	// sealer's current key was adopted.
 	advertised engine.KeyID
@@ -135,6 +139,15 @@ func startKeyringWatcher(ctx context.Context, cfg config.Config, sealer *engine.
 	if err := w.markInUse(); err != nil {
 		return nil, err
 	}
+	// A value under a key id the sealer does not know (sealed by a
+	// process that read a newer key file): read the files at once.
+	sealer.SetReload(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err := w.reload(); err != nil {
+			w.log.Error("reading the data dir keyring failed; the keys in use are kept", "err", err)
+		}
+	})
 	ctx, w.stop = context.WithCancel(ctx)
 	go w.run(ctx)
 	return w, nil
@@ -151,12 +164,14 @@ func (w *keyringWatcher) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		w.mu.Lock()
 		if err := w.reload(); err != nil {
 			w.log.Error("reading the data dir keyring failed; the keys in use are kept", "err", err)
 		}
 		if err := w.markInUse(); err != nil {
 			w.log.Error("writing "+inUseFile+" failed", "err", err)
 		}
+		w.mu.Unlock()
 	}
 }
 
@@ -202,6 +217,7 @@ func (w *keyringWatcher) Close() {
 		return
 	}
 	w.once.Do(func() {
+		w.sealer.SetReload(nil)
 		w.stop()
 		<-w.done
 		_ = os.Remove(filepath.Join(w.cfg.DataDir, inUseFile))

@@ -165,3 +165,37 @@ func TestKeyringWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestKeyringWatcherReloadsForUnknownKey: a value sealed by another
+// process under a key the service has not read yet opens at once (the
+// sealer reads the files), without waiting for the poll.
+func TestKeyringWatcherReloadsForUnknownKey(t *testing.T) {
+	dir := t.TempDir()
+	cfg := dataDirConfig(dir)
+	sealer, err := loadSealer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := startKeyringWatcher(context.Background(), cfg, sealer, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := newDataDirKey(cfg, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	other, err := loadSealer(cfg) // e.g. `txengine users create` run now
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := other.SealCallbackSecret("u", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sealer.OpenCallbackSecret("u", sealed); err != nil || got != "s" {
+		t.Fatalf("open a value under the new key = %q, %v", got, err)
+	}
+	if sealer.CurrentKeyID() != other.CurrentKeyID() {
+		t.Fatal("the service did not adopt the new key")
+	}
+}
