@@ -146,9 +146,9 @@ func testSealedValues(t *testing.T, s engine.Store) {
 	}
 }
 
-// legacySeal seals as txengine did before key versions: nonce || AES-GCM
+// LegacySeal seals as txengine did before key versions: nonce || AES-GCM
 // under the raw master key, no header.
-func legacySeal(t *testing.T, master, plain, additional []byte) []byte {
+func LegacySeal(t *testing.T, master, plain, additional []byte) []byte {
 	t.Helper()
 	block, err := aes.NewCipher(master)
 	must(t, err)
@@ -202,12 +202,12 @@ func testKeyRotation(t *testing.T, s engine.Store) {
 		key, err := old.OpenAccountKey(a.Address, a.EncryptedKey)
 		must(t, err)
 		if i%2 == 0 { // sealed before key versions
-			a.EncryptedKey = legacySeal(t, oldMaster, key, a.Address.Bytes())
+			a.EncryptedKey = LegacySeal(t, oldMaster, key, a.Address.Bytes())
 		}
 		body := fmt.Sprintf(`{"data":%d}`, i)
 		rec := idem(u.ID, "k", "h", at(i))
 		if i%2 == 0 {
-			rec.Body = legacySeal(t, oldMaster, []byte(body), engine.IdempotencyAdditional(u.ID, "k"))
+			rec.Body = LegacySeal(t, oldMaster, []byte(body), engine.IdempotencyAdditional(u.ID, "k"))
 		} else {
 			rec.Body, err = old.SealIdempotency(u.ID, "k", []byte(body))
 			must(t, err)

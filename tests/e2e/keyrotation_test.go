@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +16,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/storetest"
 )
 
 // keysCommand runs `txengine keys args...` on the data dir dir (env added)
@@ -95,7 +102,9 @@ func backgroundTraffic(base, token, secret string, stop <-chan struct{}, r *traf
 // default's data dir keyring without a restart (txengine keys rotate
 // --new); with configured keys after a restart with the new key as
 // masterKey and the old in TXENGINE_PREVIOUS_MASTER_KEYS (txengine keys
-// rotate). Then prune checks, and a restart with the new key alone finds
+// rotate), on a store made to look as an older version left it (an account
+// key without key id, a callback secret in plain text: serve seals it at
+// start, rotate re-encrypts the other). Then prune checks, and a restart with the new key alone finds
 // everything: an account created before signs a transfer, an idempotent
 // request made before replays its response, GET /users/me shows the same
 // callback secret, a callback is signed with it; keys status counts every
@@ -153,9 +162,16 @@ func testKeyRotation(t *testing.T, configured bool) {
 	oldMaster := keyA
 	rotateArgs, rotateEnv := []string{"rotate", "--new"}, keyEnv(keyB, keyA)
 	if configured {
-		// Step (a): restart with the new key as masterKey, the old one previous.
+		// Step (a): restart with the new key as masterKey, the old one
+		// previous. Before, the store is made to look as an older version
+		// left it: the operator's account key sealed without a key id, the
+		// user's callback secret in plain text (as migration 0012 keeps it).
 		s.stop()
+		makeLegacy(t, dir, keyA, u["id"].(string), uSecret)
 		s = startService(t, dir, append(env, rotateEnv...)...)
+		if !strings.Contains(s.Logs(), "sealed callback secrets stored in plain text") {
+			t.Errorf("serve did not seal the plain callback secret at start:\n%s", s.Logs())
+		}
 		rotateArgs = []string{"rotate"}
 	} else {
 		raw, err := os.ReadFile(filepath.Join(dir, "master.key"))
@@ -185,6 +201,9 @@ func testKeyRotation(t *testing.T, configured bool) {
 	}
 	if !strings.Contains(out, "every value is under key") || !strings.Contains(out, "account keys") {
 		t.Errorf("rotate output lacks its counts: %s", out)
+	}
+	if configured && !strings.Contains(out, "(1 without key id") {
+		t.Errorf("rotate did not re-encrypt the legacy account key: %s", out)
 	}
 	// Writes after the rotation are under the new key too.
 	time.Sleep(500 * time.Millisecond)
@@ -271,4 +290,43 @@ func testKeyRotation(t *testing.T, configured bool) {
 		t.Fatalf("user transfer after the rotation: %v", st)
 	}
 	s.stop()
+}
+
+// makeLegacy rewrites the embedded store of dir (the service stopped) as a
+// version before key versions left it: the operator's default account key
+// sealed under the raw master key (nonce || ciphertext, no header), and
+// user uid's callback secret in plain text behind migration 0012's marker.
+func makeLegacy(t *testing.T, dir, masterHex, uid, secret string) {
+	t.Helper()
+	master, err := hex.DecodeString(masterHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := engine.NewKeySealer(master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "txengine.db")+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var id, addr string
+	var sealed []byte
+	err = db.QueryRow(`SELECT a.id, a.address, a.encrypted_key FROM accounts a JOIN users u ON u.id = a.owner
+		WHERE u.operator = 1 AND a.is_default = 1`).Scan(&id, &addr, &sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ring.OpenAccountKey(common.HexToAddress(addr), sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := storetest.LegacySeal(t, master, key, common.HexToAddress(addr).Bytes())
+	if _, err := db.Exec(`UPDATE accounts SET encrypted_key = ? WHERE id = ?`, legacy, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE users SET callback_secret = ? WHERE id = ?`, append([]byte{engine.PlainVersion}, secret...), uid); err != nil {
+		t.Fatal(err)
+	}
 }
