@@ -47,6 +47,12 @@ func keyringFiles(cfg config.Config) bool { return cfg.MasterKey == "" }
 // ones, or <dataDir>/master.key (generated on first use) and
 // <dataDir>/master.key.previous, plus the configured previousMasterKeys.
 func readKeyring(cfg config.Config) (current []byte, previous [][]byte, err error) {
+	return readKeyringFiles(cfg, true)
+}
+
+// readKeyringFiles is readKeyring; without create, a missing master.key is
+// an error (a running service never makes up a new key).
+func readKeyringFiles(cfg config.Config, create bool) (current []byte, previous [][]byte, err error) {
 	previous = cfg.PreviousMasterKeyBytes()
 	if !keyringFiles(cfg) {
 		return cfg.MasterKeyBytes(), previous, nil
@@ -54,7 +60,13 @@ func readKeyring(cfg config.Config) (current []byte, previous [][]byte, err erro
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("data dir: %w", err)
 	}
-	if current, err = loadOrCreateSecret(filepath.Join(cfg.DataDir, masterKeyFile), engine.MasterKeySize); err != nil {
+	path := filepath.Join(cfg.DataDir, masterKeyFile)
+	if !create {
+		if _, err := os.Stat(path); err != nil {
+			return nil, nil, fmt.Errorf("master key: %w", err)
+		}
+	}
+	if current, err = loadOrCreateSecret(path, engine.MasterKeySize); err != nil {
 		return nil, nil, fmt.Errorf("master key: %w", err)
 	}
 	files, err := readKeyLines(filepath.Join(cfg.DataDir, previousKeysFile))
@@ -177,7 +189,7 @@ func (w *keyringWatcher) run(ctx context.Context) {
 
 // reload adopts the key files when they name other keys than the sealer's.
 func (w *keyringWatcher) reload() error {
-	current, previous, err := readKeyring(w.cfg)
+	current, previous, err := readKeyringFiles(w.cfg, false)
 	if err != nil {
 		return err
 	}

@@ -199,3 +199,28 @@ func TestKeyringWatcherReloadsForUnknownKey(t *testing.T) {
 		t.Fatal("the service did not adopt the new key")
 	}
 }
+
+// TestKeyringWatcherKeepsKeysWhenFileGoes: a master.key removed while the
+// service runs is not made up again; the keys in use stay.
+func TestKeyringWatcherKeepsKeysWhenFileGoes(t *testing.T) {
+	dir := t.TempDir()
+	cfg := dataDirConfig(dir)
+	sealer, err := loadSealer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sealer.CurrentKeyID()
+	w := &keyringWatcher{cfg: cfg, sealer: sealer, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := os.Remove(filepath.Join(dir, masterKeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.reload(); err == nil {
+		t.Fatal("reload without master.key: no error")
+	}
+	if _, err := os.Stat(filepath.Join(dir, masterKeyFile)); !os.IsNotExist(err) {
+		t.Fatalf("reload wrote a master.key: %v", err)
+	}
+	if sealer.CurrentKeyID() != before {
+		t.Fatal("the keys in use changed")
+	}
+}
