@@ -230,6 +230,37 @@ func (s *KeySealer) Replace(current []byte, previous ...[]byte) error {
 	return nil
 }
 
+// Adopt is Replace keeping every key the keyring knew as a previous key:
+// a running service never forgets a key that may still open stored values
+// (a key file edited by hand, a previous-keys file pruned early).
+func (s *KeySealer) Adopt(current []byte, previous ...[]byte) error {
+	r, err := newKeyRing(current, previous)
+	if err != nil {
+		return err
+	}
+	if old := s.ring.Load(); old != nil {
+		for _, k := range old.order {
+			if _, ok := r.keys[k.id]; !ok {
+				r.keys[k.id] = k
+				r.order = append(r.order, k)
+			}
+		}
+	}
+	s.ring.Store(r)
+	return nil
+}
+
+// Knows reports whether every key id of ids is one of the keyring's.
+func (s *KeySealer) Knows(ids ...KeyID) bool {
+	r := s.ring.Load()
+	for _, id := range ids {
+		if _, ok := r.keys[id]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // newKeyRing derives the keys of current and previous.
 func newKeyRing(current []byte, previous [][]byte) (*keyRing, error) {
 	cur, err := newMasterKey(current)

@@ -241,3 +241,32 @@ func TestKeySealerReloadsForUnknownKeyID(t *testing.T) {
 		t.Fatalf("%d reloads, want 1 (at most once a second, never for a known key id)", reloads)
 	}
 }
+
+func TestKeySealerAdoptKeepsKeys(t *testing.T) {
+	s := mustSealer(t, testMaster(1))
+	sealed, err := s.SealAccountKey(common.Address{1}, []byte("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A new current key without the old one among the previous: adopted,
+	// and the old one still opens.
+	if err := s.Adopt(testMaster(2)); err != nil {
+		t.Fatal(err)
+	}
+	if s.CurrentKeyID() != mustSealer(t, testMaster(2)).CurrentKeyID() {
+		t.Fatal("not adopted")
+	}
+	if _, err := s.OpenAccountKey(common.Address{1}, sealed); err != nil {
+		t.Fatalf("a key the ring knew is forgotten: %v", err)
+	}
+	if ids := s.KeyIDs(); len(ids) != 2 || !s.Knows(ids...) || s.Knows(mustSealer(t, testMaster(3)).CurrentKeyID()) {
+		t.Fatalf("key ids %v", ids)
+	}
+	// Replace forgets.
+	if err := s.Replace(testMaster(2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OpenAccountKey(common.Address{1}, sealed); !errors.Is(err, ErrUnknownKey) {
+		t.Fatalf("Replace kept the old key: %v", err)
+	}
+}

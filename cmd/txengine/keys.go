@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -198,18 +197,20 @@ func (w *keyringWatcher) reload() error {
 	if err != nil {
 		return err
 	}
-	if slices.Equal(fresh.KeyIDs(), w.sealer.KeyIDs()) {
+	if fresh.CurrentKeyID() == w.sealer.CurrentKeyID() && w.sealer.Knows(fresh.KeyIDs()...) {
 		return nil
 	}
 	was := w.sealer.CurrentKeyID()
-	if err := w.sealer.Replace(current, previous...); err != nil {
+	// Adopt, not Replace: keys dropped from the files stay known until
+	// the service restarts.
+	if err := w.sealer.Adopt(current, previous...); err != nil {
 		return err
 	}
 	if w.sealer.CurrentKeyID() != was {
 		w.adopted = time.Now()
 	}
 	w.log.Info("master keys reloaded from the data dir", "key_id", w.sealer.CurrentKeyID().String(),
-		"was", was.String(), "keys", len(previous)+1)
+		"was", was.String(), "keys", len(w.sealer.KeyIDs()))
 	return nil
 }
 
