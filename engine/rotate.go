@@ -166,7 +166,7 @@ func RotateKeys(ctx context.Context, store SealedStore, sealer *KeySealer, opts 
 				if err != nil {
 					bad.Counts[kind]++
 					if len(bad.Examples) < 3 {
-						bad.Examples = append(bad.Examples, string(kind[:len(kind)-1])+" of "+rowName(kind, v))
+						bad.Examples = append(bad.Examples, kind.purpose().String()+" of "+rowName(kind, v))
 					}
 				}
 			}
