@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-k6 contracts proto client clean soak
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-k6 contracts proto client clean soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -141,6 +141,12 @@ bench-go:
 ## cluster mode, same burst, each on PostgreSQL + geth --dev (tests/cluster, minutes).
 bench-cluster:
 	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 30m -run '^TestClusterThroughput$$' ./tests/cluster/
+
+## bench-rotate: `txengine keys rotate` (engine.RotateKeys) on 100,000 accounts (ROTATE_ACCOUNTS),
+## on SQLite and on PostgreSQL (a throwaway cluster), while a reader and a writer use the store.
+ROTATE_ACCOUNTS ?= 100000
+bench-rotate:
+	TXENGINE_BENCH=rotate TXENGINE_BENCH_ROTATE_ACCOUNTS=$(ROTATE_ACCOUNTS) $(GO) test -v -count=1 -timeout 60m -run '^TestRotate$$' ./bench/rotate/
 
 # k6 (go.k6.io/k6, built once into .cache/bin; about a minute).
 K6_VERSION := v1.8.1

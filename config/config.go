@@ -23,8 +23,14 @@ type Config struct {
 	DataDir string `yaml:"dataDir"`
 	// MasterKey is the hex 32-byte key that encrypts account keys
 	// (TXENGINE_MASTER_KEY). Empty: generated once into <dataDir>/master.key.
-	MasterKey string   `yaml:"masterKey"`
-	Database  Database `yaml:"database"`
+	MasterKey string `yaml:"masterKey"`
+	// PreviousMasterKeys are former master keys (hex, 32 bytes each) that
+	// still open values sealed under them but never seal, while
+	// `txengine keys rotate` re-encrypts those values under MasterKey
+	// (TXENGINE_PREVIOUS_MASTER_KEYS, comma-separated). Without MasterKey
+	// they add to <dataDir>/master.key.previous.
+	PreviousMasterKeys []string `yaml:"previousMasterKeys"`
+	Database           Database `yaml:"database"`
 	// Networks are real chains over JSON-RPC. Empty: the embedded dev chain.
 	Networks []Network `yaml:"networks"`
 	Dev      DevChain  `yaml:"dev"`
@@ -201,6 +207,9 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 			*p = v
 		}
 	}
+	if v := getenv("TXENGINE_PREVIOUS_MASTER_KEYS"); v != "" {
+		c.PreviousMasterKeys = splitList(v)
+	}
 	durations := map[string]*time.Duration{
 		"TXENGINE_DEV_BLOCK_PERIOD": &c.Dev.BlockPeriod,
 		"TXENGINE_IDLE_ACCOUNT":     &c.Engine.IdleAccount,
@@ -296,6 +305,11 @@ func (c *Config) Validate() error {
 	if c.MasterKey != "" {
 		if b, err := decodeHex(c.MasterKey); err != nil || len(b) != 32 {
 			return fmt.Errorf("masterKey: must be 64 hex digits (32 bytes)")
+		}
+	}
+	for i, k := range c.PreviousMasterKeys {
+		if b, err := decodeHex(strings.TrimSpace(k)); err != nil || len(b) != 32 {
+			return fmt.Errorf("previousMasterKeys[%d]: must be 64 hex digits (32 bytes)", i)
 		}
 	}
 	if c.Database.URL != "" && !strings.HasPrefix(c.Database.URL, "postgres://") && !strings.HasPrefix(c.Database.URL, "postgresql://") {

@@ -30,6 +30,7 @@ func TestValidationNamesKey(t *testing.T) {
 	}{
 		{map[string]string{"TXENGINE_LISTEN": "nonsense"}, "listen"},
 		{map[string]string{"TXENGINE_MASTER_KEY": "abcd"}, "masterKey"},
+		{map[string]string{"TXENGINE_PREVIOUS_MASTER_KEYS": strings.Repeat("ab", 32) + ",zz"}, "previousMasterKeys[1]"},
 		{map[string]string{"TXENGINE_LOG_FORMAT": "xml"}, "log.format"},
 		{map[string]string{"TXENGINE_IN_FLIGHT": "0"}, "engine.inFlight"},
 		{map[string]string{"TXENGINE_IN_FLIGHT": "x"}, "TXENGINE_IN_FLIGHT"},
@@ -57,5 +58,17 @@ func TestFileUnknownKeyRejected(t *testing.T) {
 	cfg, err := Load(p, env(nil))
 	if err != nil || cfg.Listen != "127.0.0.1:9999" || cfg.Engine.InFlight != 8 {
 		t.Fatalf("cfg=%+v err=%v", cfg, err)
+	}
+}
+
+func TestPreviousMasterKeysFromEnv(t *testing.T) {
+	a, b := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	cfg, err := Load("", env(map[string]string{"TXENGINE_PREVIOUS_MASTER_KEYS": " " + a + ", ," + b}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := cfg.PreviousMasterKeyBytes()
+	if len(cfg.PreviousMasterKeys) != 2 || len(keys) != 2 || keys[0][0] != 0xab || keys[1][0] != 0xcd || len(keys[1]) != 32 {
+		t.Fatalf("previous master keys %q -> %x", cfg.PreviousMasterKeys, keys)
 	}
 }

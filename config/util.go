@@ -28,6 +28,17 @@ func parseWei(s string) (*big.Int, bool) {
 	return new(big.Int).SetString(s, 10)
 }
 
+// PreviousMasterKeyBytes returns the configured previous master keys.
+func (c Config) PreviousMasterKeyBytes() [][]byte {
+	var keys [][]byte
+	for _, k := range c.PreviousMasterKeys {
+		if b, err := decodeHex(strings.TrimSpace(k)); err == nil {
+			keys = append(keys, b)
+		}
+	}
+	return keys
+}
+
 // MasterKeyBytes returns the configured master key, or nil when unset.
 func (c Config) MasterKeyBytes() []byte {
 	if c.MasterKey == "" {

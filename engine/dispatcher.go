@@ -44,11 +44,19 @@ type DispatcherConfig struct {
 	UserAgent string
 	// Backoff is the retry schedule.
 	Backoff Backoff
+	// Secrets opens the users' sealed callback secrets (the service's
+	// KeySealer). Required.
+	Secrets CallbackSecrets
 	// Node names this dispatcher in the claims of outbox rows
 	// (ClaimDueCallbacks), so that the dispatchers of several nodes share
 	// one outbox without delivering a row twice at once. Empty is fine in
 	// single-node mode.
 	Node string
+}
+
+// CallbackSecrets opens sealed callback secrets; KeySealer implements it.
+type CallbackSecrets interface {
+	OpenCallbackSecret(userID string, sealed []byte) (string, error)
 }
 
 // DefaultDispatcherConfig returns 64 concurrent deliveries, 10 s per
@@ -317,7 +325,14 @@ func (d *Dispatcher) attempt(ctx context.Context, cb Callback) (out outcome, att
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", d.cfg.UserAgent)
 	req.Header.Set(HeaderCallbackID, cb.ID)
-	req.Header.Set(HeaderCallbackSignature, Sign(user.CallbackSecret, d.cfg.Clock.Now(), body))
+	if d.cfg.Secrets == nil {
+		return outcome{}, false, errors.New("dispatcher: no Secrets to open callback secrets with")
+	}
+	secret, err := d.cfg.Secrets.OpenCallbackSecret(user.ID, user.CallbackSecret)
+	if err != nil {
+		return outcome{}, false, fmt.Errorf("callback secret: %w", err)
+	}
+	req.Header.Set(HeaderCallbackSignature, Sign(secret, d.cfg.Clock.Now(), body))
 	res, err := d.client.Do(req)
 	if err != nil {
 		switch {

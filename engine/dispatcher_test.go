@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -34,6 +35,15 @@ type memClaim struct {
 	until time.Time
 }
 
+// testSecrets is the keyring the tests seal callback secrets with.
+func testSecrets() *engine.KeySealer {
+	s, err := engine.NewKeySealer(bytes.Repeat([]byte{9}, engine.MasterKeySize))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
 func newMemOutbox() *memOutbox {
 	return &memOutbox{rows: map[string]*engine.Callback{}, txs: map[string]*engine.Transaction{}, users: map[string]*engine.User{},
 		claims: map[string]memClaim{}}
@@ -45,7 +55,11 @@ func (m *memOutbox) add(status engine.TxStatus, secret string, urls ...string) (
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := len(m.txs) + 1
-	u := &engine.User{ID: fmt.Sprintf("user-%d", n), CallbackSecret: secret}
+	sealed, err := testSecrets().SealCallbackSecret(fmt.Sprintf("user-%d", n), secret)
+	if err != nil {
+		panic(err)
+	}
+	u := &engine.User{ID: fmt.Sprintf("user-%d", n), CallbackSecret: sealed}
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	tx := &engine.Transaction{ID: fmt.Sprintf("tx-%d", n), Owner: u.ID, Status: status, Network: "dev",
 		Method: "transfer", Created: now, Ended: &now, Callbacks: urls}
@@ -234,7 +248,7 @@ func TestDispatcherRetriesUntilDelivered(t *testing.T) {
 	})
 	store := newMemOutbox()
 	tx, ids := store.add(engine.StatusCompleted, "the-secret", rc.URL+"/hook?x=1")
-	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, UserAgent: "txengine/test", Backoff: fastBackoff})
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Secrets: testSecrets(), AllowPrivate: true, UserAgent: "txengine/test", Backoff: fastBackoff})
 	defer d.Close(time.Second)
 
 	pump(t, d, 5*time.Second, func() bool { return store.row(ids[0]).Status != engine.CallbackPending })
@@ -287,7 +301,7 @@ func TestDispatcherHangingReceiverDelaysNoOther(t *testing.T) {
 	_, hangIDs := store.add(engine.StatusFailed, "s1", hang.URL)
 	_, fastIDs := store.add(engine.StatusCompleted, "s2", fast.URL)
 	const timeout = 500 * time.Millisecond
-	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Timeout: timeout, Backoff: engine.DefaultBackoff()})
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Secrets: testSecrets(), AllowPrivate: true, Timeout: timeout, Backoff: engine.DefaultBackoff()})
 	defer d.Close(time.Second)
 
 	start := time.Now()
@@ -328,7 +342,7 @@ func TestDispatcherRefusesPrivateAddresses(t *testing.T) {
 	// httptest listens on 127.0.0.1; "localhost" resolves to loopback too.
 	local := strings.Replace(rc.URL, "127.0.0.1", "localhost", 1)
 	_, ids := store.add(engine.StatusCompleted, "s", rc.URL, local)
-	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Backoff: fastBackoff})
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Secrets: testSecrets(), Backoff: fastBackoff})
 	defer d.Close(time.Second)
 
 	pump(t, d, 5*time.Second, func() bool {
@@ -382,7 +396,7 @@ func TestDispatcherAbandons(t *testing.T) {
 	if b.MaxAttempts() != 3 {
 		t.Fatalf("MaxAttempts = %d, want 3", b.MaxAttempts())
 	}
-	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Backoff: b})
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Secrets: testSecrets(), AllowPrivate: true, Backoff: b})
 	defer d.Close(time.Second)
 
 	pump(t, d, 5*time.Second, func() bool {
@@ -406,7 +420,7 @@ func TestDispatcherCloseBoundsTheWait(t *testing.T) {
 	})
 	store := newMemOutbox()
 	_, ids := store.add(engine.StatusCompleted, "s", hang.URL)
-	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Timeout: time.Minute})
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Secrets: testSecrets(), AllowPrivate: true, Timeout: time.Minute})
 	if n, err := d.Dispatch(context.Background()); err != nil || n != 1 {
 		t.Fatalf("Dispatch = %d, %v", n, err)
 	}
@@ -470,7 +484,7 @@ func TestDispatcherRefusesNamesResolvingToLoopback(t *testing.T) {
 		urls = append(urls, strings.Replace(rc.URL, "127.0.0.1", n, 1)+"/cb")
 	}
 	_, ids := store.add(engine.StatusCompleted, "s", urls...)
-	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Backoff: fastBackoff})
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Secrets: testSecrets(), Backoff: fastBackoff})
 	defer d.Close(time.Second)
 
 	pump(t, d, 5*time.Second, store.settled(ids))
@@ -501,7 +515,7 @@ func TestDispatcherDoesNotFollowRedirects(t *testing.T) {
 			// Private addresses allowed: both servers are on loopback, and
 			// what is tested is that the redirect is not followed at all.
 			b := engine.Backoff{Initial: time.Millisecond, Max: time.Millisecond, MinTotal: 2 * time.Millisecond}
-			d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Backoff: b})
+			d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Secrets: testSecrets(), AllowPrivate: true, Backoff: b})
 			defer d.Close(time.Second)
 			pump(t, d, 5*time.Second, func() bool { return store.row(ids[0]).Status != engine.CallbackPending })
 			row := store.row(ids[0])
@@ -541,7 +555,7 @@ func TestDispatchersOfTwoNodesShareTheOutbox(t *testing.T) {
 	errs := make(chan error, 2)
 	deadline := time.Now().Add(10 * time.Second)
 	for _, node := range []string{"node-a", "node-b"} {
-		d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, AllowPrivate: true, Concurrency: 4, Node: node,
+		d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Secrets: testSecrets(), AllowPrivate: true, Concurrency: 4, Node: node,
 			UserAgent: node, Backoff: fastBackoff})
 		defer d.Close(time.Second)
 		wg.Go(func() {

@@ -15,8 +15,9 @@ type User struct {
 	Owner string
 	// Operator users administer the service and are exempt from rate limits.
 	Operator bool
-	// CallbackSecret keys the HMAC signatures of this user's callbacks.
-	CallbackSecret string
+	// CallbackSecret is the sealed key of the HMAC signatures of this
+	// user's callbacks (KeySealer.NewCallbackSecret, OpenCallbackSecret).
+	CallbackSecret []byte
 	Created        time.Time
 	// Limits are the per-user rate limits an operator set; nil means the
 	// service defaults apply. A zero field means the configured default for

@@ -55,7 +55,12 @@ func newTestEnv(t testing.TB) *testEnv {
 	env := &testEnv{t: t, store: store, engine: &fakeEngine{store: store}, logs: &bytes.Buffer{}, now: testNow}
 
 	mkUser := func(operator bool) (*engine.User, string, *engine.Account) {
-		u := &engine.User{ID: uuid.NewString(), Operator: operator, CallbackSecret: "s", Created: testNow}
+		u := &engine.User{ID: uuid.NewString(), Operator: operator, Created: testNow}
+		secret, err := sealer.SealCallbackSecret(u.ID, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.CallbackSecret = secret
 		token, hash, err := engine.NewToken()
 		if err != nil {
 			t.Fatal(err)

@@ -99,7 +99,7 @@ func (s *Server) replay(c *gin.Context, u *engine.User, req *idemRequest) bool {
 			"Idempotency-Key was used with another request (method, path or body) in the last 24 hours"))
 		return true
 	}
-	body, err := s.sealer.Open(rec.Body, idemAdditional(u.ID, req.key))
+	body, err := s.sealer.OpenIdempotency(u.ID, req.key, rec.Body)
 	if err != nil {
 		s.fail(c, fmt.Errorf("idempotency key: open stored response: %w", err))
 		return true
@@ -150,7 +150,7 @@ func (s *Server) idempotency(c *gin.Context, status int, view any, dst **engine.
 		return false
 	}
 	// The body is sealed: it may carry a one-time API token.
-	sealed, err := s.sealer.Seal(body, idemAdditional(u.ID, req.key))
+	sealed, err := s.sealer.SealIdempotency(u.ID, req.key, body)
 	if err != nil {
 		s.fail(c, fmt.Errorf("idempotency key: seal response: %w", err))
 		return false
@@ -160,11 +160,6 @@ func (s *Server) idempotency(c *gin.Context, status int, view any, dst **engine.
 	}
 	req.recorded = true
 	return true
-}
-
-// idemAdditional binds a sealed response to its user and key.
-func idemAdditional(userID, key string) []byte {
-	return []byte("idempotency\x00" + userID + "\x00" + key)
 }
 
 func saneIdempotencyKey(k string) bool {

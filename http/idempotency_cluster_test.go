@@ -48,7 +48,10 @@ func newIdemCluster(t *testing.T) *idemCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &engine.User{ID: uuid.NewString(), CallbackSecret: "s", Created: testNow}
+	u := &engine.User{ID: uuid.NewString(), Created: testNow}
+	if u.CallbackSecret, err = sealer.SealCallbackSecret(u.ID, "s"); err != nil {
+		t.Fatal(err)
+	}
 	token, hash, err := engine.NewToken()
 	if err != nil {
 		t.Fatal(err)

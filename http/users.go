@@ -31,13 +31,14 @@ func (s *Server) createUser(c *gin.Context) {
 		return
 	}
 	caller := currentUser(c)
-	secret, err := engine.NewSecret(32)
+	id := uuid.NewString()
+	secret, err := s.sealer.NewCallbackSecret(id)
 	if err != nil {
 		s.fail(c, fmt.Errorf("create user: %w", err))
 		return
 	}
 	u := &engine.User{
-		ID:             uuid.NewString(),
+		ID:             id,
 		CallbackSecret: secret,
 		Created:        s.clock.Now(),
 	}

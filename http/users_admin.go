@@ -41,7 +41,12 @@ func (s *Server) getMe(c *gin.Context) {
 		s.fail(c, fmt.Errorf("user %s: %w", currentUser(c).ID, err))
 		return
 	}
-	v := meView{ID: u.ID, Created: engine.FormatTime(u.Created), Operator: u.Operator, CallbackSecret: u.CallbackSecret}
+	secret, err := s.sealer.OpenCallbackSecret(u.ID, u.CallbackSecret)
+	if err != nil {
+		s.fail(c, fmt.Errorf("user %s: %w", u.ID, err))
+		return
+	}
+	v := meView{ID: u.ID, Created: engine.FormatTime(u.Created), Operator: u.Operator, CallbackSecret: secret}
 	if u.Owner != "" {
 		v.Owner = &u.Owner
 	}

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -23,8 +24,13 @@ func TestCreateUser(t *testing.T) {
 			t.Errorf("account = %+v", u.Account)
 		}
 		stored, err := env.store.UserByID(t.Context(), u.ID)
-		if err != nil || stored.Operator || len(stored.CallbackSecret) != 64 {
-			t.Errorf("stored = %+v, %v", stored, err)
+		if err != nil || stored.Operator {
+			t.Fatalf("stored = %+v, %v", stored, err)
+		}
+		// The callback secret is stored sealed: 64 hex digits inside.
+		if secret, err := env.server.sealer.OpenCallbackSecret(u.ID, stored.CallbackSecret); err != nil || len(secret) != 64 ||
+			bytes.Contains(stored.CallbackSecret, []byte(secret)) {
+			t.Errorf("stored callback secret %x opens as %q, %v", stored.CallbackSecret, secret, err)
 		}
 		// The token works and names the new user, whose default account is the new one.
 		rec = env.do("GET", "/accounts/default", u.Token, "")

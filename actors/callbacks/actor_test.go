@@ -69,7 +69,15 @@ func deliversFromTheOutbox(t *testing.T, panics bool) {
 	defer rc.Close()
 
 	now := time.Now().UTC()
-	u := &engine.User{ID: "u1", CallbackSecret: "secret-1", Created: now}
+	sealer, err := engine.NewKeySealer(make([]byte, engine.MasterKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := sealer.SealCallbackSecret("u1", "secret-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &engine.User{ID: "u1", CallbackSecret: secret, Created: now}
 	a := &engine.Account{ID: "a1", Owner: "u1", Address: common.Address{1}, EncryptedKey: []byte{1}, Created: now}
 	if err := store.CreateUser(ctx, u, nil, a); err != nil {
 		t.Fatal(err)
@@ -88,7 +96,7 @@ func deliversFromTheOutbox(t *testing.T, panics bool) {
 		ds = panicky
 	}
 	pid := sys.Root.Spawn(lifecycle.Guarded(callbacks.Props(callbacks.Config{
-		Dispatcher:   engine.DispatcherConfig{Store: ds, AllowPrivate: true},
+		Dispatcher:   engine.DispatcherConfig{Store: ds, Secrets: sealer, AllowPrivate: true},
 		PollInterval: 50 * time.Millisecond,
 	})))
 	ended := time.Now()

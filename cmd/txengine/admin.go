@@ -89,7 +89,8 @@ func users(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	if err != nil {
 		return err
 	}
-	secret, err := engine.NewSecret(32)
+	id := uuid.NewString()
+	secret, err := sealer.NewCallbackSecret(id)
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func users(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return err
 	}
 	now := engine.SystemClock{}.Now()
-	u := &engine.User{ID: uuid.NewString(), Operator: *admin, CallbackSecret: secret, Created: now}
+	u := &engine.User{ID: id, Operator: *admin, CallbackSecret: secret, Created: now}
 	acct.ID, acct.Owner, acct.Default, acct.Created = uuid.NewString(), u.ID, true, now
 	if err := store.CreateUser(ctx, u, hash, acct); err != nil {
 		return fmt.Errorf("create user: %w", err)

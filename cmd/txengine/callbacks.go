@@ -11,9 +11,11 @@ import (
 // callbacksConfig returns the callback dispatcher's configuration. Private
 // addresses follow cfg.CallbacksAllowPrivate: allowed on the embedded
 // default unless configured, refused with configured networks unless
-// configured; the API's URL check uses the same value.
-func callbacksConfig(cfg config.Config) callbacks.Config {
+// configured; the API's URL check uses the same value. secrets opens the
+// users' sealed callback secrets.
+func callbacksConfig(cfg config.Config, secrets engine.CallbackSecrets) callbacks.Config {
 	d := engine.DefaultDispatcherConfig()
+	d.Secrets = secrets
 	d.AllowPrivate = cfg.CallbacksAllowPrivate()
 	d.Timeout = cfg.Callbacks.Timeout
 	d.Concurrency = cfg.Callbacks.Concurrency

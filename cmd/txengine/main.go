@@ -31,6 +31,10 @@ Usage:
   txengine transactions abandon ID [--config FILE]
                                                   abandon a transaction that does not end: its
                                                   nonce is filled, it fails with abandoned
+  txengine keys rotate|status|prune|generate [--config FILE]
+                                                  rotate the master keys of the secrets at
+                                                  rest, while the service runs ("txengine
+                                                  keys --help", README "Keys")
   txengine help                                   show this help
 
 Run "txengine COMMAND --help" for the flags of a command.
@@ -87,6 +91,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return migrate(ctx, args, stdout, stderr, getenv)
 	case "users":
 		return users(ctx, args, stdout, stderr, getenv)
+	case "keys":
+		return keysCmd(ctx, args, stdout, stderr, getenv)
 	case "transactions":
 		return transactionsCmd(ctx, args, stdout, stderr, getenv)
 	case "help", "-h", "--help":

@@ -75,6 +75,14 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
+	if err := sealPlainSecrets(ctx, store, sealer, log); err != nil {
+		return err
+	}
+	kw, err := startKeyringWatcher(ctx, cfg, sealer, log)
+	if err != nil {
+		return fmt.Errorf("keyring: %w", err)
+	}
+	defer kw.Close()
 	cc, err := clusterConfig(cfg, store)
 	if err != nil {
 		return err
@@ -84,7 +92,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		Store: store, Signer: sealer, Clock: engine.SystemClock{}, Log: log,
 		Networks: nets.byName, Faucets: nets.faucets, NewHeads: newHeads(log),
 		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch, Metrics: metrics,
-		Callbacks: callbacksConfig(cfg), Cluster: cc,
+		Callbacks: callbacksConfig(cfg, sealer), Cluster: cc,
 	})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)

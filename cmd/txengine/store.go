@@ -34,21 +34,15 @@ func openStore(ctx context.Context, cfg config.Config) (engine.Store, error) {
 	return s, nil
 }
 
-// loadSealer returns the key sealer of the configured master key, or of the
-// one generated once into <dataDir>/master.key.
+// loadSealer returns the keyring of the configured master keys, or of the
+// data dir's (readKeyring).
 func loadSealer(cfg config.Config) (*engine.KeySealer, error) {
-	masterKey := cfg.MasterKeyBytes()
-	if masterKey == nil {
-		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-			return nil, fmt.Errorf("data dir: %w", err)
-		}
-		var err error
-		if masterKey, err = loadOrCreateSecret(filepath.Join(cfg.DataDir, "master.key"), engine.MasterKeySize); err != nil {
-			return nil, fmt.Errorf("master key: %w", err)
-		}
+	current, previous, err := readKeyring(cfg)
+	if err != nil {
+		return nil, err
 	}
-	defer clear(masterKey)
-	return engine.NewKeySealer(masterKey)
+	defer clear(current)
+	return engine.NewKeySealer(current, previous...)
 }
 
 // openSealed loads the key sealer and opens the store: what every command

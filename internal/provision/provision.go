@@ -49,12 +49,13 @@ func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.Key
 		if err != nil {
 			return nil, fmt.Errorf("operator account: %w", err)
 		}
-		secret, err := engine.NewSecret(32)
+		id := uuid.NewString()
+		secret, err := sealer.NewCallbackSecret(id)
 		if err != nil {
 			return nil, fmt.Errorf("operator callback secret: %w", err)
 		}
 		now := engine.SystemClock{}.Now()
-		op = &engine.User{ID: uuid.NewString(), Operator: true, CallbackSecret: secret, Created: now}
+		op = &engine.User{ID: id, Operator: true, CallbackSecret: secret, Created: now}
 		acct.ID, acct.Owner, acct.Default, acct.Created = uuid.NewString(), op.ID, true, now
 		tok, hash, err := engine.NewToken()
 		if err != nil {
@@ -112,11 +113,12 @@ var ErrWrongMasterKey = errors.New("wrong master key")
 // fail to sign every transaction. The message names the settings, never
 // the key.
 func CheckMasterKey(sealer *engine.KeySealer, acct *engine.Account) error {
-	plain, err := sealer.Open(acct.EncryptedKey, acct.Address.Bytes())
+	plain, err := sealer.OpenAccountKey(acct.Address, acct.EncryptedKey)
 	clear(plain)
 	if err != nil {
 		return fmt.Errorf("%w: the master key does not decrypt the account keys in this store (operator account %s); "+
-			"start with the master key the store was created with (masterKey / TXENGINE_MASTER_KEY, or <data dir>/master.key when unset)",
+			"start with the master key the store was created with (masterKey / TXENGINE_MASTER_KEY, or <data dir>/master.key when unset), "+
+			"or with it among the previous master keys (previousMasterKeys / TXENGINE_PREVIOUS_MASTER_KEYS, or <data dir>/master.key.previous) while keys are rotated",
 			ErrWrongMasterKey, acct.Address.Hex())
 	}
 	return nil

@@ -23,7 +23,7 @@ func benchAccount(b testing.TB, s *postgres.Store) *engine.Account {
 	b.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
-	u := &engine.User{ID: uuid.NewString(), CallbackSecret: "secret", Created: now}
+	u := &engine.User{ID: uuid.NewString(), CallbackSecret: []byte("secret"), Created: now}
 	if err := s.CreateUser(ctx, u, nil, nil); err != nil {
 		b.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func newFenceFixture(t *testing.T) *fenceFixture {
 	ctx := context.Background()
 	s := mustOpen(t, pgtest.New(t))
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	u := &engine.User{ID: uuid.NewString(), CallbackSecret: "cs", Created: now}
+	u := &engine.User{ID: uuid.NewString(), CallbackSecret: []byte("cs"), Created: now}
 	a := &engine.Account{ID: uuid.NewString(), Owner: u.ID, EncryptedKey: []byte{1}, Created: now}
 	a.Address[19] = 7
 	if err := s.CreateUser(ctx, u, nil, a); err != nil {

@@ -22,7 +22,7 @@ import (
 func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte, account *engine.Account) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO users (`+sqlrow.UserColumns+`) VALUES ($1, $2, $3, $4, $5)`,
-			u.ID, sqlrow.NullString(u.Owner), u.Operator, u.CallbackSecret, ts(u.Created)); err != nil {
+			u.ID, sqlrow.NullString(u.Owner), u.Operator, sqlrow.NotNullBytes(u.CallbackSecret), ts(u.Created)); err != nil {
 			return wrap(err, "create user %s", u.ID)
 		}
 		if tokenHash != nil {

@@ -18,7 +18,7 @@ func BenchmarkInsertTransactions500(b *testing.B) {
 	ctx := context.Background()
 	s := mustOpenB(b, filepath.Join(b.TempDir(), "txengine.db"))
 	now := time.Now().UTC()
-	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: "cs", Created: now}
+	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: []byte("cs"), Created: now}
 	a := &engine.Account{ID: "a1", Owner: "u1", EncryptedKey: []byte{1, 2}, Created: now}
 	a.Address[19] = 1
 	if err := s.CreateUser(ctx, u, engine.HashToken("tok"), a); err != nil {

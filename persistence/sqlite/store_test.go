@@ -43,7 +43,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: "cs", Created: created}
+	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: []byte("cs"), Created: created}
 	a := &engine.Account{ID: "a1", Owner: "u1", EncryptedKey: []byte{1, 2}, Created: created}
 	a.Address[19] = 1
 	if err := s.CreateUser(ctx, u, engine.HashToken("tok"), a); err != nil {
@@ -145,27 +145,8 @@ func TestOpenOddPath(t *testing.T) {
 // TestMigration0008Backfill: versions recorded before migration 0008 get
 // their account and nonce.
 func TestMigration0008Backfill(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "txengine.db")
-	old, err := sqlite.OpenAt(ctx, path, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	t.Cleanup(func() {
-		if !closed {
-			_ = old.Close()
-		}
-	})
-	storetest.Backfill0008(t, old, func(q string, args ...any) error {
-		return sqlite.ExecForTest(ctx, old, q, args...)
-	}, func() engine.Store {
-		closed = true
-		if err := old.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return mustOpen(t, path)
-	})
+	old, exec, reopen := openAtVersion(t, 7)
+	storetest.Backfill0008(t, old, exec, reopen)
 }
 
 // TestMigration0009DuplicateNonces: migration 0009 refuses existing
@@ -187,4 +168,39 @@ func TestMigration0009DuplicateNonces(t *testing.T) {
 		}
 		return s, err
 	})
+}
+
+// TestMigration0012PlainSecrets: callback secrets stored in plain text
+// before migration 0012 are kept (as engine.PlainVersion || secret) and
+// sealed by a rotation.
+func TestMigration0012PlainSecrets(t *testing.T) {
+	old, exec, reopen := openAtVersion(t, 11)
+	storetest.PlainSecrets0012(t, old, exec, reopen)
+}
+
+// openAtVersion opens a fresh store with the migrations up to version only;
+// it returns it, a statement runner on it (? placeholders), and reopen,
+// which closes it and returns the store with every migration applied.
+func openAtVersion(t *testing.T, version int) (engine.Store, func(q string, args ...any) error, func() engine.Store) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "txengine.db")
+	old, err := sqlite.OpenAt(ctx, path, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = old.Close()
+		}
+	})
+	exec := func(q string, args ...any) error { return sqlite.ExecForTest(ctx, old, q, args...) }
+	return old, exec, func() engine.Store {
+		closed = true
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return mustOpen(t, path)
+	}
 }

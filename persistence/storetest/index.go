@@ -43,7 +43,7 @@ func testIdempotency(t *testing.T, s engine.Store) {
 
 	// Another user may use the same key.
 	v := newUser(t, s, 0)
-	w := &engine.User{ID: newID(), Owner: v.ID, CallbackSecret: "s", Created: at(3), Idempotency: idem(v.ID, "k1", "h3", at(3))}
+	w := &engine.User{ID: newID(), Owner: v.ID, CallbackSecret: []byte("s"), Created: at(3), Idempotency: idem(v.ID, "k1", "h3", at(3))}
 	must(t, s.CreateUser(ctx, w, nil, nil))
 
 	// A transaction batch with a live key fails as a whole.

@@ -92,6 +92,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"MarkMinedOnlySubmitted", testMarkMinedOnlySubmitted},
 		{"UnmineOnlyMined", testUnmineOnlyMined},
 		{"NetworkFence", testNetworkFence},
+		{"SealedValues", testSealedValues},
+		{"KeyRotation", testKeyRotation},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -189,7 +191,7 @@ func wantTimePtr(t *testing.T, what string, got, want *time.Time) {
 // newUser inserts a user (with no token) created at at(sec).
 func newUser(t *testing.T, s engine.Store, sec int) *engine.User {
 	t.Helper()
-	u := &engine.User{ID: newID(), CallbackSecret: "secret-" + newID(), Created: at(sec)}
+	u := &engine.User{ID: newID(), CallbackSecret: []byte("secret-" + newID()), Created: at(sec)}
 	must(t, s.CreateUser(ctxOf(t), u, nil, nil))
 	return u
 }

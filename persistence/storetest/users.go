@@ -9,7 +9,7 @@ import (
 
 func wantUser(t *testing.T, got, want *engine.User) {
 	t.Helper()
-	if got.ID != want.ID || got.Owner != want.Owner || got.Operator != want.Operator || got.CallbackSecret != want.CallbackSecret {
+	if got.ID != want.ID || got.Owner != want.Owner || got.Operator != want.Operator || !bytes.Equal(got.CallbackSecret, want.CallbackSecret) {
 		t.Errorf("user = %+v, want %+v", got, want)
 	}
 	wantTime(t, "user.Created", got.Created, want.Created)
@@ -17,9 +17,9 @@ func wantUser(t *testing.T, got, want *engine.User) {
 
 func testUserRoundTrip(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
-	root := &engine.User{ID: newID(), Operator: true, CallbackSecret: "s1", Created: at(0)}
+	root := &engine.User{ID: newID(), Operator: true, CallbackSecret: []byte("s1"), Created: at(0)}
 	must(t, s.CreateUser(ctx, root, nil, nil))
-	child := &engine.User{ID: newID(), Owner: root.ID, CallbackSecret: "s2", Created: at(1)}
+	child := &engine.User{ID: newID(), Owner: root.ID, CallbackSecret: []byte("s2"), Created: at(1)}
 	must(t, s.CreateUser(ctx, child, nil, nil))
 
 	for _, want := range []*engine.User{root, child} {
@@ -42,7 +42,7 @@ func testUserNotFound(t *testing.T, s engine.Store) {
 func testUserConflict(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	u := newUser(t, s, 0)
-	dup := &engine.User{ID: u.ID, CallbackSecret: "other", Created: at(5)}
+	dup := &engine.User{ID: u.ID, CallbackSecret: []byte("other"), Created: at(5)}
 	err := s.CreateUser(ctx, dup, engine.HashToken("dup-token"), nil)
 	wantCode(t, err, engine.CodeConflict, "CreateUser with a taken id")
 	// The token of the failed creation was rolled back with it.
@@ -63,7 +63,7 @@ func testUserConflict(t *testing.T, s engine.Store) {
 
 func testUserWithAccount(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
-	u := &engine.User{ID: newID(), CallbackSecret: "cs", Created: at(0)}
+	u := &engine.User{ID: newID(), CallbackSecret: []byte("cs"), Created: at(0)}
 	a := &engine.Account{ID: newID(), Owner: u.ID, Address: randomAddress(t), EncryptedKey: []byte{1, 2, 3}, Created: at(0)}
 	must(t, s.CreateUser(ctx, u, engine.HashToken("tok"), a))
 

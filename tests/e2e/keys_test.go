@@ -46,7 +46,7 @@ func readAccountKeys(dir string) (map[string][]byte, error) {
 		if err := rows.Scan(&addr, &sealed); err != nil {
 			return nil, err
 		}
-		plain, err := sealer.Open(sealed, common.HexToAddress(addr).Bytes())
+		plain, err := sealer.OpenAccountKey(common.HexToAddress(addr), sealed)
 		if err != nil {
 			return nil, fmt.Errorf("open key of %s: %w", addr, err)
 		}

@@ -25,6 +25,7 @@ func TestHelp(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"-h"}, {"help"}, {"serve", "--help"}, {"migrate", "--help"},
 		{"users", "--help"}, {"users", "create", "--help"}, {"transactions", "--help"}, {"transactions", "abandon", "--help"},
+		{"keys", "--help"}, {"keys", "rotate", "--help"},
 	} {
 		out, err := combinedOutput(t, exec.Command(binary, args...))
 		if err != nil {

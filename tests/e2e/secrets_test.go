@@ -19,8 +19,8 @@ import (
 
 // TestSecretsAtRest runs users with tokens, accounts and a transfer, stops
 // the service and scans every column of every table of the embedded store
-// (and the store's raw files): no API token, no account private key (raw
-// or hex) and no master key appears, and no 32-byte window of a sealed key
+// (and the store's raw files): no API token, no callback secret, no
+// account private key (raw or hex) and no master key appears, and no 32-byte window of a sealed key
 // is the account's private key. Then a start with another master key is
 // refused with an error that names the master key and shows no key, and a
 // start with the right one works.
@@ -33,6 +33,11 @@ func TestSecretsAtRest(t *testing.T) {
 	op := s.Token
 	u := s.must(201, "POST", "/users", op, map[string]any{"auth": true, "account": true}).(map[string]any)
 	uid, utok := u["id"].(string), u["token"].(string)
+	// The callback secrets, shown by GET /users/me, stored sealed.
+	secrets := []string{
+		s.must(200, "GET", "/users/me", op, nil).(map[string]any)["callbackSecret"].(string),
+		s.must(200, "GET", "/users/me", utok, nil).(map[string]any)["callbackSecret"].(string),
+	}
 	tok2 := s.must(201, "POST", "/users/"+uid+"/tokens", op, nil).(map[string]any)["token"].(string)
 	// A token created with an Idempotency-Key: its response is kept for replays.
 	r := s.callHeaders("POST", "/users/"+uid+"/tokens", utok, "{}", "Idempotency-Key", "secret-token-1")
@@ -80,6 +85,14 @@ func TestSecretsAtRest(t *testing.T) {
 		if _, rest, ok := strings.Cut(tok, "_"); ok {
 			needles[fmt.Sprintf("API token %d (without prefix)", i)] = []byte(rest)
 		}
+	}
+	for i, secret := range secrets {
+		if len(secret) < 32 {
+			t.Fatalf("callback secret %d is %d characters", i, len(secret))
+		}
+		needles[fmt.Sprintf("callback secret %d", i)] = []byte(secret)
+		// Half of it: no part of the secret either.
+		needles[fmt.Sprintf("callback secret %d (first half)", i)] = []byte(secret[:len(secret)/2])
 	}
 	for addr, key := range keys {
 		needles["private key of "+addr] = key

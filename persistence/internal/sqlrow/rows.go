@@ -21,10 +21,18 @@ type User[T TimeColumn] struct {
 	ID             string         `db:"id"`
 	Owner          sql.NullString `db:"owner"`
 	Operator       bool           `db:"operator"`
-	CallbackSecret string         `db:"callback_secret"`
+	CallbackSecret []byte         `db:"callback_secret"`
 	Created        T              `db:"created"`
 	PerSecond      sql.NullInt64  `db:"limit_per_second"`
 	PerHour        sql.NullInt64  `db:"limit_per_hour"`
+}
+
+// NotNullBytes is b, or an empty slice for nil (which would be NULL).
+func NotNullBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 // User converts the row.
