@@ -374,7 +374,7 @@ func TestDispatcherRefusesSpecialRanges(t *testing.T) {
 	}
 	store := newMemOutbox()
 	_, ids := store.add(engine.StatusCompleted, "s", urls...)
-	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Timeout: 2 * time.Second, Backoff: fastBackoff})
+	d := engine.NewDispatcher(engine.DispatcherConfig{Store: store, Secrets: testSecrets(), Timeout: 2 * time.Second, Backoff: fastBackoff})
 	defer d.Close(time.Second)
 
 	pump(t, d, 10*time.Second, store.settled(ids))
