@@ -11,7 +11,7 @@ import (
 )
 
 // UserColumns are the columns of users that CreateUser inserts.
-const UserColumns = `id, owner, operator, callback_secret, created`
+const UserColumns = `id, owner, operator, callback_secret, created, root_id`
 
 // UserSelect are the columns of users a read returns (into a User).
 const UserSelect = UserColumns + `, limit_per_second, limit_per_hour`
@@ -25,7 +25,20 @@ type User[T TimeColumn] struct {
 	Created        T              `db:"created"`
 	PerSecond      sql.NullInt64  `db:"limit_per_second"`
 	PerHour        sql.NullInt64  `db:"limit_per_hour"`
+	Root           sql.NullString `db:"root_id"`
+	// RootPerSecond and RootPerHour are the limits of the root, read by
+	// UserByTokenHash only (UserByTokenSelect).
+	RootPerSecond sql.NullInt64 `db:"root_limit_per_second"`
+	RootPerHour   sql.NullInt64 `db:"root_limit_per_hour"`
 }
+
+// UserByTokenSelect is the statement of UserByTokenHash, the placeholder of
+// the token hash left to the dialect: the user with its root's limits.
+const UserByTokenSelect = `SELECT u.id, u.owner, u.operator, u.callback_secret, u.created, u.root_id,
+		u.limit_per_second, u.limit_per_hour,
+		r.limit_per_second AS root_limit_per_second, r.limit_per_hour AS root_limit_per_hour
+		FROM api_tokens t JOIN users u ON u.id = t.user_id LEFT JOIN users r ON r.id = u.root_id
+		WHERE t.revoked IS NULL AND t.hash = `
 
 // User converts the row.
 func (r *User[T]) User() (*engine.User, error) {
@@ -39,9 +52,16 @@ func (r *User[T]) User() (*engine.User, error) {
 		Operator:       r.Operator,
 		CallbackSecret: r.CallbackSecret,
 		Created:        created,
+		Root:           r.Root.String,
+	}
+	if u.Root == "" {
+		u.Root = u.ID
 	}
 	if r.PerSecond.Valid && r.PerHour.Valid {
 		u.Limits = &engine.RateLimits{PerSecond: int(r.PerSecond.Int64), PerHour: int(r.PerHour.Int64)}
+	}
+	if r.RootPerSecond.Valid && r.RootPerHour.Valid {
+		u.RootLimits = &engine.RateLimits{PerSecond: int(r.RootPerSecond.Int64), PerHour: int(r.RootPerHour.Int64)}
 	}
 	return u, nil
 }
