@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"errors"
-	"time"
-)
+import "time"
 
 // Quota is what one creation (a user, an account) may add to the budget of
 // its root user (User.Root), checked by the store in the transaction that
@@ -36,7 +33,9 @@ type FaucetGrant struct {
 
 // ErrFaucetBudget is returned by CreateAccount and CreateUser when a
 // faucet grant predicted as within the budget is not: nothing is stored.
-var ErrFaucetBudget = errors.New("faucet budget taken by a concurrent creation")
+// The HTTP layer asks again once; a second miss reaches the caller as this
+// conflict.
+var ErrFaucetBudget = &Error{Code: CodeConflict, Message: "the faucet budget of this owner changed during the request; retry"}
 
 // CapError is the refusal of a creation over a cap of Quota: forbidden,
 // naming the cap and its value.

@@ -106,11 +106,11 @@ func newLimiter(cfg RateLimitConfig, clock engine.Clock) *limiter {
 func (l *limiter) allow(ctx context.Context, u *engine.User) decision {
 	now := l.clock.Now()
 	sec, hour := now.Truncate(time.Second), now.Truncate(time.Hour)
-	perSecond, perHour := l.cfg.Limits(u)
+	key, perSecond, perHour := budgetOf(l.cfg, u)
 	secReset, hourReset := sec.Add(time.Second).Sub(now), hour.Add(time.Hour).Sub(now)
 	if l.cfg.Counter != nil {
 		l.prune(ctx, now)
-		inSecond, inHour, allowed, err := l.cfg.Counter.CountRequest(ctx, u.ID, sec, hour, perSecond, perHour)
+		inSecond, inHour, allowed, err := l.cfg.Counter.CountRequest(ctx, key, sec, hour, perSecond, perHour)
 		if err != nil {
 			l.log.WarnContext(ctx, "rate limit: counting in the store failed; request allowed", "user", u.ID, "err", err)
 			return decision{allowed: true, window: windowSecond, limit: perSecond, remaining: max(perSecond-1, 0), reset: secReset}
@@ -121,10 +121,10 @@ func (l *limiter) allow(ctx context.Context, u *engine.User) decision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sweep(now, hour)
-	us, ok := l.users[u.ID]
+	us, ok := l.users[key]
 	if !ok {
 		us = &usage{}
-		l.users[u.ID] = us
+		l.users[key] = us
 	}
 	if !us.second.Equal(sec) {
 		us.second, us.inSecond = sec, 0

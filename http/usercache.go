@@ -52,12 +52,13 @@ func (c *userCache) get(ctx context.Context, now time.Time, hash []byte, load fu
 	return u, nil
 }
 
-// forget drops the entries of user id.
+// forget drops the entries of user id, and of the users whose budget root
+// it is (they hold its limits).
 func (c *userCache) forget(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, e := range c.entries {
-		if e.user.ID == id {
+		if e.user.ID == id || e.user.Root == id {
 			delete(c.entries, k)
 		}
 	}
