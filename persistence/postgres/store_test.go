@@ -355,3 +355,30 @@ func BenchmarkAccountReads(b *testing.B) {
 		})
 	}
 }
+
+// TestMigration0011Backfill: users created before migration 0011 get the
+// root of their tree.
+func TestMigration0011Backfill(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.New(t)
+	old, err := postgres.OpenAt(ctx, url, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = old.Close()
+		}
+	})
+	storetest.Backfill0011(t, func(id, owner string, operator bool) error {
+		return postgres.ExecForTest(ctx, old, `INSERT INTO users (id, owner, operator, created) VALUES ($1, NULLIF($2, ''), $3, now())`,
+			id, owner, operator)
+	}, func() engine.Store {
+		closed = true
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return mustOpen(t, url)
+	})
+}

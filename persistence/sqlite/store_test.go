@@ -188,3 +188,30 @@ func TestMigration0009DuplicateNonces(t *testing.T) {
 		return s, err
 	})
 }
+
+// TestMigration0011Backfill: users created before migration 0011 get the
+// root of their tree.
+func TestMigration0011Backfill(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "txengine.db")
+	old, err := sqlite.OpenAt(ctx, path, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = old.Close()
+		}
+	})
+	storetest.Backfill0011(t, func(id, owner string, operator bool) error {
+		return sqlite.ExecForTest(ctx, old, `INSERT INTO users (id, owner, operator, created) VALUES (?, NULLIF(?, ''), ?, 0)`,
+			id, owner, operator)
+	}, func() engine.Store {
+		closed = true
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return mustOpen(t, path)
+	})
+}

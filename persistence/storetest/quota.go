@@ -177,3 +177,33 @@ func testFaucetGrants(t *testing.T, s engine.Store) {
 		t.Errorf("grants of a non-root = %v", other)
 	}
 }
+
+// Backfill0011 checks migration 0011's backfill of users.root_id: old is a
+// store before it, insertUser inserts a row of users there (the columns of
+// 0001), migrate closes old and returns the store migrated.
+func Backfill0011(t *testing.T, insertUser func(id, owner string, operator bool) error, migrate func() engine.Store) {
+	ids := map[string]string{}
+	for _, name := range []string{"op", "a", "b", "c", "o", "p", "op2", "q"} {
+		ids[name] = newID()
+	}
+	for _, u := range []struct {
+		name, owner string
+		operator    bool
+	}{
+		{"op", "", true}, {"a", "op", false}, {"b", "a", false}, {"c", "b", false},
+		{"o", "", false}, {"p", "o", false}, {"op2", "op", true}, {"q", "op2", false},
+	} {
+		must(t, insertUser(ids[u.name], ids[u.owner], u.operator))
+	}
+	s := migrate()
+	// A root is ownerless, an operator, or created by an operator.
+	for name, root := range map[string]string{
+		"op": "op", "a": "a", "b": "a", "c": "a", "o": "o", "p": "o", "op2": "op2", "q": "q",
+	} {
+		got, err := s.UserByID(ctxOf(t), ids[name])
+		must(t, err)
+		if got.Root != ids[root] {
+			t.Errorf("root of %s = %s, want %s's", name, got.Root, root)
+		}
+	}
+}
