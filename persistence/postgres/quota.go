@@ -23,7 +23,7 @@ func checkQuota(ctx context.Context, tx *sqlx.Tx, q *engine.Quota, users, accoun
 	}
 	if q.MaxUsers > 0 && users > 0 {
 		var n int
-		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM users WHERE root_id = $1`, q.Root); err != nil {
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM users WHERE root_id = $1 OR id = $1`, q.Root); err != nil {
 			return wrap(err, "count the users of root %s", q.Root)
 		}
 		if n+users > q.MaxUsers {
@@ -33,7 +33,7 @@ func checkQuota(ctx context.Context, tx *sqlx.Tx, q *engine.Quota, users, accoun
 	if q.MaxAccounts > 0 && accounts > 0 {
 		var n int
 		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM accounts a JOIN users u ON u.id = a.owner
-			WHERE u.root_id = $1`, q.Root); err != nil {
+			WHERE u.root_id = $1 OR u.id = $1`, q.Root); err != nil {
 			return wrap(err, "count the accounts of root %s", q.Root)
 		}
 		if n+accounts > q.MaxAccounts {
@@ -62,7 +62,7 @@ func insertGrants(ctx context.Context, tx *sqlx.Tx, a *engine.Account, q *engine
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO faucet_grants (account_id, network, root_id, created)
-			SELECT $1, $2, root_id, $3 FROM users WHERE id = $4`, a.ID, g.Network, ts(a.Created), a.Owner); err != nil {
+			SELECT $1, $2, COALESCE(root_id, id), $3 FROM users WHERE id = $4`, a.ID, g.Network, ts(a.Created), a.Owner); err != nil {
 			return wrap(err, "faucet grant of account %s on %s", a.ID, g.Network)
 		}
 	}

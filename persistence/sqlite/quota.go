@@ -19,7 +19,7 @@ func checkQuota(ctx context.Context, tx *sqlx.Tx, q *engine.Quota, users, accoun
 	}
 	if q.MaxUsers > 0 && users > 0 {
 		var n int
-		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM users WHERE root_id = ?`, q.Root); err != nil {
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM users WHERE root_id = ? OR id = ?`, q.Root, q.Root); err != nil {
 			return wrap(err, "count the users of root %s", q.Root)
 		}
 		if n+users > q.MaxUsers {
@@ -29,7 +29,7 @@ func checkQuota(ctx context.Context, tx *sqlx.Tx, q *engine.Quota, users, accoun
 	if q.MaxAccounts > 0 && accounts > 0 {
 		var n int
 		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM accounts a JOIN users u ON u.id = a.owner
-			WHERE u.root_id = ?`, q.Root); err != nil {
+			WHERE u.root_id = ? OR u.id = ?`, q.Root, q.Root); err != nil {
 			return wrap(err, "count the accounts of root %s", q.Root)
 		}
 		if n+accounts > q.MaxAccounts {
@@ -58,7 +58,7 @@ func insertGrants(ctx context.Context, tx *sqlx.Tx, a *engine.Account, q *engine
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO faucet_grants (account_id, network, root_id, created)
-			SELECT ?, ?, root_id, ? FROM users WHERE id = ?`, a.ID, g.Network, millis(a.Created), a.Owner); err != nil {
+			SELECT ?, ?, COALESCE(root_id, id), ? FROM users WHERE id = ?`, a.ID, g.Network, millis(a.Created), a.Owner); err != nil {
 			return wrap(err, "faucet grant of account %s on %s", a.ID, g.Network)
 		}
 	}

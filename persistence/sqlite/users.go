@@ -20,7 +20,7 @@ import (
 // token hash or account address is engine.ErrConflict; an Owner that does
 // not exist is engine.ErrNotFound.
 //
-// u.Root (empty: u.ID) is stored as the user's budget root. u.Quota, when
+// u.Root is stored as the user's budget root (NULL when empty or u.ID). u.Quota, when
 // set, is checked in the same transaction (engine.CapError over a cap), and
 // the granted faucet fundings of account.Faucet are recorded
 // (engine.ErrFaucetBudget over the budget).
@@ -33,12 +33,12 @@ func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte
 		if err := checkQuota(ctx, tx, u.Quota, 1, accounts); err != nil {
 			return err
 		}
-		root := u.Root
-		if root == "" {
-			root = u.ID
+		// root_id stays NULL for a user that is its own root.
+		cols, vals, args := sqlrow.UserColumns, `?, ?, ?, ?, ?`, []any{u.ID, sqlrow.NullString(u.Owner), u.Operator, u.CallbackSecret, millis(u.Created)}
+		if u.Root != "" && u.Root != u.ID {
+			cols, vals, args = cols+`, root_id`, `?, ?, ?, ?, ?, ?`, append(args, u.Root)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO users (`+sqlrow.UserColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
-			u.ID, sqlrow.NullString(u.Owner), u.Operator, u.CallbackSecret, millis(u.Created), root); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO users (`+cols+`) VALUES (`+vals+`)`, args...); err != nil {
 			return wrap(err, "create user %s", u.ID)
 		}
 		if tokenHash != nil {

@@ -11,10 +11,10 @@ import (
 )
 
 // UserColumns are the columns of users that CreateUser inserts.
-const UserColumns = `id, owner, operator, callback_secret, created, root_id`
+const UserColumns = `id, owner, operator, callback_secret, created`
 
 // UserSelect are the columns of users a read returns (into a User).
-const UserSelect = UserColumns + `, limit_per_second, limit_per_hour`
+const UserSelect = UserColumns + `, limit_per_second, limit_per_hour, root_id`
 
 // User is a row of users.
 type User[T TimeColumn] struct {
@@ -25,7 +25,8 @@ type User[T TimeColumn] struct {
 	Created        T              `db:"created"`
 	PerSecond      sql.NullInt64  `db:"limit_per_second"`
 	PerHour        sql.NullInt64  `db:"limit_per_hour"`
-	Root           sql.NullString `db:"root_id"`
+	// Root is NULL for a user that is its own budget root.
+	Root sql.NullString `db:"root_id"`
 	// RootPerSecond and RootPerHour are the limits of the root, read by
 	// UserByTokenHash only (UserByTokenSelect).
 	RootPerSecond sql.NullInt64 `db:"root_limit_per_second"`
