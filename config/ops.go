@@ -135,10 +135,12 @@ func (c *Config) validateOps() error {
 	if c.RateLimit.PerHour < 1 {
 		return fmt.Errorf("rateLimit.perHour: must be at least 1, got %d", c.RateLimit.PerHour)
 	}
-	for key, v := range map[string]int{"quotas.maxUsers": c.Quotas.MaxUsers, "quotas.maxAccounts": c.Quotas.MaxAccounts,
-		"quotas.faucetPerOwner": c.Quotas.FaucetPerOwner} {
-		if v < 0 {
-			return fmt.Errorf("%s: must not be negative (0 is unlimited), got %d", key, v)
+	for _, q := range []struct {
+		key string
+		v   int
+	}{{"quotas.maxUsers", c.Quotas.MaxUsers}, {"quotas.maxAccounts", c.Quotas.MaxAccounts}, {"quotas.faucetPerOwner", c.Quotas.FaucetPerOwner}} {
+		if q.v < 0 {
+			return fmt.Errorf("%s: must not be negative (0 is unlimited), got %d", q.key, q.v)
 		}
 	}
 	if c.Quotas.FaucetPerOwner > 0 && c.Quotas.FaucetPeriod < time.Minute {
