@@ -9,13 +9,15 @@ import (
 // TestQuotasAbuse tries to multiply a user's budget by creating users and
 // to drain the dev chain's faucet: the tree's caps refuse with 403, the
 // faucet funds the tree's first new account and refuses the next (which
-// gets no ETH), and only an operator creates ownerless users.
+// gets no ETH), only an operator creates ownerless users, and a user and
+// the user it creates share one rate budget.
 func TestQuotasAbuse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: runs the binary and its dev chain")
 	}
 	dir := t.TempDir()
-	s := startService(t, dir, "TXENGINE_QUOTA_FAUCET_PER_OWNER=1", "TXENGINE_QUOTA_MAX_USERS=2", "TXENGINE_QUOTA_MAX_ACCOUNTS=3")
+	s := startService(t, dir, "TXENGINE_QUOTA_FAUCET_PER_OWNER=1", "TXENGINE_QUOTA_MAX_USERS=2", "TXENGINE_QUOTA_MAX_ACCOUNTS=3",
+		"TXENGINE_RATE_LIMIT_PER_SECOND=1000", "TXENGINE_RATE_LIMIT_PER_HOUR=100")
 	op := s.Token
 
 	faucetOf := func(acct map[string]any) (status, message string) {
@@ -78,4 +80,25 @@ func TestQuotasAbuse(t *testing.T) {
 			t.Errorf("account %s over the faucet budget has balance %s", acct.id, got)
 		}
 	}
+
+	// R creates S (one request of R's): R and S together get the hour's
+	// 100 requests, not 200; a user the operator creates has its own.
+	r := s.must(201, "POST", "/users", op, map[string]any{"auth": true}).(map[string]any)["token"].(string)
+	sTok := s.must(201, "POST", "/users", r, map[string]any{"auth": true}).(map[string]any)["token"].(string)
+	allowed := 0
+	for i := 0; i < 140; i++ {
+		tok := []string{r, sTok}[i%2]
+		switch res := s.call("GET", "/users/me", tok, nil); res.Status {
+		case 200:
+			allowed++
+		case 429:
+		default:
+			t.Fatalf("GET /users/me: %d %s", res.Status, res.Raw)
+		}
+	}
+	if allowed != 99 {
+		t.Errorf("R and S together were allowed %d requests after R's POST /users, want 99 (100 per hour for the tree)", allowed)
+	}
+	other := s.must(201, "POST", "/users", op, map[string]any{"auth": true}).(map[string]any)["token"].(string)
+	s.must(200, "GET", "/users/me", other, nil)
 }
