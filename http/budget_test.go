@@ -67,12 +67,12 @@ func (env *quotaEnv) user(token string, account bool) (userView, string) {
 func TestBudgetSharedByTree(t *testing.T) {
 	env := newQuotaEnv(t, RateLimitConfig{PerSecond: 10, PerHour: 1000}, QuotaConfig{})
 	a, tokA := env.user(env.opToken, false)
-	env.clock.advance(time.Second)
+	env.clock.advance(2 * time.Second) // past any window of the previous requests
 	// A creates B (one request of A's); B creates C: A, B and C share A's
 	// 10 per second.
 	_, tokB := env.user(tokA, false)
 	c, tokC := env.user(tokB, false)
-	env.clock.advance(time.Second)
+	env.clock.advance(2 * time.Second) // past any window of the previous requests
 	tokens := []string{tokA, tokB, tokC}
 	for i := range 10 {
 		wantStatus(t, env.do("GET", "/accounts", tokens[i%3], ""), http.StatusOK)
@@ -96,7 +96,7 @@ func TestBudgetSharedByTree(t *testing.T) {
 
 	// An override on the root applies to its whole tree but C (the cached
 	// users of the tree see it at once).
-	env.clock.advance(time.Second)
+	env.clock.advance(2 * time.Second) // past any window of the previous requests
 	wantStatus(t, env.do("GET", "/accounts", tokB, ""), http.StatusOK)
 	wantStatus(t, env.do("PUT", "/users/"+a.ID+"/limits", env.opToken, `{"perSecond":2,"perHour":100}`), http.StatusOK)
 	wantStatus(t, env.do("GET", "/accounts", tokA, ""), http.StatusOK)
