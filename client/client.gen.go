@@ -603,7 +603,7 @@ type Event struct {
 type FaucetAnswer struct {
 	// Message Why the faucet refused: the budget, its period, and what to do.
 	//
-	// Example: faucet budget reached: 100 new accounts per 24h0m0s for this owner (the users created by one user share its budget); fund the account yourself or ask an operator
+	// Example: faucet budget reached: 100 new accounts per 24h for this owner (the users created by one user share its budget); fund the account yourself or ask an operator
 	Message *string `json:"message,omitempty"`
 
 	// Network The network whose faucet answers.

@@ -97,8 +97,20 @@ func (s *Server) faucetGrants(ctx context.Context, q *engine.Quota) ([]engine.Fa
 		if !grants[i].Granted {
 			views[i] = faucetView{Network: n, Status: "refused", Message: fmt.Sprintf(
 				"faucet budget reached: %d new accounts per %s for this owner (the users created by one user share its budget); "+
-					"fund the account yourself or ask an operator", q.FaucetBudget, s.cfg.Quotas.FaucetPeriod)}
+					"fund the account yourself or ask an operator", q.FaucetBudget, shortDuration(s.cfg.Quotas.FaucetPeriod))}
 		}
 	}
 	return grants, views, nil
+}
+
+// shortDuration writes d in whole hours or minutes when it is one ("24h",
+// "90m"), else as time.Duration does.
+func shortDuration(d time.Duration) string {
+	switch {
+	case d > 0 && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d > 0 && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
 }

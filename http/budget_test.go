@@ -171,7 +171,7 @@ func TestFaucetBudget(t *testing.T) {
 		if len(got) != 1 || got[0].Network != "dev" || got[0].Status != status {
 			t.Fatalf("faucet = %+v, want dev %s", got, status)
 		}
-		if status == "refused" && !strings.Contains(got[0].Message, "faucet budget reached: 2 new accounts per 1h0m0s") {
+		if status == "refused" && !strings.Contains(got[0].Message, "faucet budget reached: 2 new accounts per 1h") {
 			t.Errorf("refusal message = %q", got[0].Message)
 		}
 	}
