@@ -22,7 +22,7 @@ type Quota struct {
 // FaucetGrant is one network's faucet funding of a new account. The caller
 // of CreateAccount (or CreateUser) sets Network and Granted (its
 // prediction, from FaucetGrantsSince); the store records each granted one
-// once per (account, network), with the quota's root and the account's
+// once per (account, network), with its owner's root and the account's
 // creation time, and fails with ErrFaucetBudget when a grant would exceed
 // Quota.FaucetBudget (another creation of the root took the last one
 // meanwhile): the caller then asks again.
