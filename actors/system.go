@@ -370,15 +370,28 @@ func (s *System) LiveAccounts() int {
 	return len(s.accounts)
 }
 
-// AccountCreated asks every network's faucet to fund the new account.
+// AccountCreated asks the faucet of each network granted in a.Faucet (the
+// store recorded the grant with the account: at most once per account and
+// network, within its tree's budget) to fund the new account, without
+// waiting.
 func (s *System) AccountCreated(_ context.Context, a *engine.Account) {
-	s.Fund(a.Address)
+	var networks []string
+	for _, g := range a.Faucet {
+		if g.Granted {
+			networks = append(networks, g.Network)
+		}
+	}
+	s.fund(networks, a.Address)
 }
 
-// Fund asks every faucet to top up addr, without waiting.
-func (s *System) Fund(addr common.Address) {
-	if s.isCluster() {
-		for name := range s.cfg.Faucets {
+// fund asks the faucets of networks (those without one are skipped) to
+// top up addr, without waiting.
+func (s *System) fund(networks []string, addr common.Address) {
+	for _, name := range networks {
+		if _, ok := s.cfg.Faucets[name]; !ok {
+			continue
+		}
+		if s.isCluster() {
 			s.requests.add("fund:"+name+":"+addr.Hex(), func(ctx context.Context) error {
 				res, err := s.fundViaGrain(ctx, name, []string{addr.Hex()}, 30*time.Second)
 				if err == nil && res.GetError() != "" {
@@ -386,11 +399,11 @@ func (s *System) Fund(addr common.Address) {
 				}
 				return err
 			})
+			continue
 		}
-		return
-	}
-	for _, pid := range s.faucets {
-		s.sys.Root.Send(pid, &faucet.Fund{Addresses: []common.Address{addr}})
+		if pid, ok := s.faucets[name]; ok {
+			s.sys.Root.Send(pid, &faucet.Fund{Addresses: []common.Address{addr}})
+		}
 	}
 }
 

@@ -168,6 +168,24 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for FaucetAnswerStatus.
+const (
+	FaucetAnswerStatusFunding FaucetAnswerStatus = "funding"
+	FaucetAnswerStatusRefused FaucetAnswerStatus = "refused"
+)
+
+// Valid indicates whether the value is a known member of the FaucetAnswerStatus enum.
+func (e FaucetAnswerStatus) Valid() bool {
+	switch e {
+	case FaucetAnswerStatusFunding:
+		return true
+	case FaucetAnswerStatusRefused:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadyStatus.
 const (
 	ReadyStatusReady ReadyStatus = "ready"
@@ -328,8 +346,11 @@ type Account struct {
 	Created time.Time `json:"created"`
 
 	// DefaultAccount True for the account used when a transaction names none.
-	DefaultAccount bool               `json:"defaultAccount"`
-	Id             openapi_types.UUID `json:"id"`
+	DefaultAccount bool `json:"defaultAccount"`
+
+	// Faucet Only in the 201 response of a creation (POST /accounts, POST /users with `account`), when a network has a faucet: what each faucet does for the new account.
+	Faucet *[]FaucetAnswer    `json:"faucet,omitempty"`
+	Id     openapi_types.UUID `json:"id"`
 
 	// Owner Id of the owning user.
 	Owner openapi_types.UUID `json:"owner"`
@@ -476,7 +497,7 @@ type CreateUserRequest struct {
 	// Auth Return an API token for the new user.
 	Auth *bool `json:"auth,omitempty"`
 
-	// Ownerless The new user has no owner (otherwise the current user owns it).
+	// Ownerless The new user has no owner and is the root of its own limits and quotas (otherwise the current user owns it and it shares the current user's). Operators only: others get 403 `forbidden`.
 	Ownerless *bool `json:"ownerless,omitempty"`
 }
 
@@ -577,6 +598,23 @@ type Event struct {
 	Signature       string `json:"signature"`
 	TransactionHash string `json:"transactionHash"`
 }
+
+// FaucetAnswer defines model for FaucetAnswer.
+type FaucetAnswer struct {
+	// Message Why the faucet refused: the budget, its period, and what to do.
+	//
+	// Example: faucet budget reached: 100 new accounts per 24h for this owner (the users created by one user share its budget); fund the account yourself or ask an operator
+	Message *string `json:"message,omitempty"`
+
+	// Network The network whose faucet answers.
+	Network string `json:"network"`
+
+	// Status `funding`: a transfer of the faucet amount is on its way (asynchronously; an account is funded at most once per network). `refused`: the tree's faucet budget for the period is spent.
+	Status FaucetAnswerStatus `json:"status"`
+}
+
+// FaucetAnswerStatus `funding`: a transfer of the faucet amount is on its way (asynchronously; an account is funded at most once per network). `refused`: the tree's faucet budget for the period is spent.
+type FaucetAnswerStatus string
 
 // GasPrice Wei strings. The EIP-1559 fields are absent on networks without a base fee.
 type GasPrice struct {
@@ -1496,7 +1534,7 @@ type ClientInterface interface {
 
 	// CreateAccountWithBody Create an account
 	//
-	// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On networks with a faucet the account is funded for gas in the background.
+	// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On each network with a faucet the new account is funded for gas once, in the background, within its tree's faucet budget (by default 100 new accounts per tree and network per 24 h, sliding; configuration `quotas.faucetPerOwner`, `quotas.faucetPeriod`; operators' creations are not counted). The 201 response says what each faucet does in `faucet`: `funding`, or `refused` with the reason. Over the tree's accounts cap: 403 `forbidden`, nothing stored.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1505,7 +1543,7 @@ type ClientInterface interface {
 
 	// CreateAccount Create an account
 	//
-	// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On networks with a faucet the account is funded for gas in the background.
+	// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On each network with a faucet the new account is funded for gas once, in the background, within its tree's faucet budget (by default 100 new accounts per tree and network per 24 h, sliding; configuration `quotas.faucetPerOwner`, `quotas.faucetPeriod`; operators' creations are not counted). The 201 response says what each faucet does in `faucet`: `funding`, or `refused` with the reason. Over the tree's accounts cap: 403 `forbidden`, nothing stored.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1847,7 +1885,7 @@ type ClientInterface interface {
 
 	// CreateUserWithBody Create a user
 	//
-	// Creates a user owned by the current user (or by nobody with `ownerless`). The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account. User, token and account are stored together or not at all. The body may be absent or `{}`.
+	// Creates a user owned by the current user (or by nobody with `ownerless`, which only an operator may ask: others get 403 `forbidden` and nothing is stored). A user owned by a non-operator user shares its owner's limits and quotas (the root of its tree); an ownerless user, or one an operator creates, is the root of its own. The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account (and `account.faucet` says what each network's faucet does for it, as for POST /accounts). User, token and account are stored together or not at all. Over a cap of the tree (users, or accounts with `account`): 403 `forbidden` naming the cap, nothing stored. The body may be absent or `{}`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1856,7 +1894,7 @@ type ClientInterface interface {
 
 	// CreateUser Create a user
 	//
-	// Creates a user owned by the current user (or by nobody with `ownerless`). The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account. User, token and account are stored together or not at all. The body may be absent or `{}`.
+	// Creates a user owned by the current user (or by nobody with `ownerless`, which only an operator may ask: others get 403 `forbidden` and nothing is stored). A user owned by a non-operator user shares its owner's limits and quotas (the root of its tree); an ownerless user, or one an operator creates, is the root of its own. The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account (and `account.faucet` says what each network's faucet does for it, as for POST /accounts). User, token and account are stored together or not at all. Over a cap of the tree (users, or accounts with `account`): 403 `forbidden` naming the cap, nothing stored. The body may be absent or `{}`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1870,7 +1908,7 @@ type ClientInterface interface {
 
 	// SetUserLimitsWithBody Set a user's rate limits
 	//
-	// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user.
+	// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user. A user with its own limits counts on its own budget, apart from its tree; limits set on the root of a tree apply to the users of the tree that have none.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1879,7 +1917,7 @@ type ClientInterface interface {
 
 	// SetUserLimits Set a user's rate limits
 	//
-	// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user.
+	// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user. A user with its own limits counts on its own budget, apart from its tree; limits set on the root of a tree apply to the users of the tree that have none.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1924,7 +1962,7 @@ func (c *Client) ListAccounts(ctx context.Context, params *ListAccountsParams, r
 
 // CreateAccountWithBody Create an account
 //
-// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On networks with a faucet the account is funded for gas in the background.
+// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On each network with a faucet the new account is funded for gas once, in the background, within its tree's faucet budget (by default 100 new accounts per tree and network per 24 h, sliding; configuration `quotas.faucetPerOwner`, `quotas.faucetPeriod`; operators' creations are not counted). The 201 response says what each faucet does in `faucet`: `funding`, or `refused` with the reason. Over the tree's accounts cap: 403 `forbidden`, nothing stored.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1943,7 +1981,7 @@ func (c *Client) CreateAccountWithBody(ctx context.Context, params *CreateAccoun
 
 // CreateAccount Create an account
 //
-// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On networks with a faucet the account is funded for gas in the background.
+// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On each network with a faucet the new account is funded for gas once, in the background, within its tree's faucet budget (by default 100 new accounts per tree and network per 24 h, sliding; configuration `quotas.faucetPerOwner`, `quotas.faucetPeriod`; operators' creations are not counted). The 201 response says what each faucet does in `faucet`: `funding`, or `refused` with the reason. Over the tree's accounts cap: 403 `forbidden`, nothing stored.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2725,7 +2763,7 @@ func (c *Client) AbandonTransaction(ctx context.Context, id openapi_types.UUID, 
 
 // CreateUserWithBody Create a user
 //
-// Creates a user owned by the current user (or by nobody with `ownerless`). The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account. User, token and account are stored together or not at all. The body may be absent or `{}`.
+// Creates a user owned by the current user (or by nobody with `ownerless`, which only an operator may ask: others get 403 `forbidden` and nothing is stored). A user owned by a non-operator user shares its owner's limits and quotas (the root of its tree); an ownerless user, or one an operator creates, is the root of its own. The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account (and `account.faucet` says what each network's faucet does for it, as for POST /accounts). User, token and account are stored together or not at all. Over a cap of the tree (users, or accounts with `account`): 403 `forbidden` naming the cap, nothing stored. The body may be absent or `{}`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2744,7 +2782,7 @@ func (c *Client) CreateUserWithBody(ctx context.Context, params *CreateUserParam
 
 // CreateUser Create a user
 //
-// Creates a user owned by the current user (or by nobody with `ownerless`). The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account. User, token and account are stored together or not at all. The body may be absent or `{}`.
+// Creates a user owned by the current user (or by nobody with `ownerless`, which only an operator may ask: others get 403 `forbidden` and nothing is stored). A user owned by a non-operator user shares its owner's limits and quotas (the root of its tree); an ownerless user, or one an operator creates, is the root of its own. The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account (and `account.faucet` says what each network's faucet does for it, as for POST /accounts). User, token and account are stored together or not at all. Over a cap of the tree (users, or accounts with `account`): 403 `forbidden` naming the cap, nothing stored. The body may be absent or `{}`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2778,7 +2816,7 @@ func (c *Client) GetMe(ctx context.Context, params *GetMeParams, reqEditors ...R
 
 // SetUserLimitsWithBody Set a user's rate limits
 //
-// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user.
+// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user. A user with its own limits counts on its own budget, apart from its tree; limits set on the root of a tree apply to the users of the tree that have none.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2797,7 +2835,7 @@ func (c *Client) SetUserLimitsWithBody(ctx context.Context, id openapi_types.UUI
 
 // SetUserLimits Set a user's rate limits
 //
-// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user.
+// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user. A user with its own limits counts on its own budget, apart from its tree; limits set on the root of a tree apply to the users of the tree that have none.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5527,7 +5565,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAccountWithBodyWithResponse Create an account
 	//
-	// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On networks with a faucet the account is funded for gas in the background.
+	// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On each network with a faucet the new account is funded for gas once, in the background, within its tree's faucet budget (by default 100 new accounts per tree and network per 24 h, sliding; configuration `quotas.faucetPerOwner`, `quotas.faucetPeriod`; operators' creations are not counted). The 201 response says what each faucet does in `faucet`: `funding`, or `refused` with the reason. Over the tree's accounts cap: 403 `forbidden`, nothing stored.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5536,7 +5574,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAccountWithResponse Create an account
 	//
-	// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On networks with a faucet the account is funded for gas in the background.
+	// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On each network with a faucet the new account is funded for gas once, in the background, within its tree's faucet budget (by default 100 new accounts per tree and network per 24 h, sliding; configuration `quotas.faucetPerOwner`, `quotas.faucetPeriod`; operators' creations are not counted). The 201 response says what each faucet does in `faucet`: `funding`, or `refused` with the reason. Over the tree's accounts cap: 403 `forbidden`, nothing stored.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5932,7 +5970,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateUserWithBodyWithResponse Create a user
 	//
-	// Creates a user owned by the current user (or by nobody with `ownerless`). The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account. User, token and account are stored together or not at all. The body may be absent or `{}`.
+	// Creates a user owned by the current user (or by nobody with `ownerless`, which only an operator may ask: others get 403 `forbidden` and nothing is stored). A user owned by a non-operator user shares its owner's limits and quotas (the root of its tree); an ownerless user, or one an operator creates, is the root of its own. The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account (and `account.faucet` says what each network's faucet does for it, as for POST /accounts). User, token and account are stored together or not at all. Over a cap of the tree (users, or accounts with `account`): 403 `forbidden` naming the cap, nothing stored. The body may be absent or `{}`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5941,7 +5979,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateUserWithResponse Create a user
 	//
-	// Creates a user owned by the current user (or by nobody with `ownerless`). The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account. User, token and account are stored together or not at all. The body may be absent or `{}`.
+	// Creates a user owned by the current user (or by nobody with `ownerless`, which only an operator may ask: others get 403 `forbidden` and nothing is stored). A user owned by a non-operator user shares its owner's limits and quotas (the root of its tree); an ownerless user, or one an operator creates, is the root of its own. The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account (and `account.faucet` says what each network's faucet does for it, as for POST /accounts). User, token and account are stored together or not at all. Over a cap of the tree (users, or accounts with `account`): 403 `forbidden` naming the cap, nothing stored. The body may be absent or `{}`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5957,7 +5995,7 @@ type ClientWithResponsesInterface interface {
 
 	// SetUserLimitsWithBodyWithResponse Set a user's rate limits
 	//
-	// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user.
+	// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user. A user with its own limits counts on its own budget, apart from its tree; limits set on the root of a tree apply to the users of the tree that have none.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5966,7 +6004,7 @@ type ClientWithResponsesInterface interface {
 
 	// SetUserLimitsWithResponse Set a user's rate limits
 	//
-	// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user.
+	// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user. A user with its own limits counts on its own budget, apart from its tree; limits set on the root of a tree apply to the users of the tree that have none.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6150,6 +6188,15 @@ type CreateAccountResponse401Headers struct {
 	XRequestId          *string
 }
 
+// CreateAccountResponse403Headers the declared response headers of an HTTP 403 response for CreateAccount
+type CreateAccountResponse403Headers struct {
+	XAPIVersion         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // CreateAccountResponse409Headers the declared response headers of an HTTP 409 response for CreateAccount
 type CreateAccountResponse409Headers struct {
 	XAPIVersion         *string
@@ -6207,6 +6254,8 @@ type CreateAccountResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -6223,6 +6272,8 @@ type CreateAccountResponse struct {
 	Headers400 *CreateAccountResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateAccountResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateAccountResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateAccountResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -6250,6 +6301,11 @@ func (r CreateAccountResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateAccountResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateAccountResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -11666,6 +11722,15 @@ type CreateUserResponse401Headers struct {
 	XRequestId          *string
 }
 
+// CreateUserResponse403Headers the declared response headers of an HTTP 403 response for CreateUser
+type CreateUserResponse403Headers struct {
+	XAPIVersion         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // CreateUserResponse409Headers the declared response headers of an HTTP 409 response for CreateUser
 type CreateUserResponse409Headers struct {
 	XAPIVersion         *string
@@ -11723,6 +11788,8 @@ type CreateUserResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -11739,6 +11806,8 @@ type CreateUserResponse struct {
 	Headers400 *CreateUserResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateUserResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateUserResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateUserResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -11766,6 +11835,11 @@ func (r CreateUserResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateUserResponse) GetJSON401() *Unauthenticated {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateUserResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -12373,7 +12447,7 @@ func (c *ClientWithResponses) ListAccountsWithResponse(ctx context.Context, para
 
 // CreateAccountWithBodyWithResponse Create an account
 //
-// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On networks with a faucet the account is funded for gas in the background.
+// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On each network with a faucet the new account is funded for gas once, in the background, within its tree's faucet budget (by default 100 new accounts per tree and network per 24 h, sliding; configuration `quotas.faucetPerOwner`, `quotas.faucetPeriod`; operators' creations are not counted). The 201 response says what each faucet does in `faucet`: `funding`, or `refused` with the reason. Over the tree's accounts cap: 403 `forbidden`, nothing stored.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12388,7 +12462,7 @@ func (c *ClientWithResponses) CreateAccountWithBodyWithResponse(ctx context.Cont
 
 // CreateAccountWithResponse Create an account
 //
-// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On networks with a faucet the account is funded for gas in the background.
+// Generates a key pair for a new account of the current user; `defaultAccount` is false. The private key is stored encrypted and never returned. The body may be absent or `{}`; any field is refused. On each network with a faucet the new account is funded for gas once, in the background, within its tree's faucet budget (by default 100 new accounts per tree and network per 24 h, sliding; configuration `quotas.faucetPerOwner`, `quotas.faucetPeriod`; operators' creations are not counted). The 201 response says what each faucet does in `faucet`: `funding`, or `refused` with the reason. Over the tree's accounts cap: 403 `forbidden`, nothing stored.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13048,7 +13122,7 @@ func (c *ClientWithResponses) AbandonTransactionWithResponse(ctx context.Context
 
 // CreateUserWithBodyWithResponse Create a user
 //
-// Creates a user owned by the current user (or by nobody with `ownerless`). The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account. User, token and account are stored together or not at all. The body may be absent or `{}`.
+// Creates a user owned by the current user (or by nobody with `ownerless`, which only an operator may ask: others get 403 `forbidden` and nothing is stored). A user owned by a non-operator user shares its owner's limits and quotas (the root of its tree); an ownerless user, or one an operator creates, is the root of its own. The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account (and `account.faucet` says what each network's faucet does for it, as for POST /accounts). User, token and account are stored together or not at all. Over a cap of the tree (users, or accounts with `account`): 403 `forbidden` naming the cap, nothing stored. The body may be absent or `{}`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13063,7 +13137,7 @@ func (c *ClientWithResponses) CreateUserWithBodyWithResponse(ctx context.Context
 
 // CreateUserWithResponse Create a user
 //
-// Creates a user owned by the current user (or by nobody with `ownerless`). The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account. User, token and account are stored together or not at all. The body may be absent or `{}`.
+// Creates a user owned by the current user (or by nobody with `ownerless`, which only an operator may ask: others get 403 `forbidden` and nothing is stored). A user owned by a non-operator user shares its owner's limits and quotas (the root of its tree); an ownerless user, or one an operator creates, is the root of its own. The new user is not an operator and gets its own callback secret. With `auth` the response carries an API token, shown only this once; with `account` a new account that is the user's default account (and `account.faucet` says what each network's faucet does for it, as for POST /accounts). User, token and account are stored together or not at all. Over a cap of the tree (users, or accounts with `account`): 403 `forbidden` naming the cap, nothing stored. The body may be absent or `{}`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13091,7 +13165,7 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, params *Get
 
 // SetUserLimitsWithBodyWithResponse Set a user's rate limits
 //
-// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user.
+// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user. A user with its own limits counts on its own budget, apart from its tree; limits set on the root of a tree apply to the users of the tree that have none.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13106,7 +13180,7 @@ func (c *ClientWithResponses) SetUserLimitsWithBodyWithResponse(ctx context.Cont
 
 // SetUserLimitsWithResponse Set a user's rate limits
 //
-// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user.
+// Operators only (others get 403 `forbidden`, checked first); an operator may set the limits of any user. Both fields are required positive integers. The limits are stored on the user and replace the defaults (10/s, 3600/h) for that user. A user with its own limits counts on its own budget, apart from its tree; limits set on the root of a tree apply to the users of the tree that have none.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13449,6 +13523,13 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13608,6 +13689,44 @@ func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateAccountResponse403Headers
+		if values := rsp.Header.Values("X-API-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-API-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XAPIVersion = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateAccountResponse409Headers
 		if values := rsp.Header.Values("X-API-Version"); len(values) > 0 {
@@ -24867,6 +24986,13 @@ func ParseCreateUserResponse(rsp *http.Response) (*CreateUserResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25026,6 +25152,44 @@ func ParseCreateUserResponse(rsp *http.Response) (*CreateUserResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateUserResponse403Headers
+		if values := rsp.Header.Values("X-API-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-API-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XAPIVersion = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateUserResponse409Headers
 		if values := rsp.Header.Values("X-API-Version"); len(values) > 0 {

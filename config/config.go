@@ -39,6 +39,7 @@ type Config struct {
 	// Operational settings (ops.go).
 	Metrics   Metrics   `yaml:"metrics"`
 	RateLimit RateLimit `yaml:"rateLimit"`
+	Quotas    Quotas    `yaml:"quotas"`
 	Health    Health    `yaml:"health"`
 	// ShutdownTimeout bounds the graceful shutdown after SIGTERM or SIGINT
 	// (TXENGINE_SHUTDOWN_TIMEOUT).

@@ -37,6 +37,25 @@ type RateLimit struct {
 	AuthFailuresPerHour int `yaml:"authFailuresPerHour"`
 }
 
+// Quotas caps what one user tree may create: a root user (ownerless, or
+// created by an operator) and the users it created, directly or not, share
+// them. Operators are exempt. 0 means unlimited.
+type Quotas struct {
+	// MaxUsers caps the users of a tree, its root included
+	// (TXENGINE_QUOTA_MAX_USERS; default 1000).
+	MaxUsers int `yaml:"maxUsers"`
+	// MaxAccounts caps the accounts of a tree's users
+	// (TXENGINE_QUOTA_MAX_ACCOUNTS; default 10000).
+	MaxAccounts int `yaml:"maxAccounts"`
+	// FaucetPerOwner caps the new accounts of a tree that a network's
+	// faucet funds per FaucetPeriod (TXENGINE_QUOTA_FAUCET_PER_OWNER;
+	// default 100). Each account is funded at most once per network.
+	FaucetPerOwner int `yaml:"faucetPerOwner"`
+	// FaucetPeriod is the sliding period of FaucetPerOwner
+	// (TXENGINE_QUOTA_FAUCET_PERIOD; default 24h).
+	FaucetPeriod time.Duration `yaml:"faucetPeriod"`
+}
+
 // HTTP tunes the API listener.
 type HTTP struct {
 	// RequestTimeout bounds the handling of one request; one that exceeds
@@ -64,6 +83,7 @@ type Health struct {
 func (c *Config) opsDefaults() {
 	c.Metrics = Metrics{MaxAccounts: 1000}
 	c.RateLimit = RateLimit{PerSecond: 10, PerHour: 3600, AuthFailuresPerSecond: 20, AuthFailuresPerHour: 600}
+	c.Quotas = Quotas{MaxUsers: 1000, MaxAccounts: 10_000, FaucetPerOwner: 100, FaucetPeriod: 24 * time.Hour}
 	c.Health = Health{MaxHeadAge: 2 * time.Minute}
 	c.ShutdownTimeout = 15 * time.Second
 	c.HTTP = HTTP{RequestTimeout: 30 * time.Second, TrustedProxies: []string{}}
@@ -83,6 +103,9 @@ func (c *Config) applyOpsEnv(getenv func(string) string) error {
 		{"TXENGINE_RATE_LIMIT_PER_HOUR", &c.RateLimit.PerHour},
 		{"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_SECOND", &c.RateLimit.AuthFailuresPerSecond},
 		{"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR", &c.RateLimit.AuthFailuresPerHour},
+		{"TXENGINE_QUOTA_MAX_USERS", &c.Quotas.MaxUsers},
+		{"TXENGINE_QUOTA_MAX_ACCOUNTS", &c.Quotas.MaxAccounts},
+		{"TXENGINE_QUOTA_FAUCET_PER_OWNER", &c.Quotas.FaucetPerOwner},
 	}
 	for _, e := range ints {
 		if v := getenv(e.key); v != "" {
@@ -108,6 +131,7 @@ func (c *Config) applyOpsEnv(getenv func(string) string) error {
 		{"TXENGINE_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout},
 		{"TXENGINE_MAX_HEAD_AGE", &c.Health.MaxHeadAge},
 		{"TXENGINE_HTTP_REQUEST_TIMEOUT", &c.HTTP.RequestTimeout},
+		{"TXENGINE_QUOTA_FAUCET_PERIOD", &c.Quotas.FaucetPeriod},
 	}
 	for _, e := range durations {
 		if v := getenv(e.key); v != "" {
@@ -152,6 +176,17 @@ func (c *Config) validateOps() error {
 				return fmt.Errorf("http.trustedProxies: %q is neither an IP address nor a CIDR range", p)
 			}
 		}
+	}
+	for _, q := range []struct {
+		key string
+		v   int
+	}{{"quotas.maxUsers", c.Quotas.MaxUsers}, {"quotas.maxAccounts", c.Quotas.MaxAccounts}, {"quotas.faucetPerOwner", c.Quotas.FaucetPerOwner}} {
+		if q.v < 0 {
+			return fmt.Errorf("%s: must not be negative (0 is unlimited), got %d", q.key, q.v)
+		}
+	}
+	if c.Quotas.FaucetPerOwner > 0 && c.Quotas.FaucetPeriod < time.Minute {
+		return fmt.Errorf("quotas.faucetPeriod: must be at least 1m, got %s", c.Quotas.FaucetPeriod)
 	}
 	if c.Health.MaxHeadAge < 0 {
 		return fmt.Errorf("health.maxHeadAge: must not be negative")

@@ -457,9 +457,18 @@ type RateCounterStore interface {
 	PruneRateCounters(ctx context.Context, now time.Time) error
 }
 
+// FaucetStore reads the faucet grants that CreateAccount and CreateUser
+// record (Account.Faucet).
+type FaucetStore interface {
+	// FaucetGrantsSince returns, per network, how many faucet grants the
+	// accounts of root's tree had since since.
+	FaucetGrantsSince(ctx context.Context, root string, since time.Time) (map[string]int, error)
+}
+
 // Store is everything a persistence backend implements.
 type Store interface {
 	UserStore
+	FaucetStore
 	AccountStore
 	ContractStore
 	TxStore

@@ -13,6 +13,11 @@ type User struct {
 	ID string
 	// Owner is the id of the user that created this one; empty when ownerless.
 	Owner string
+	// Root is the id of the user whose budget this one shares (rate
+	// limits, caps, faucet): its own id when ownerless, an operator or
+	// created by one, else its owner's root. Stores fill it on reads; an
+	// empty Root passed to CreateUser means the user's own id.
+	Root string
 	// Operator users administer the service and are exempt from rate limits.
 	Operator bool
 	// CallbackSecret is the sealed key of the HMAC signatures of this
@@ -23,9 +28,15 @@ type User struct {
 	// service defaults apply. A zero field means the configured default for
 	// that window.
 	Limits *RateLimits
+	// RootLimits are the Limits of the user's Root, read with the user by
+	// UserByTokenHash (nil: none, or not read).
+	RootLimits *RateLimits
 	// Idempotency, when set on a user passed to CreateUser, is stored in
 	// the same database transaction. Stores never fill it on reads.
 	Idempotency *IdempotencyRecord
+	// Quota, when set on a user passed to CreateUser, is checked in the
+	// same database transaction (see Quota). Stores never fill it on reads.
+	Quota *Quota
 }
 
 // RateLimits are per-user request limits (PUT /users/{id}/limits).
@@ -46,6 +57,15 @@ type Account struct {
 	// Idempotency, when set on an account passed to CreateAccount, is
 	// stored in the same database transaction. Stores never fill it on reads.
 	Idempotency *IdempotencyRecord
+	// Quota, when set on an account passed to CreateAccount, is checked in
+	// the same database transaction (see Quota). CreateUser checks the
+	// user's. Stores never fill it on reads.
+	Quota *Quota
+	// Faucet lists the networks whose faucet the creation asks to fund the
+	// account, each with whether it is granted (see FaucetGrant). Set on
+	// an account passed to CreateAccount or CreateUser; stores never fill
+	// it on reads.
+	Faucet []FaucetGrant
 }
 
 // Contract is a contract registered by a user on one network.

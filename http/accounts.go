@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -43,10 +44,27 @@ func (s *Server) createAccount(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if !s.idempotency(c, http.StatusCreated, viewAccount(a), &a.Idempotency) {
-		return
+	a.Quota = s.quotaOf(u, rootOf(u, u.ID, false))
+	var view accountView
+	// A grant predicted within the faucet budget that a concurrent
+	// creation took meanwhile fails the transaction: asked once more with
+	// the budget read again, the faucet then refuses.
+	for attempt := 1; ; attempt++ {
+		var faucet []faucetView
+		if a.Faucet, faucet, err = s.faucetGrants(c.Request.Context(), a.Quota); err != nil {
+			s.fail(c, fmt.Errorf("create account for %s: %w", u.ID, err))
+			return
+		}
+		view = viewAccount(a)
+		view.Faucet = faucet
+		if !s.idempotency(c, http.StatusCreated, view, &a.Idempotency) {
+			return
+		}
+		err = s.store.CreateAccount(c.Request.Context(), a)
+		if !errors.Is(err, engine.ErrFaucetBudget) || attempt == 2 {
+			break
+		}
 	}
-	err = s.store.CreateAccount(c.Request.Context(), a)
 	if a.Default {
 		s.accounts.forgetDefault(u.ID)
 	}
@@ -56,7 +74,7 @@ func (s *Server) createAccount(c *gin.Context) {
 	}
 	s.accounts.remember(a)
 	s.engine.AccountCreated(context.WithoutCancel(c.Request.Context()), a)
-	created(c, viewAccount(a))
+	created(c, view)
 }
 
 // newAccount generates a key pair and returns the account (not yet stored).

@@ -63,6 +63,10 @@ func (s *fakeStore) CreateUser(_ context.Context, u *engine.User, tokenHash []by
 		return err
 	}
 	cp := *u
+	if cp.Root == "" {
+		cp.Root = cp.ID
+	}
+	cp.Quota, cp.Idempotency = nil, nil
 	s.users[u.ID] = &cp
 	if tokenHash != nil {
 		s.tokens[fmt.Sprintf("%x", tokenHash)] = u.ID
@@ -85,6 +89,12 @@ func (s *fakeStore) UserByTokenHash(_ context.Context, tokenHash []byte) (*engin
 	}
 	cp := *s.users[id]
 	return &cp, nil
+}
+
+// FaucetGrantsSince is none: the fake records no faucet grants (the
+// quota tests run on the SQLite store).
+func (s *fakeStore) FaucetGrantsSince(context.Context, string, time.Time) (map[string]int, error) {
+	return map[string]int{}, nil
 }
 
 func (s *fakeStore) UserByID(_ context.Context, id string) (*engine.User, error) {

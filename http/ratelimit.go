@@ -147,8 +147,8 @@ func newLimiter(cfg RateLimitConfig, clock engine.Clock) *limiter {
 
 // allow counts a request of u if its limits allow it.
 func (l *limiter) allow(ctx context.Context, u *engine.User) decision {
-	perSecond, perHour := l.cfg.Limits(u)
-	return l.allowKey(ctx, u.ID, perSecond, perHour)
+	key, perSecond, perHour := budgetOf(l.cfg, u)
+	return l.allowKey(ctx, key, perSecond, perHour)
 }
 
 // allowKey counts a request of key if the limits allow it: in the store

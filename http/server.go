@@ -41,6 +41,7 @@ type Engine interface {
 // engine.Store satisfies it.
 type Store interface {
 	engine.UserStore
+	engine.FaucetStore
 	engine.AccountStore
 	engine.ContractStore
 	// TransactionByID returns the transaction with this id (any owner).
@@ -81,6 +82,8 @@ type Config struct {
 	AllowPrivateCallbacks bool
 	// RateLimit sets the per-user request limits (ratelimit.go).
 	RateLimit RateLimitConfig
+	// Quotas caps what one user tree may create (budget.go).
+	Quotas QuotaConfig
 	// MaxHeadAge makes /readyz report a network whose latest block is
 	// older than this as not ready (a stuck node); 0 disables the check.
 	MaxHeadAge time.Duration

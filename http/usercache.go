@@ -88,12 +88,13 @@ func (c *userCache) sweepUnknown(now time.Time) {
 	}
 }
 
-// forget drops the entries of user id.
+// forget drops the entries of user id, and of the users whose budget root
+// it is (they hold its limits).
 func (c *userCache) forget(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, e := range c.entries {
-		if e.user.ID == id {
+		if e.user.ID == id || e.user.Root == id {
 			delete(c.entries, k)
 		}
 	}

@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -18,7 +19,8 @@ type createUserRequest struct {
 	Auth bool `json:"auth"`
 	// Account asks for a new default account for the new user.
 	Account bool `json:"account"`
-	// Ownerless makes the new user owned by nobody instead of the caller.
+	// Ownerless makes the new user owned by nobody instead of the caller,
+	// the root of its own budget; only an operator may ask it.
 	Ownerless bool `json:"ownerless"`
 }
 
@@ -31,6 +33,11 @@ func (s *Server) createUser(c *gin.Context) {
 		return
 	}
 	caller := currentUser(c)
+	if req.Ownerless && !caller.Operator {
+		s.fail(c, engine.Errorf(engine.CodeForbidden, "", "only an operator may create ownerless users; "+
+			"omit ownerless to create a user owned by you (it shares your limits and quotas)"))
+		return
+	}
 	id := uuid.NewString()
 	secret, err := s.sealer.NewCallbackSecret(id)
 	if err != nil {
@@ -45,6 +52,8 @@ func (s *Server) createUser(c *gin.Context) {
 	if !req.Ownerless {
 		u.Owner = caller.ID
 	}
+	u.Root = rootOf(caller, u.ID, req.Ownerless)
+	u.Quota = s.quotaOf(caller, u.Root)
 	var token string
 	var tokenHash []byte
 	if req.Auth {
@@ -64,14 +73,28 @@ func (s *Server) createUser(c *gin.Context) {
 	if u.Owner != "" {
 		view.Owner = &u.Owner
 	}
-	if acct != nil {
-		av := viewAccount(acct)
-		view.Account = &av
+	// A grant predicted within the faucet budget that a concurrent
+	// creation took meanwhile fails the transaction: asked once more with
+	// the budget read again, the faucet then refuses.
+	for attempt := 1; ; attempt++ {
+		if acct != nil {
+			var faucet []faucetView
+			if acct.Faucet, faucet, err = s.faucetGrants(c.Request.Context(), u.Quota); err != nil {
+				s.fail(c, fmt.Errorf("create user: %w", err))
+				return
+			}
+			av := viewAccount(acct)
+			av.Faucet = faucet
+			view.Account = &av
+		}
+		if !s.idempotency(c, http.StatusCreated, view, &u.Idempotency) {
+			return
+		}
+		err = s.store.CreateUser(c.Request.Context(), u, tokenHash, acct)
+		if !errors.Is(err, engine.ErrFaucetBudget) || attempt == 2 {
+			break
+		}
 	}
-	if !s.idempotency(c, http.StatusCreated, view, &u.Idempotency) {
-		return
-	}
-	err = s.store.CreateUser(c.Request.Context(), u, tokenHash, acct)
 	if acct != nil {
 		s.accounts.forgetDefault(u.ID)
 	}

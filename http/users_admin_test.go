@@ -18,10 +18,10 @@ func TestUsersMeTokensLimits(t *testing.T) {
 		t.Fatalf("me = %s", rec.Body.String())
 	}
 
-	// Bob creates a user he owns and one that is ownerless.
+	// Bob creates a user he owns; an operator creates one that is ownerless.
 	var owned, ownerless userView
 	decodeData(t, env.do("POST", "/users", env.bobToken, `{}`), &owned)
-	decodeData(t, env.do("POST", "/users", env.bobToken, `{"ownerless":true}`), &ownerless)
+	decodeData(t, env.do("POST", "/users", env.aliceToken, `{"ownerless":true}`), &ownerless)
 
 	for _, id := range []string{env.bob.ID, owned.ID} {
 		rec = env.do("POST", "/users/"+id+"/tokens", env.bobToken, "")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/txengine/txengine/engine"
@@ -45,8 +46,20 @@ func TestCreateUser(t *testing.T) {
 		}
 	})
 
+	t.Run("ownerless is an operator's right", func(t *testing.T) {
+		before := env.store.writeCount()
+		rec := env.do("POST", "/users", env.bobToken, `{"ownerless":true,"auth":true,"account":true}`)
+		wantError(t, rec, http.StatusForbidden, engine.CodeForbidden, "")
+		if !strings.Contains(rec.Body.String(), "only an operator may create ownerless users") {
+			t.Errorf("body = %s", rec.Body.String())
+		}
+		if env.store.writeCount() != before {
+			t.Error("a refused ownerless user was stored")
+		}
+	})
+
 	t.Run("ownerless without token", func(t *testing.T) {
-		rec := env.do("POST", "/users", env.bobToken, `{"ownerless":true}`)
+		rec := env.do("POST", "/users", env.aliceToken, `{"ownerless":true}`)
 		wantStatus(t, rec, http.StatusCreated)
 		var raw map[string]json.RawMessage
 		decodeData(t, rec, &raw)

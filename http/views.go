@@ -25,6 +25,9 @@ type accountView struct {
 	Owner          string `json:"owner"`
 	DefaultAccount bool   `json:"defaultAccount"`
 	Created        string `json:"created"`
+	// Faucet is present only in the 201 response of a creation, when a
+	// network has a faucet: what each faucet does for the new account.
+	Faucet []faucetView `json:"faucet,omitempty"`
 }
 
 func viewAccount(a *engine.Account) accountView {

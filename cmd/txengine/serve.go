@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	nethttp "net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,7 +119,10 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	}
 	api := apihttp.NewServer(apihttp.Config{
 		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
-		RateLimit:      limits,
+		RateLimit: limits,
+		Quotas: apihttp.QuotaConfig{MaxUsers: cfg.Quotas.MaxUsers, MaxAccounts: cfg.Quotas.MaxAccounts,
+			FaucetPerOwner: cfg.Quotas.FaucetPerOwner, FaucetPeriod: cfg.Quotas.FaucetPeriod,
+			FaucetNetworks: slices.Sorted(maps.Keys(nets.faucets))},
 		RequestTimeout: cfg.HTTP.RequestTimeout,
 		Cluster:        cfg.Cluster.Enabled,
 		TrustedProxies: cfg.HTTP.TrustedProxies,

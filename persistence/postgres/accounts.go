@@ -42,7 +42,13 @@ func insertAccount(ctx context.Context, tx *sqlx.Tx, a *engine.Account) error {
 // is engine.ErrNotFound.
 func (s *Store) CreateAccount(ctx context.Context, a *engine.Account) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := checkQuota(ctx, tx, a.Quota, 0, 1); err != nil {
+			return err
+		}
 		if err := insertAccount(ctx, tx, a); err != nil {
+			return err
+		}
+		if err := insertGrants(ctx, tx, a, a.Quota); err != nil {
 			return err
 		}
 		return insertIdempotency(ctx, tx, a.Idempotency)

@@ -373,3 +373,12 @@ func openAtVersion(t *testing.T, version int) (engine.Store, func(q string, args
 		return mustOpen(t, url)
 	}
 }
+
+// TestMigration0011Backfill: users created before migration 0011 get the
+// root of their tree.
+func TestMigration0011Backfill(t *testing.T) {
+	_, exec, reopen := openAtVersion(t, 10)
+	storetest.Backfill0011(t, func(id, owner string, operator bool) error {
+		return exec(`INSERT INTO users (id, owner, operator, created) VALUES (?, NULLIF(?, ''), ?, now())`, id, owner, operator)
+	}, reopen)
+}

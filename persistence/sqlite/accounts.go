@@ -32,12 +32,20 @@ func insertAccount(ctx context.Context, tx *sqlx.Tx, a *engine.Account) error {
 }
 
 // CreateAccount inserts a. When a.Default is true, the owner's other
-// accounts stop being default in the same database transaction. A taken id
-// or address is engine.ErrConflict; an owner that does not exist is
-// engine.ErrNotFound.
+// accounts stop being default in the same database transaction, which
+// also checks a.Quota (engine.CapError over a cap) and records the granted
+// faucet fundings of a.Faucet (engine.ErrFaucetBudget over the budget). A
+// taken id or address is engine.ErrConflict; an owner that does not exist
+// is engine.ErrNotFound.
 func (s *Store) CreateAccount(ctx context.Context, a *engine.Account) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := checkQuota(ctx, tx, a.Quota, 0, 1); err != nil {
+			return err
+		}
 		if err := insertAccount(ctx, tx, a); err != nil {
+			return err
+		}
+		if err := insertGrants(ctx, tx, a, a.Quota); err != nil {
 			return err
 		}
 		return insertIdempotency(ctx, tx, a.Idempotency)

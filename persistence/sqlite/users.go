@@ -19,10 +19,26 @@ import (
 // account.Owner to u.ID). A taken id,
 // token hash or account address is engine.ErrConflict; an Owner that does
 // not exist is engine.ErrNotFound.
+//
+// u.Root is stored as the user's budget root (NULL when empty or u.ID). u.Quota, when
+// set, is checked in the same transaction (engine.CapError over a cap), and
+// the granted faucet fundings of account.Faucet are recorded
+// (engine.ErrFaucetBudget over the budget).
 func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte, account *engine.Account) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO users (`+sqlrow.UserColumns+`) VALUES (?, ?, ?, ?, ?)`,
-			u.ID, sqlrow.NullString(u.Owner), u.Operator, sqlrow.NotNullBytes(u.CallbackSecret), millis(u.Created)); err != nil {
+		accounts := 0
+		if account != nil {
+			accounts = 1
+		}
+		if err := checkQuota(ctx, tx, u.Quota, 1, accounts); err != nil {
+			return err
+		}
+		// root_id stays NULL for a user that is its own root.
+		cols, vals, args := sqlrow.UserColumns, `?, ?, ?, ?, ?`, []any{u.ID, sqlrow.NullString(u.Owner), u.Operator, sqlrow.NotNullBytes(u.CallbackSecret), millis(u.Created)}
+		if u.Root != "" && u.Root != u.ID {
+			cols, vals, args = cols+`, root_id`, `?, ?, ?, ?, ?, ?`, append(args, u.Root)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO users (`+cols+`) VALUES (`+vals+`)`, args...); err != nil {
 			return wrap(err, "create user %s", u.ID)
 		}
 		if tokenHash != nil {
@@ -38,6 +54,9 @@ func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte
 			}
 			account.Default = true
 			if err := insertAccount(ctx, tx, account); err != nil {
+				return err
+			}
+			if err := insertGrants(ctx, tx, account, u.Quota); err != nil {
 				return err
 			}
 		}
@@ -61,10 +80,7 @@ func insertToken(ctx context.Context, tx *sqlx.Tx, userID string, hash []byte, c
 // hash, or engine.ErrNotFound.
 func (s *Store) UserByTokenHash(ctx context.Context, tokenHash []byte) (*engine.User, error) {
 	var r userRow
-	err := s.r.GetContext(ctx, &r, `SELECT u.id, u.owner, u.operator, u.callback_secret, u.created,
-		u.limit_per_second, u.limit_per_hour
-		FROM api_tokens t JOIN users u ON u.id = t.user_id
-		WHERE t.hash = ? AND t.revoked IS NULL`, tokenHash)
+	err := s.r.GetContext(ctx, &r, sqlrow.UserByTokenSelect+`?`, tokenHash)
 	if err != nil {
 		return nil, wrap(err, "user by token")
 	}

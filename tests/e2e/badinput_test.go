@@ -100,7 +100,7 @@ func TestBadInputCatalogue(t *testing.T) {
 
 	rows := badInputRows(catalogueFixtures{
 		opAcctID: opAcctID, opAddr: opAddr, tokID: tokID, tokAddr: tokAddr, nftID: nftID, opTx: opTx,
-		bID: bID, bAcctID: bAcctID, bAddr: bAddr, bCt: bCt, bTx: bTx, usedKey: usedKey,
+		bID: bID, bAcctID: bAcctID, bAddr: bAddr, bCt: bCt, bTx: bTx, bTok: bTok, usedKey: usedKey,
 	})
 	routes := map[string]int{}
 	for _, row := range rows {
@@ -221,8 +221,8 @@ func catalogueState(t *testing.T, s *service, dir, op, other, tokID, otherCt str
 // catalogueFixtures are the ids and addresses the rows use.
 type catalogueFixtures struct {
 	opAcctID, opAddr, tokID, tokAddr, nftID, opTx string
-	// b*: objects of another (ownerless) user.
-	bID, bAcctID, bAddr, bCt, bTx string
+	// b*: objects of another (ownerless) user, and its token.
+	bID, bAcctID, bAddr, bCt, bTx, bTok string
 	// usedKey is an Idempotency-Key the operator used for POST /accounts.
 	usedKey string
 }
@@ -446,6 +446,8 @@ func badInputRows(f catalogueFixtures) []badRequest {
 		{name: "users: account a number", method: "POST", path: "/users", body: `{"account":1}`, status: s400, code: inv, field: "account"},
 		{name: "users: unknown flag", method: "POST", path: "/users", body: `{"admin":true}`, status: s400, code: inv, field: "admin"},
 		{name: "users: malformed", method: "POST", path: "/users", body: `{"auth":tru}`, status: s400, code: bad},
+		{name: "users: ownerless by a non-operator", method: "POST", path: "/users", auth: "Bearer " + f.bTok,
+			body: `{"ownerless":true,"auth":true,"account":true}`, status: 403, code: "forbidden"},
 		{name: "user token: foreign user with a body", method: "POST", path: "/users/" + f.bID + "/tokens", body: `{}`, status: s404, code: nf},
 		{name: "limits: zero", method: "PUT", path: "/users/" + f.bID + "/limits", body: `{"perSecond":0,"perHour":1}`, status: s400, code: inv, field: "perSecond"},
 		{name: "limits: missing perHour", method: "PUT", path: "/users/" + f.bID + "/limits", body: `{"perSecond":1}`, status: s400, code: inv, field: "perHour"},

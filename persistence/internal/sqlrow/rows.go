@@ -14,7 +14,7 @@ import (
 const UserColumns = `id, owner, operator, callback_secret, created`
 
 // UserSelect are the columns of users a read returns (into a User).
-const UserSelect = UserColumns + `, limit_per_second, limit_per_hour`
+const UserSelect = UserColumns + `, limit_per_second, limit_per_hour, root_id`
 
 // User is a row of users.
 type User[T TimeColumn] struct {
@@ -25,6 +25,12 @@ type User[T TimeColumn] struct {
 	Created        T              `db:"created"`
 	PerSecond      sql.NullInt64  `db:"limit_per_second"`
 	PerHour        sql.NullInt64  `db:"limit_per_hour"`
+	// Root is NULL for a user that is its own budget root.
+	Root sql.NullString `db:"root_id"`
+	// RootPerSecond and RootPerHour are the limits of the root, read by
+	// UserByTokenHash only (UserByTokenSelect).
+	RootPerSecond sql.NullInt64 `db:"root_limit_per_second"`
+	RootPerHour   sql.NullInt64 `db:"root_limit_per_hour"`
 }
 
 // NotNullBytes is b, or an empty slice for nil (which would be NULL).
@@ -34,6 +40,14 @@ func NotNullBytes(b []byte) []byte {
 	}
 	return b
 }
+
+// UserByTokenSelect is the statement of UserByTokenHash, the placeholder of
+// the token hash left to the dialect: the user with its root's limits.
+const UserByTokenSelect = `SELECT u.id, u.owner, u.operator, u.callback_secret, u.created, u.root_id,
+		u.limit_per_second, u.limit_per_hour,
+		r.limit_per_second AS root_limit_per_second, r.limit_per_hour AS root_limit_per_hour
+		FROM api_tokens t JOIN users u ON u.id = t.user_id LEFT JOIN users r ON r.id = u.root_id
+		WHERE t.revoked IS NULL AND t.hash = `
 
 // User converts the row.
 func (r *User[T]) User() (*engine.User, error) {
@@ -47,9 +61,16 @@ func (r *User[T]) User() (*engine.User, error) {
 		Operator:       r.Operator,
 		CallbackSecret: r.CallbackSecret,
 		Created:        created,
+		Root:           r.Root.String,
+	}
+	if u.Root == "" {
+		u.Root = u.ID
 	}
 	if r.PerSecond.Valid && r.PerHour.Valid {
 		u.Limits = &engine.RateLimits{PerSecond: int(r.PerSecond.Int64), PerHour: int(r.PerHour.Int64)}
+	}
+	if r.RootPerSecond.Valid && r.RootPerHour.Valid {
+		u.RootLimits = &engine.RateLimits{PerSecond: int(r.RootPerSecond.Int64), PerHour: int(r.RootPerHour.Int64)}
 	}
 	return u, nil
 }

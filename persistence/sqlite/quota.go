@@ -1,0 +1,84 @@
+package sqlite
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/txengine/txengine/engine"
+)
+
+// checkQuota refuses, with engine.CapError, a creation of users more users
+// and accounts more accounts that would take the root of q over a cap of
+// q (nil: no caps). SQLite serialises writers: the counts cannot change
+// before the transaction commits.
+func checkQuota(ctx context.Context, tx *sqlx.Tx, q *engine.Quota, users, accounts int) error {
+	if q == nil {
+		return nil
+	}
+	if q.MaxUsers > 0 && users > 0 {
+		var n int
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM users WHERE root_id = ? OR id = ?`, q.Root, q.Root); err != nil {
+			return wrap(err, "count the users of root %s", q.Root)
+		}
+		if n+users > q.MaxUsers {
+			return engine.CapError("users", q.MaxUsers)
+		}
+	}
+	if q.MaxAccounts > 0 && accounts > 0 {
+		var n int
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM accounts a JOIN users u ON u.id = a.owner
+			WHERE u.root_id = ? OR u.id = ?`, q.Root, q.Root); err != nil {
+			return wrap(err, "count the accounts of root %s", q.Root)
+		}
+		if n+accounts > q.MaxAccounts {
+			return engine.CapError("accounts", q.MaxAccounts)
+		}
+	}
+	return nil
+}
+
+// insertGrants records the granted faucet fundings of a (a.Faucet), with
+// the root of its owner, refusing with engine.ErrFaucetBudget one that the
+// budget of q no longer allows.
+func insertGrants(ctx context.Context, tx *sqlx.Tx, a *engine.Account, q *engine.Quota) error {
+	for _, g := range a.Faucet {
+		if !g.Granted {
+			continue
+		}
+		if q != nil && q.FaucetBudget > 0 {
+			var n int
+			if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM faucet_grants
+				WHERE root_id = ? AND network = ? AND created >= ?`, q.Root, g.Network, millis(q.FaucetSince)); err != nil {
+				return wrap(err, "count the faucet grants of root %s", q.Root)
+			}
+			if n >= q.FaucetBudget {
+				return engine.ErrFaucetBudget
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO faucet_grants (account_id, network, root_id, created)
+			SELECT ?, ?, COALESCE(root_id, id), ? FROM users WHERE id = ?`, a.ID, g.Network, millis(a.Created), a.Owner); err != nil {
+			return wrap(err, "faucet grant of account %s on %s", a.ID, g.Network)
+		}
+	}
+	return nil
+}
+
+// FaucetGrantsSince returns, per network, how many faucet grants the
+// accounts of root's tree had since since.
+func (s *Store) FaucetGrantsSince(ctx context.Context, root string, since time.Time) (map[string]int, error) {
+	var rows []struct {
+		Network string `db:"network"`
+		N       int    `db:"n"`
+	}
+	if err := s.r.SelectContext(ctx, &rows, `SELECT network, COUNT(*) AS n FROM faucet_grants
+		WHERE root_id = ? AND created >= ? GROUP BY network`, root, millis(since)); err != nil {
+		return nil, wrap(err, "faucet grants of root %s", root)
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.Network] = r.N
+	}
+	return out, nil
+}
