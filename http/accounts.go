@@ -46,24 +46,13 @@ func (s *Server) createAccount(c *gin.Context) {
 	}
 	a.Quota = s.quotaOf(u, rootOf(u, u.ID, false))
 	var view accountView
-	// A grant predicted within the faucet budget that a concurrent
-	// creation took meanwhile fails the transaction: asked once more with
-	// the budget read again, the faucet then refuses.
-	for attempt := 1; ; attempt++ {
-		var faucet []faucetView
-		if a.Faucet, faucet, err = s.faucetGrants(c.Request.Context(), a.Quota); err != nil {
-			s.fail(c, fmt.Errorf("create account for %s: %w", u.ID, err))
-			return
-		}
+	done, err := s.storeWithFaucet(c, a, a.Quota, &a.Idempotency, func(faucet []faucetView) any {
 		view = viewAccount(a)
 		view.Faucet = faucet
-		if !s.idempotency(c, http.StatusCreated, view, &a.Idempotency) {
-			return
-		}
-		err = s.store.CreateAccount(c.Request.Context(), a)
-		if !errors.Is(err, engine.ErrFaucetBudget) || attempt == 2 {
-			break
-		}
+		return view
+	}, func(ctx context.Context) error { return s.store.CreateAccount(ctx, a) })
+	if done {
+		return
 	}
 	if a.Default {
 		s.accounts.forgetDefault(u.ID)
@@ -75,6 +64,34 @@ func (s *Server) createAccount(c *gin.Context) {
 	s.accounts.remember(a)
 	s.engine.AccountCreated(context.WithoutCancel(c.Request.Context()), a)
 	created(c, view)
+}
+
+// storeWithFaucet stores a creation whose 201 shows the faucet's answer
+// for acct (nil: no account, no faucet): it predicts acct's grants within
+// quota, makes the response with view, keeps it for the Idempotency-Key
+// (into idem) and runs store. A grant predicted within the faucet budget
+// that a concurrent creation took meanwhile fails the transaction
+// (engine.ErrFaucetBudget): asked once more with the budget read again,
+// the faucet then refuses. done is true when the response was written
+// (a replay, or a failure before store); otherwise err is store's.
+func (s *Server) storeWithFaucet(c *gin.Context, acct *engine.Account, quota *engine.Quota, idem **engine.IdempotencyRecord,
+	view func(faucet []faucetView) any, store func(context.Context) error) (done bool, err error) {
+	for attempt := 1; ; attempt++ {
+		var faucet []faucetView
+		if acct != nil {
+			if acct.Faucet, faucet, err = s.faucetGrants(c.Request.Context(), quota); err != nil {
+				s.fail(c, fmt.Errorf("faucet grants: %w", err))
+				return true, err
+			}
+		}
+		if !s.idempotency(c, http.StatusCreated, view(faucet), idem) {
+			return true, nil
+		}
+		err = store(c.Request.Context())
+		if !errors.Is(err, engine.ErrFaucetBudget) || attempt == 2 {
+			return false, err
+		}
+	}
 }
 
 // newAccount generates a key pair and returns the account (not yet stored).

@@ -2,9 +2,7 @@ package http
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -73,27 +71,16 @@ func (s *Server) createUser(c *gin.Context) {
 	if u.Owner != "" {
 		view.Owner = &u.Owner
 	}
-	// A grant predicted within the faucet budget that a concurrent
-	// creation took meanwhile fails the transaction: asked once more with
-	// the budget read again, the faucet then refuses.
-	for attempt := 1; ; attempt++ {
+	done, err := s.storeWithFaucet(c, acct, u.Quota, &u.Idempotency, func(faucet []faucetView) any {
 		if acct != nil {
-			var faucet []faucetView
-			if acct.Faucet, faucet, err = s.faucetGrants(c.Request.Context(), u.Quota); err != nil {
-				s.fail(c, fmt.Errorf("create user: %w", err))
-				return
-			}
 			av := viewAccount(acct)
 			av.Faucet = faucet
 			view.Account = &av
 		}
-		if !s.idempotency(c, http.StatusCreated, view, &u.Idempotency) {
-			return
-		}
-		err = s.store.CreateUser(c.Request.Context(), u, tokenHash, acct)
-		if !errors.Is(err, engine.ErrFaucetBudget) || attempt == 2 {
-			break
-		}
+		return view
+	}, func(ctx context.Context) error { return s.store.CreateUser(ctx, u, tokenHash, acct) })
+	if done {
+		return
 	}
 	if acct != nil {
 		s.accounts.forgetDefault(u.ID)
