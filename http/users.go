@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 )
@@ -36,37 +35,18 @@ func (s *Server) createUser(c *gin.Context) {
 			"omit ownerless to create a user owned by you (it shares your limits and quotas)"))
 		return
 	}
-	id := uuid.NewString()
-	secret, err := s.sealer.NewCallbackSecret(id)
+	spec := engine.NewUserSpec{Token: req.Auth, Account: req.Account}
+	if !req.Ownerless {
+		spec.Owner = caller.ID
+	}
+	n, err := s.sealer.NewUser(spec, s.clock.Now())
 	if err != nil {
 		s.fail(c, fmt.Errorf("create user: %w", err))
 		return
 	}
-	u := &engine.User{
-		ID:             id,
-		CallbackSecret: secret,
-		Created:        s.clock.Now(),
-	}
-	if !req.Ownerless {
-		u.Owner = caller.ID
-	}
+	u, token, tokenHash, acct := n.User, n.Token, n.TokenHash, n.Account
 	u.Root = rootOf(caller, u.ID, req.Ownerless)
 	u.Quota = s.quotaOf(caller, u.Root)
-	var token string
-	var tokenHash []byte
-	if req.Auth {
-		if token, tokenHash, err = engine.NewToken(); err != nil {
-			s.fail(c, fmt.Errorf("create user: %w", err))
-			return
-		}
-	}
-	var acct *engine.Account
-	if req.Account {
-		if acct, err = s.newAccount(u.ID, true); err != nil {
-			s.fail(c, fmt.Errorf("create user: %w", err))
-			return
-		}
-	}
 	view := userView{ID: u.ID, Created: engine.FormatTime(u.Created), Token: token}
 	if u.Owner != "" {
 		view.Owner = &u.Owner

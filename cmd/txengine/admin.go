@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/google/uuid"
-
 	"github.com/txengine/txengine/config"
 	"github.com/txengine/txengine/engine"
 )
@@ -85,23 +83,12 @@ func users(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}
 	defer store.Close()
 
-	acct, err := sealer.NewAccount()
+	n, err := sealer.NewUser(engine.NewUserSpec{Operator: *admin, Token: true, Account: true}, engine.SystemClock{}.Now())
 	if err != nil {
 		return err
 	}
-	id := uuid.NewString()
-	secret, err := sealer.NewCallbackSecret(id)
-	if err != nil {
-		return err
-	}
-	token, hash, err := engine.NewToken()
-	if err != nil {
-		return err
-	}
-	now := engine.SystemClock{}.Now()
-	u := &engine.User{ID: id, Operator: *admin, CallbackSecret: secret, Created: now}
-	acct.ID, acct.Owner, acct.Default, acct.Created = uuid.NewString(), u.ID, true, now
-	if err := store.CreateUser(ctx, u, hash, acct); err != nil {
+	u, acct, token := n.User, n.Account, n.Token
+	if err := store.CreateUser(ctx, u, n.TokenHash, acct); err != nil {
 		return fmt.Errorf("create user: %w", err)
 	}
 	kind := "user"

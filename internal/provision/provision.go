@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
@@ -45,26 +44,14 @@ func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.Key
 	var token string
 	switch {
 	case engine.IsNotFound(err):
-		acct, err := sealer.NewAccount()
+		n, err := sealer.NewUser(engine.NewUserSpec{Operator: true, Token: true, Account: true}, engine.SystemClock{}.Now())
 		if err != nil {
-			return nil, fmt.Errorf("operator account: %w", err)
+			return nil, fmt.Errorf("operator: %w", err)
 		}
-		id := uuid.NewString()
-		secret, err := sealer.NewCallbackSecret(id)
-		if err != nil {
-			return nil, fmt.Errorf("operator callback secret: %w", err)
-		}
-		now := engine.SystemClock{}.Now()
-		op = &engine.User{ID: id, Operator: true, CallbackSecret: secret, Created: now}
-		acct.ID, acct.Owner, acct.Default, acct.Created = uuid.NewString(), op.ID, true, now
-		tok, hash, err := engine.NewToken()
-		if err != nil {
-			return nil, fmt.Errorf("operator token: %w", err)
-		}
-		if err := store.CreateUser(ctx, op, hash, acct); err != nil {
+		if err := store.CreateUser(ctx, n.User, n.TokenHash, n.Account); err != nil {
 			return nil, fmt.Errorf("create operator: %w", err)
 		}
-		token = tok
+		op, token = n.User, n.Token
 	case err != nil:
 		return nil, fmt.Errorf("find operator: %w", err)
 	default:
