@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
 	"github.com/asynkron/protoactor-go/remote"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/txengine/txengine/actors/internal/disthash"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -157,16 +159,21 @@ func (s *System) track(pid *actor.PID, alive bool) {
 	}
 }
 
-// wakeGrain asks the account grain to look for work, through the outbox of
-// cluster requests (retried until the grain acknowledges).
-func (s *System) wakeGrain(accountID, network string, resync bool) {
+// clusterPlacement runs submission in the account grains and funding in
+// the faucet grains of the cluster, through the outbox of cluster requests
+// (retried until the grain answers).
+type clusterPlacement struct{ s *System }
+
+// wake asks the account grain to look for work (only Resync travels).
+func (p clusterPlacement) wake(accountID, network string, msg *account.Wake) {
+	s := p.s
 	key := "wake:" + accountID + "@" + network
-	if resync {
+	if msg.Resync {
 		key = "resync:" + accountID + "@" + network
 	}
-	msg := &clusterpb.Wake{Network: network, Resync: resync}
+	req := &clusterpb.Wake{Network: network, Resync: msg.Resync}
 	s.requests.add(key, func(ctx context.Context) error {
-		res, err := s.cl.Request(accountID, account.GrainKind, msg, cluster.WithTimeout(5*time.Second), cluster.WithRetryCount(5),
+		res, err := s.cl.Request(accountID, account.GrainKind, req, cluster.WithTimeout(5*time.Second), cluster.WithRetryCount(5),
 			cluster.WithRetryAction(backoff))
 		if err != nil {
 			return fmt.Errorf("wake account grain %s: %w", accountID, err)
@@ -176,6 +183,35 @@ func (s *System) wakeGrain(accountID, network string, resync bool) {
 		}
 		return nil
 	})
+}
+
+func (p clusterPlacement) fund(network string, addr common.Address) {
+	p.s.requests.add("fund:"+network+":"+addr.Hex(), func(ctx context.Context) error {
+		res, err := p.s.fundViaGrain(ctx, network, []string{addr.Hex()}, 30*time.Second)
+		if err == nil && res.GetError() != "" {
+			err = errors.New(res.GetError())
+		}
+		return err
+	})
+}
+
+func (p clusterPlacement) fundAndWait(network string, addrs []common.Address, timeout time.Duration) ([]common.Hash, error) {
+	hex := make([]string, len(addrs))
+	for i, a := range addrs {
+		hex[i] = a.Hex()
+	}
+	res, err := p.s.fundViaGrain(context.Background(), network, hex, timeout)
+	if err != nil {
+		return nil, err
+	}
+	hashes := make([]common.Hash, len(res.GetHashes()))
+	for i, h := range res.GetHashes() {
+		hashes[i] = common.HexToHash(h)
+	}
+	if res.GetError() != "" {
+		return hashes, errors.New(res.GetError())
+	}
+	return hashes, nil
 }
 
 // fundViaGrain asks the faucet grain of network to top up addrs.
@@ -199,6 +235,3 @@ func backoff(i int) int {
 	time.Sleep(time.Duration(i*i) * 50 * time.Millisecond)
 	return i
 }
-
-// isCluster reports whether the system runs in cluster mode.
-func (s *System) isCluster() bool { return s.cl != nil }

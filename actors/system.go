@@ -93,6 +93,9 @@ type System struct {
 	// Cluster mode only: the cluster, the account grains active on this
 	// node, the network lease candidates and the outbox of cluster requests.
 	cl       *cluster.Cluster
+	// place is where account submission and faucets run: this process's
+	// actors, or the cluster's grains.
+	place placement
 	grains   map[string]*actor.PID
 	leaders  []*actor.PID
 	requests *requestQueue
@@ -142,8 +145,10 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	ccfg := cfg.Callbacks
 	ccfg.Dispatcher.Store, ccfg.Dispatcher.Clock, ccfg.Dispatcher.Log = cfg.Store, cfg.Clock, cfg.Log
 	if cfg.Cluster != nil {
+		s.place = clusterPlacement{s}
 		return s, s.startClusterMode(cfg.Cluster, ccfg)
 	}
+	s.place = localPlacement{s}
 	s.dispatcher = s.sys.Root.Spawn(lifecycle.Guarded(callbacks.Props(ccfg)))
 	for name, f := range cfg.Faucets {
 		s.faucets[name] = s.sys.Root.Spawn(lifecycle.Guarded(faucet.Props(f, cfg.Log)))
@@ -181,7 +186,9 @@ func (s *System) startClusterMode(cc *ClusterConfig, ccfg callbacks.Config) erro
 	ccfg.Dispatcher.Node = cc.Node
 	s.dispatcher = s.sys.Root.Spawn(lifecycle.Guarded(callbacks.Props(ccfg)))
 	s.requests = newRequestQueue(32, s.cfg.Log)
-	s.acfg.WakeSubmitter = s.wakeGrain
+	s.acfg.WakeSubmitter = func(accountID, network string, resync bool) {
+		s.place.wake(accountID, network, &account.Wake{Resync: resync})
+	}
 	if err := s.startCluster(cc); err != nil {
 		s.Close()
 		return err
@@ -316,20 +323,9 @@ func (s *System) Wake(accountID, network string, resync bool) {
 	s.wake(accountID, network, &account.Wake{Resync: resync})
 }
 
-// wake sends msg to the account's actor (starting it), or wakes its grain
-// in cluster mode (where only Resync travels).
+// wake sends msg to the account's submitter, wherever it is placed.
 func (s *System) wake(accountID, network string, msg *account.Wake) {
-	if s.isCluster() {
-		s.wakeGrain(accountID, network, msg.Resync)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pid, err := s.pidLocked(accountID, network)
-	if err != nil {
-		return
-	}
-	s.sys.Root.Send(pid, msg)
+	s.place.wake(accountID, network, msg)
 }
 
 // CheckInFlight wakes the account's actor to look at its in-flight
@@ -388,21 +384,8 @@ func (s *System) AccountCreated(_ context.Context, a *engine.Account) {
 // top up addr, without waiting.
 func (s *System) fund(networks []string, addr common.Address) {
 	for _, name := range networks {
-		if _, ok := s.cfg.Faucets[name]; !ok {
-			continue
-		}
-		if s.isCluster() {
-			s.requests.add("fund:"+name+":"+addr.Hex(), func(ctx context.Context) error {
-				res, err := s.fundViaGrain(ctx, name, []string{addr.Hex()}, 30*time.Second)
-				if err == nil && res.GetError() != "" {
-					err = errors.New(res.GetError())
-				}
-				return err
-			})
-			continue
-		}
-		if pid, ok := s.faucets[name]; ok {
-			s.sys.Root.Send(pid, &faucet.Fund{Addresses: []common.Address{addr}})
+		if _, ok := s.cfg.Faucets[name]; ok {
+			s.place.fund(name, addr)
 		}
 	}
 }
@@ -410,29 +393,51 @@ func (s *System) fund(networks []string, addr common.Address) {
 // FundAndWait asks the faucet of network to top up addrs and waits for the
 // funding transactions to be sent.
 func (s *System) FundAndWait(network string, addrs []common.Address, timeout time.Duration) ([]common.Hash, error) {
-	if s.isCluster() {
-		hex := make([]string, len(addrs))
-		for i, a := range addrs {
-			hex[i] = a.Hex()
-		}
-		res, err := s.fundViaGrain(context.Background(), network, hex, timeout)
-		if err != nil {
-			return nil, err
-		}
-		hashes := make([]common.Hash, len(res.GetHashes()))
-		for i, h := range res.GetHashes() {
-			hashes[i] = common.HexToHash(h)
-		}
-		if res.GetError() != "" {
-			return hashes, errors.New(res.GetError())
-		}
-		return hashes, nil
+	return s.place.fundAndWait(network, addrs, timeout)
+}
+
+// placement is where the work that one owner must do for the whole system
+// runs: an account's submission (nonces) and a network's faucet. In
+// single-node mode, actors of this process (localPlacement); in cluster
+// mode, grains, one per account and per network in the whole cluster
+// (clusterPlacement, cluster.go).
+type placement interface {
+	// wake asks the account's submitter to look for work.
+	wake(accountID, network string, msg *account.Wake)
+	// fund asks the faucet of network to top up addr, without waiting.
+	fund(network string, addr common.Address)
+	// fundAndWait asks the faucet of network to top up addrs and waits
+	// for the funding transactions to be sent.
+	fundAndWait(network string, addrs []common.Address, timeout time.Duration) ([]common.Hash, error)
+}
+
+// localPlacement runs submission in the account actors and funding in the
+// faucet actors of this process.
+type localPlacement struct{ s *System }
+
+func (l localPlacement) wake(accountID, network string, msg *account.Wake) {
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pid, err := s.pidLocked(accountID, network)
+	if err != nil {
+		return
 	}
-	pid, ok := s.faucets[network]
+	s.sys.Root.Send(pid, msg)
+}
+
+func (l localPlacement) fund(network string, addr common.Address) {
+	if pid, ok := l.s.faucets[network]; ok {
+		l.s.sys.Root.Send(pid, &faucet.Fund{Addresses: []common.Address{addr}})
+	}
+}
+
+func (l localPlacement) fundAndWait(network string, addrs []common.Address, timeout time.Duration) ([]common.Hash, error) {
+	pid, ok := l.s.faucets[network]
 	if !ok {
 		return nil, fmt.Errorf("network %q has no faucet", network)
 	}
-	res, err := s.sys.Root.RequestFuture(pid, &faucet.Fund{Addresses: addrs}, timeout).Result()
+	res, err := l.s.sys.Root.RequestFuture(pid, &faucet.Fund{Addresses: addrs}, timeout).Result()
 	if err != nil {
 		return nil, fmt.Errorf("faucet of %s: %w", network, err)
 	}
