@@ -90,12 +90,13 @@ type System struct {
 	// dispatcher is the callback dispatcher actor.
 	dispatcher *actor.PID
 
-	// Cluster mode only: the cluster, the account grains active on this
-	// node, the network lease candidates and the outbox of cluster requests.
-	cl       *cluster.Cluster
 	// place is where account submission and faucets run: this process's
 	// actors, or the cluster's grains.
 	place placement
+
+	// Cluster mode only: the cluster, the account grains active on this
+	// node, the network lease candidates and the outbox of cluster requests.
+	cl       *cluster.Cluster
 	grains   map[string]*actor.PID
 	leaders  []*actor.PID
 	requests *requestQueue

@@ -206,7 +206,3 @@ func (s *service) waitTerminal(id, token string, timeout time.Duration) map[stri
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
-type writerFunc func(p []byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
