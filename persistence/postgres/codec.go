@@ -12,25 +12,8 @@ import (
 // timestamps as TIMESTAMPTZ (INTEGER milliseconds on SQLite) and amounts as
 // NUMERIC (decimal TEXT on SQLite; both written and read as decimal text).
 
-// ts encodes t for a TIMESTAMPTZ column: UTC, sub-millisecond precision
-// dropped as the SQLite store and the API's timestamps do.
-func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
-
 // fromTS decodes a TIMESTAMPTZ column into a UTC time.
 func fromTS(t time.Time) time.Time { return t.UTC() }
-
-// tsText encodes t as ISO 8601 text in UTC at millisecond precision (as ts
-// does), for the elements of a timestamptz[] parameter, which lib/pq has
-// no array type for.
-func tsText(t time.Time) string { return ts(t).Format("2006-01-02T15:04:05.000Z07:00") }
-
-// nullTS encodes an optional timestamp; nil is NULL.
-func nullTS(t *time.Time) sql.NullTime {
-	if t == nil {
-		return sql.NullTime{}
-	}
-	return sql.NullTime{Time: ts(*t), Valid: true}
-}
 
 // timeValue is nullTS as a sqlrow.TimeValue.
 func timeValue(t *time.Time) any { return nullTS(t) }
@@ -59,4 +42,11 @@ func decoded[V any](v V, err error) (V, error) {
 		return zero, fmt.Errorf("postgres: %w", err)
 	}
 	return v, nil
+}
+// nullTS encodes an optional timestamp; nil is NULL.
+func nullTS(t *time.Time) sql.NullTime {
+	if t == nil {
+		return sql.NullTime{}
+	}
+	return sql.NullTime{Time: ts(*t), Valid: true}
 }

@@ -33,24 +33,20 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-	"github.com/lib/pq/pqerror"
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/schema"
+	"github.com/txengine/txengine/persistence/sqlstore"
 )
 
 // driverName is the database/sql name of lib/pq.
@@ -84,6 +80,7 @@ var _ engine.Store = (*Store)(nil)
 // Store is an engine.Store on a PostgreSQL database. It is safe for
 // concurrent use. Create it with Open and release it with Close.
 type Store struct {
+	*sqlstore.Store
 	db *sqlx.DB
 	// insert is the prepared statement of InsertTransactions (insertStmt).
 	stmtMu sync.Mutex
@@ -131,7 +128,7 @@ func open(ctx context.Context, url string, upTo int) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	s := &Store{db: db}
+	s := &Store{Store: sqlstore.New(dialect{}, db, db), db: db}
 	if err := s.migrate(ctx, upTo); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -146,18 +143,7 @@ func (s *Store) Close() error {
 		_ = s.insert.Close()
 	}
 	s.stmtMu.Unlock()
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("postgres: close: %w", err)
-	}
-	return nil
-}
-
-// Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error {
-	if err := s.db.PingContext(ctx); err != nil {
-		return wrap(err, "ping")
-	}
-	return nil
+	return s.Store.Close()
 }
 
 // migrations returns the embedded migrations ordered by version.
@@ -272,17 +258,8 @@ func lockOwner(ctx context.Context, tx *sqlx.Tx, owner string) error {
 	return nil
 }
 
-// ErrUnavailable is what the store's errors carry (besides the driver's
-// error) when the database cannot be reached or is shutting down or
-// starting: the caller may try again later. Its code is
-// engine.CodeUnavailable (HTTP 503).
-var ErrUnavailable = &engine.Error{Code: engine.CodeUnavailable, Message: "the database is unavailable; try again later"}
-
 // wrap adds context to a database error and maps it to the engine's
-// sentinels: a unique key that is taken is engine.ErrConflict, a reference
-// to a missing row (foreign key) is engine.ErrNotFound, sql.ErrNoRows is
-// engine.ErrNotFound, and a lost or refused connection (see unreachable)
-// is ErrUnavailable.
+// sentinels (dialect.Classify); sql.ErrNoRows is engine.ErrNotFound.
 func wrap(err error, format string, args ...any) error {
 	if err == nil {
 		return nil
@@ -291,49 +268,16 @@ func wrap(err error, format string, args ...any) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("postgres: %s: %w", what, engine.ErrNotFound)
 	}
-	if pe := pq.As(err, pqerror.UniqueViolation); pe != nil {
-		return fmt.Errorf("postgres: %s: %s: %w", what, detail(pe), engine.ErrConflict)
+	switch kind, detail := (dialect{}).Classify(err); {
+	case kind == nil:
+		return fmt.Errorf("postgres: %s: %w", what, err)
+	case errors.Is(kind, engine.ErrNotFound):
+		return fmt.Errorf("postgres: %s: references a missing row (%s): %w", what, detail, kind)
+	case errors.Is(kind, engine.ErrConflict):
+		return fmt.Errorf("postgres: %s: %s: %w", what, detail, kind)
+	default:
+		return fmt.Errorf("postgres: %s: %w (%w)", what, kind, err)
 	}
-	if pe := pq.As(err, pqerror.ForeignKeyViolation); pe != nil {
-		return fmt.Errorf("postgres: %s: references a missing row (%s): %w", what, detail(pe), engine.ErrNotFound)
-	}
-	if unreachable(err) {
-		return fmt.Errorf("postgres: %s: %w (%w)", what, ErrUnavailable, err)
-	}
-	return fmt.Errorf("postgres: %s: %w", what, err)
-}
-
-// unreachable reports whether err says that the database could not be
-// reached or went away rather than that the statement is wrong: a refused,
-// reset or broken connection (lib/pq reports a connection it had to give up
-// as driver.ErrBadConn, database/sql a transaction whose connection is gone
-// as sql.ErrConnDone), a server that is shutting down, starting up or
-// crashed (SQLSTATE 57P01..57P03), a connection exception (class 08), or
-// too many connections (53300).
-func unreachable(err error) bool {
-	if pe := pq.As(err); pe != nil {
-		switch pe.Code {
-		case pqerror.AdminShutdown, pqerror.CrashShutdown, pqerror.CannotConnectNow, pqerror.TooManyConnections:
-			return true
-		}
-		return pe.Code.Class() == pqerror.ClassConnectionException
-	}
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return true
-	}
-	var oe *net.OpError
-	return errors.As(err, &oe)
-}
-
-// detail is the message of a constraint violation with its detail (which
-// names the key), on one line.
-func detail(pe *pq.Error) string {
-	if pe.Detail == "" {
-		return pe.Message
-	}
-	return pe.Message + ": " + pe.Detail
 }
 
 // notFound returns engine.ErrNotFound wrapped with context.

@@ -17,6 +17,7 @@ import (
 	"github.com/lib/pq/pqerror"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/sqlstore"
 )
 
 // TestWrapMapsLostConnectionsToUnavailable: the errors lib/pq and
@@ -73,7 +74,8 @@ func TestUnreachableServerIsUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Store{db: sqlx.NewDb(db, driverName)}
+	x := sqlx.NewDb(db, driverName)
+	s := &Store{Store: sqlstore.New(dialect{}, x, x), db: x}
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -39,11 +39,10 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	msqlite "modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/schema"
+	"github.com/txengine/txengine/persistence/sqlstore"
 )
 
 // driverName is the database/sql name of modernc.org/sqlite.
@@ -61,6 +60,7 @@ var _ engine.Store = (*Store)(nil)
 // Store is an engine.Store on one SQLite file. It is safe for concurrent use.
 // Create it with Open and release it with Close.
 type Store struct {
+	*sqlstore.Store
 	// w is the write pool (one connection, BEGIN IMMEDIATE).
 	w *sqlx.DB
 	// r is the read pool (several query_only connections).
@@ -103,7 +103,7 @@ func open(ctx context.Context, path string, upTo int) (*Store, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxIdleTime(5 * time.Minute)
 
-	s := &Store{w: w, r: r}
+	s := &Store{Store: sqlstore.New(dialect{}, w, r), w: w, r: r}
 	if err := s.migrate(ctx, upTo); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -130,29 +130,6 @@ func dsn(path string, readOnly bool) string {
 		q.Set("_txlock", "immediate")
 	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-}
-
-// Close releases both connection pools.
-func (s *Store) Close() error {
-	var errs []error
-	if err := s.r.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("sqlite: close read pool: %w", err))
-	}
-	if err := s.w.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("sqlite: close write pool: %w", err))
-	}
-	return errors.Join(errs...)
-}
-
-// Ping checks that the database answers on both pools.
-func (s *Store) Ping(ctx context.Context) error {
-	if err := s.w.PingContext(ctx); err != nil {
-		return fmt.Errorf("sqlite: ping write pool: %w", err)
-	}
-	if err := s.r.PingContext(ctx); err != nil {
-		return fmt.Errorf("sqlite: ping read pool: %w", err)
-	}
-	return nil
 }
 
 // migrations returns the embedded migrations ordered by version.
@@ -269,9 +246,8 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 }
 
 // wrap adds context to a database error and maps constraint violations to
-// the engine's sentinels: a unique key that is taken is engine.ErrConflict,
-// a reference to a missing row (foreign key) is engine.ErrNotFound, and
-// sql.ErrNoRows is engine.ErrNotFound.
+// the engine's sentinels (dialect.Classify); sql.ErrNoRows is
+// engine.ErrNotFound.
 func wrap(err error, format string, args ...any) error {
 	if err == nil {
 		return nil
@@ -280,14 +256,11 @@ func wrap(err error, format string, args ...any) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("sqlite: %s: %w", what, engine.ErrNotFound)
 	}
-	var se *msqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return fmt.Errorf("sqlite: %s: %s: %w", what, se.Error(), engine.ErrConflict)
-		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			return fmt.Errorf("sqlite: %s: references a missing row: %w", what, engine.ErrNotFound)
-		}
+	switch kind, detail := (dialect{}).Classify(err); {
+	case errors.Is(kind, engine.ErrConflict):
+		return fmt.Errorf("sqlite: %s: %s: %w", what, detail, engine.ErrConflict)
+	case errors.Is(kind, engine.ErrNotFound):
+		return fmt.Errorf("sqlite: %s: references a missing row: %w", what, engine.ErrNotFound)
 	}
 	return fmt.Errorf("sqlite: %s: %w", what, err)
 }

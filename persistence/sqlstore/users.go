@@ -1,14 +1,12 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
+	
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
@@ -25,24 +23,24 @@ import (
 // the granted faucet fundings of account.Faucet are recorded
 // (engine.ErrFaucetBudget over the budget).
 func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte, account *engine.Account) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+	return s.inTx(ctx, func(tx Conn) error {
 		accounts := 0
 		if account != nil {
 			accounts = 1
 		}
-		if err := checkQuota(ctx, tx, u.Quota, 1, accounts); err != nil {
+		if err := s.checkQuota(ctx, tx, u.Quota, 1, accounts); err != nil {
 			return err
 		}
 		// root_id stays NULL for a user that is its own root.
-		cols, vals, args := sqlrow.UserColumns, `$1, $2, $3, $4, $5`, []any{u.ID, sqlrow.NullString(u.Owner), u.Operator, sqlrow.NotNullBytes(u.CallbackSecret), ts(u.Created)}
+		cols, vals, args := sqlrow.UserColumns, `?, ?, ?, ?, ?`, []any{u.ID, sqlrow.NullString(u.Owner), u.Operator, sqlrow.NotNullBytes(u.CallbackSecret), s.ts(u.Created)}
 		if u.Root != "" && u.Root != u.ID {
-			cols, vals, args = cols+`, root_id`, `$1, $2, $3, $4, $5, $6`, append(args, u.Root)
+			cols, vals, args = cols+`, root_id`, `?, ?, ?, ?, ?, ?`, append(args, u.Root)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO users (`+cols+`) VALUES (`+vals+`)`, args...); err != nil {
-			return wrap(err, "create user %s", u.ID)
+		if _, err := tx.Exec(ctx, `INSERT INTO users (`+cols+`) VALUES (`+vals+`)`, args...); err != nil {
+			return s.wrap(err, "create user %s", u.ID)
 		}
 		if tokenHash != nil {
-			if err := insertToken(ctx, tx, u.ID, tokenHash, u.Created); err != nil {
+			if err := s.insertToken(ctx, tx, u.ID, tokenHash, u.Created); err != nil {
 				return err
 			}
 		}
@@ -50,28 +48,28 @@ func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte
 			if account.Owner == "" {
 				account.Owner = u.ID
 			} else if account.Owner != u.ID {
-				return fmt.Errorf("postgres: create user %s: account %s belongs to %s", u.ID, account.ID, account.Owner)
+				return s.errorf("create user %s: account %s belongs to %s", u.ID, account.ID, account.Owner)
 			}
 			account.Default = true
-			if err := insertAccount(ctx, tx, account); err != nil {
+			if err := s.insertAccount(ctx, tx, account); err != nil {
 				return err
 			}
-			if err := insertGrants(ctx, tx, account, u.Quota); err != nil {
+			if err := s.insertGrants(ctx, tx, account, u.Quota); err != nil {
 				return err
 			}
 		}
-		return insertIdempotency(ctx, tx, u.Idempotency)
+		return s.insertIdempotency(ctx, tx, u.Idempotency)
 	})
 }
 
 // insertToken inserts one token hash of user id.
-func insertToken(ctx context.Context, tx *sqlx.Tx, userID string, hash []byte, created time.Time) error {
+func (s *Store) insertToken(ctx context.Context, tx Conn, userID string, hash []byte, created time.Time) error {
 	if len(hash) == 0 {
-		return fmt.Errorf("postgres: add token for user %s: empty token hash", userID)
+		return s.errorf("add token for user %s: empty token hash", userID)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (hash, user_id, created) VALUES ($1, $2, $3)`,
-		hash, userID, ts(created)); err != nil {
-		return wrap(err, "add token for user %s", userID)
+	if _, err := tx.Exec(ctx, `INSERT INTO api_tokens (hash, user_id, created) VALUES (?, ?, ?)`,
+		hash, userID, s.ts(created)); err != nil {
+		return s.wrap(err, "add token for user %s", userID)
 	}
 	return nil
 }
@@ -80,9 +78,9 @@ func insertToken(ctx context.Context, tx *sqlx.Tx, userID string, hash []byte, c
 // hash, or engine.ErrNotFound.
 func (s *Store) UserByTokenHash(ctx context.Context, tokenHash []byte) (*engine.User, error) {
 	var r userRow
-	err := s.db.GetContext(ctx, &r, sqlrow.UserByTokenSelect+`$1`, tokenHash)
+	err := s.r.Get(ctx, &r, sqlrow.UserByTokenSelect+`?`, tokenHash)
 	if err != nil {
-		return nil, wrap(err, "user by token")
+		return nil, s.wrap(err, "user by token")
 	}
 	return decoded(r.User())
 }
@@ -90,8 +88,8 @@ func (s *Store) UserByTokenHash(ctx context.Context, tokenHash []byte) (*engine.
 // UserByID returns the user with this id, or engine.ErrNotFound.
 func (s *Store) UserByID(ctx context.Context, id string) (*engine.User, error) {
 	var r userRow
-	if err := s.db.GetContext(ctx, &r, `SELECT `+sqlrow.UserSelect+` FROM users WHERE id = $1`, id); err != nil {
-		return nil, wrap(err, "user %s", id)
+	if err := s.r.Get(ctx, &r, `SELECT `+sqlrow.UserSelect+` FROM users WHERE id = ?`, id); err != nil {
+		return nil, s.wrap(err, "user %s", id)
 	}
 	return decoded(r.User())
 }
@@ -101,11 +99,11 @@ func (s *Store) UserByID(ctx context.Context, id string) (*engine.User, error) {
 // idempotency key is engine.ErrConflict; a user that does not exist is
 // engine.ErrNotFound.
 func (s *Store) AddToken(ctx context.Context, userID string, tokenHash []byte, idem *engine.IdempotencyRecord) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := insertToken(ctx, tx, userID, tokenHash, time.Now()); err != nil {
+	return s.inTx(ctx, func(tx Conn) error {
+		if err := s.insertToken(ctx, tx, userID, tokenHash, time.Now()); err != nil {
 			return err
 		}
-		return insertIdempotency(ctx, tx, idem)
+		return s.insertIdempotency(ctx, tx, idem)
 	})
 }
 
@@ -118,15 +116,15 @@ func (s *Store) SetUserLimits(ctx context.Context, id string, limits *engine.Rat
 		perSecond = sql.NullInt64{Int64: int64(limits.PerSecond), Valid: true}
 		perHour = sql.NullInt64{Int64: int64(limits.PerHour), Valid: true}
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE users SET limit_per_second = $1, limit_per_hour = $2 WHERE id = $3`,
+	res, err := s.w.Exec(ctx, `UPDATE users SET limit_per_second = ?, limit_per_hour = ? WHERE id = ?`,
 		perSecond, perHour, id)
 	if err != nil {
-		return wrap(err, "set limits of user %s", id)
+		return s.wrap(err, "set limits of user %s", id)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return wrap(err, "set limits of user %s", id)
+		return s.wrap(err, "set limits of user %s", id)
 	} else if n == 0 {
-		return notFound("set limits of user %s: no such user", id)
+		return s.notFound("set limits of user %s: no such user", id)
 	}
 	return nil
 }
@@ -135,13 +133,29 @@ func (s *Store) SetUserLimits(ctx context.Context, id string, limits *engine.Rat
 // engine.ErrNotFound when there is none.
 func (s *Store) FirstOperator(ctx context.Context) (*engine.User, error) {
 	var r userRow
-	err := s.db.GetContext(ctx, &r, `SELECT `+sqlrow.UserSelect+` FROM users
-		WHERE operator ORDER BY created, seq LIMIT 1`)
+	err := s.r.Get(ctx, &r, `SELECT `+sqlrow.UserSelect+` FROM users
+		WHERE operator = `+s.yes+` ORDER BY created, `+s.seq+` LIMIT 1`)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, notFound("first operator: no operator user")
+			return nil, s.notFound("first operator: no operator user")
 		}
-		return nil, wrap(err, "first operator")
+		return nil, s.wrap(err, "first operator")
 	}
 	return decoded(r.User())
+}
+
+// lockOwner locks the users row of owner until the end of tx, so that the
+// writes of one owner's default account run one after the other, where
+// writers are not serialised anyway (Dialect.Lock). The lock does not
+// block the foreign key checks of inserts that reference the user. A
+// missing owner is not an error here: the insert that follows reports it.
+func (s *Store) lockOwner(ctx context.Context, tx Conn, owner string) error {
+	lock := s.d.Lock(LockNoKeyUpdate)
+	if lock == "" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM users WHERE id = ?`+lock, owner); err != nil {
+		return s.wrap(err, "lock user %s", owner)
+	}
+	return nil
 }

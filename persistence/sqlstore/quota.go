@@ -1,11 +1,10 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
+	
 	"github.com/txengine/txengine/engine"
 )
 
@@ -14,17 +13,17 @@ import (
 // q (nil: no caps). It locks the root's row first (when q has a cap or a
 // faucet budget), so that concurrent creations of one tree count one after
 // the other, up to the commit (insertGrants relies on the lock too).
-func checkQuota(ctx context.Context, tx *sqlx.Tx, q *engine.Quota, users, accounts int) error {
+func (s *Store) checkQuota(ctx context.Context, tx Conn, q *engine.Quota, users, accounts int) error {
 	if q == nil || (q.MaxUsers <= 0 && q.MaxAccounts <= 0 && q.FaucetBudget <= 0) {
 		return nil
 	}
-	if err := lockOwner(ctx, tx, q.Root); err != nil {
+	if err := s.lockOwner(ctx, tx, q.Root); err != nil {
 		return err
 	}
 	if q.MaxUsers > 0 && users > 0 {
 		var n int
-		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM users WHERE root_id = $1 OR id = $1`, q.Root); err != nil {
-			return wrap(err, "count the users of root %s", q.Root)
+		if err := tx.Get(ctx, &n, `SELECT COUNT(*) FROM users WHERE root_id = ? OR id = ?`, q.Root, q.Root); err != nil {
+			return s.wrap(err, "count the users of root %s", q.Root)
 		}
 		if n+users > q.MaxUsers {
 			return engine.CapError("users", q.MaxUsers)
@@ -32,9 +31,9 @@ func checkQuota(ctx context.Context, tx *sqlx.Tx, q *engine.Quota, users, accoun
 	}
 	if q.MaxAccounts > 0 && accounts > 0 {
 		var n int
-		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM accounts a JOIN users u ON u.id = a.owner
-			WHERE u.root_id = $1 OR u.id = $1`, q.Root); err != nil {
-			return wrap(err, "count the accounts of root %s", q.Root)
+		if err := tx.Get(ctx, &n, `SELECT COUNT(*) FROM accounts a JOIN users u ON u.id = a.owner
+			WHERE u.root_id = ? OR u.id = ?`, q.Root, q.Root); err != nil {
+			return s.wrap(err, "count the accounts of root %s", q.Root)
 		}
 		if n+accounts > q.MaxAccounts {
 			return engine.CapError("accounts", q.MaxAccounts)
@@ -46,24 +45,24 @@ func checkQuota(ctx context.Context, tx *sqlx.Tx, q *engine.Quota, users, accoun
 // insertGrants records the granted faucet fundings of a (a.Faucet), with
 // the root of its owner, refusing with engine.ErrFaucetBudget one that the
 // budget of q no longer allows. checkQuota must have run in tx.
-func insertGrants(ctx context.Context, tx *sqlx.Tx, a *engine.Account, q *engine.Quota) error {
+func (s *Store) insertGrants(ctx context.Context, tx Conn, a *engine.Account, q *engine.Quota) error {
 	for _, g := range a.Faucet {
 		if !g.Granted {
 			continue
 		}
 		if q != nil && q.FaucetBudget > 0 {
 			var n int
-			if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM faucet_grants
-				WHERE root_id = $1 AND network = $2 AND created >= $3`, q.Root, g.Network, ts(q.FaucetSince)); err != nil {
-				return wrap(err, "count the faucet grants of root %s", q.Root)
+			if err := tx.Get(ctx, &n, `SELECT COUNT(*) FROM faucet_grants
+				WHERE root_id = ? AND network = ? AND created >= ?`, q.Root, g.Network, s.ts(q.FaucetSince)); err != nil {
+				return s.wrap(err, "count the faucet grants of root %s", q.Root)
 			}
 			if n >= q.FaucetBudget {
 				return engine.ErrFaucetBudget
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO faucet_grants (account_id, network, root_id, created)
-			SELECT $1, $2, COALESCE(root_id, id), $3 FROM users WHERE id = $4`, a.ID, g.Network, ts(a.Created), a.Owner); err != nil {
-			return wrap(err, "faucet grant of account %s on %s", a.ID, g.Network)
+		if _, err := tx.Exec(ctx, `INSERT INTO faucet_grants (account_id, network, root_id, created)
+			SELECT ?, ?, COALESCE(root_id, id), ? FROM users WHERE id = ?`, a.ID, g.Network, s.ts(a.Created), a.Owner); err != nil {
+			return s.wrap(err, "faucet grant of account %s on %s", a.ID, g.Network)
 		}
 	}
 	return nil
@@ -76,9 +75,9 @@ func (s *Store) FaucetGrantsSince(ctx context.Context, root string, since time.T
 		Network string `db:"network"`
 		N       int    `db:"n"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, `SELECT network, COUNT(*) AS n FROM faucet_grants
-		WHERE root_id = $1 AND created >= $2 GROUP BY network`, root, ts(since)); err != nil {
-		return nil, wrap(err, "faucet grants of root %s", root)
+	if err := s.r.Select(ctx, &rows, `SELECT network, COUNT(*) AS n FROM faucet_grants
+		WHERE root_id = ? AND created >= ? GROUP BY network`, root, s.ts(since)); err != nil {
+		return nil, s.wrap(err, "faucet grants of root %s", root)
 	}
 	out := make(map[string]int, len(rows))
 	for _, r := range rows {

@@ -1,5 +1,8 @@
 package sqlite
 
+// TRANSITION: insertIdempotency stays here until transactions.go moves to
+// sqlstore, which has its own.
+
 import (
 	"context"
 	"fmt"
@@ -35,13 +38,3 @@ func insertIdempotency(ctx context.Context, tx *sqlx.Tx, r *engine.IdempotencyRe
 	return nil
 }
 
-// IdempotencyRecord returns the record of (userID, key), expired or not,
-// or engine.ErrNotFound.
-func (s *Store) IdempotencyRecord(ctx context.Context, userID, key string) (*engine.IdempotencyRecord, error) {
-	var r idempotencyRow
-	if err := s.r.GetContext(ctx, &r, `SELECT `+sqlrow.IdempotencyColumns+`
-		FROM idempotency_keys WHERE user_id = ? AND key = ?`, userID, key); err != nil {
-		return nil, wrap(err, "idempotency key of %s", userID)
-	}
-	return decoded(r.Record())
-}

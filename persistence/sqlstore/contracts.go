@@ -1,13 +1,9 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"strings"
 
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
@@ -19,26 +15,26 @@ import (
 func (s *Store) CreateContract(ctx context.Context, c *engine.Contract) error {
 	block, err := sqlrow.Int64Of("block", c.Block)
 	if err != nil {
-		return fmt.Errorf("postgres: create contract %s: %w", c.ID, err)
+		return s.errorf("create contract %s: %w", c.ID, err)
 	}
 	abi := sqlrow.NullABI(c.ABI)
-	insert := func(ctx context.Context, db sqlx.ExecerContext) error {
-		if _, err := db.ExecContext(ctx, `INSERT INTO contracts (`+sqlrow.ContractColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			c.ID, c.Owner, c.Name, c.Network, sqlrow.Address(c.Address), abi, c.BWType, c.BWVer, block, ts(c.Created)); err != nil {
-			return wrap(err, "create contract %s", c.ID)
+	insert := func(ctx context.Context, db Conn) error {
+		if _, err := db.Exec(ctx, `INSERT INTO contracts (`+sqlrow.ContractColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.Owner, c.Name, c.Network, sqlrow.Address(c.Address), abi, c.BWType, c.BWVer, block, s.ts(c.Created)); err != nil {
+			return s.wrap(err, "create contract %s", c.ID)
 		}
 		return nil
 	}
 	if c.Idempotency == nil {
 		// One statement: no explicit transaction, one round trip.
-		return insert(ctx, s.db)
+		return insert(ctx, s.w)
 	}
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+	return s.inTx(ctx, func(tx Conn) error {
 		if err := insert(ctx, tx); err != nil {
 			return err
 		}
-		return insertIdempotency(ctx, tx, c.Idempotency)
+		return s.insertIdempotency(ctx, tx, c.Idempotency)
 	})
 }
 
@@ -46,8 +42,8 @@ func (s *Store) CreateContract(ctx context.Context, c *engine.Contract) error {
 // engine.ErrNotFound.
 func (s *Store) ContractByID(ctx context.Context, id string) (*engine.Contract, error) {
 	var r contractRow
-	if err := s.db.GetContext(ctx, &r, `SELECT `+sqlrow.ContractColumns+` FROM contracts WHERE id = $1`, id); err != nil {
-		return nil, wrap(err, "contract %s", id)
+	if err := s.r.Get(ctx, &r, `SELECT `+sqlrow.ContractColumns+` FROM contracts WHERE id = ?`, id); err != nil {
+		return nil, s.wrap(err, "contract %s", id)
 	}
 	return decoded(r.Contract())
 }
@@ -62,7 +58,7 @@ func (s *Store) ListContracts(ctx context.Context, f engine.ContractFilter) ([]*
 	)
 	arg := func(v any) string {
 		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+		return "?"
 	}
 	if f.Owner != "" {
 		where = append(where, `owner = `+arg(f.Owner))
@@ -71,21 +67,24 @@ func (s *Store) ListContracts(ctx context.Context, f engine.ContractFilter) ([]*
 		where = append(where, `network = `+arg(f.Network))
 	}
 	if f.Text != "" {
-		// strpos on lower() needs no escaping of LIKE wildcards.
-		p := arg(f.Text)
-		where = append(where, `(strpos(lower(name), lower(`+p+`)) > 0 OR strpos(lower(address), lower(`+p+`)) > 0)`)
+		// A position in lower() needs no escaping of LIKE wildcards.
+		find := s.d.Find()
+		where = append(where, `(`+find+`(lower(name), lower(`+arg(f.Text)+`)) > 0 OR `+
+			find+`(lower(address), lower(`+arg(f.Text)+`)) > 0)`)
 	}
 	if len(f.Types) > 0 {
-		where = append(where, `bwtype = ANY(`+arg(pq.StringArray(f.Types))+`)`)
+		cond, in := s.in("bwtype", f.Types)
+		where = append(where, cond)
+		args = append(args, in...)
 	}
 	q := `SELECT ` + sqlrow.ContractColumns + ` FROM contracts`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	q += ` ORDER BY created, seq`
+	q += ` ORDER BY created, `+s.seq
 	var rows []contractRow
-	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, wrap(err, "list contracts")
+	if err := s.r.Select(ctx, &rows, q, args...); err != nil {
+		return nil, s.wrap(err, "list contracts")
 	}
 	return decoded(sqlrow.Contracts(rows))
 }

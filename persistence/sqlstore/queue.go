@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -13,10 +13,10 @@ var _ engine.QueueCounter = (*Store)(nil)
 // the transactions_queue index only.
 func (s *Store) CountQueued(ctx context.Context, accountID, network string) (int, error) {
 	var n int
-	if err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM transactions
+	if err := s.r.Get(ctx, &n, `SELECT COUNT(*) FROM transactions
 		WHERE account_id = ? AND network = ? AND status IN (?, ?)`,
 		accountID, network, string(engine.StatusNew), string(engine.StatusWaiting)); err != nil {
-		return 0, wrap(err, "count queued transactions of %s on %s", accountID, network)
+		return 0, s.wrap(err, "count queued transactions of %s on %s", accountID, network)
 	}
 	return n, nil
 }

@@ -1,0 +1,64 @@
+package sqlstore
+
+import (
+	"context"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
+)
+
+// IdempotencyWriter is the optional bulk statement of a Dialect that writes
+// idempotency records: delete the expired record of each (user, key) of rs,
+// then insert rs, in two statements whatever their number. A live record,
+// or two of rs with the same (user, key), is the unique violation of the
+// insert. Without it, the store runs the two statements once per record.
+type IdempotencyWriter interface {
+	InsertIdempotency(ctx context.Context, tx Conn, rs []*engine.IdempotencyRecord) error
+}
+
+// insertIdempotency stores the records rs (nil ones skipped) in tx. An
+// expired record of the same (user, key) is replaced; a live one is
+// engine.ErrConflict.
+func (s *Store) insertIdempotency(ctx context.Context, tx Conn, rs ...*engine.IdempotencyRecord) error {
+	var live []*engine.IdempotencyRecord
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		if err := sqlrow.CheckIdempotency(r); err != nil {
+			return s.errorf("%w", err)
+		}
+		if r.Body == nil {
+			r.Body = []byte{}
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	if w, ok := s.d.(IdempotencyWriter); ok {
+		return s.wrap(w.InsertIdempotency(ctx, tx, live), "idempotency key of %s", live[0].UserID)
+	}
+	for _, r := range live {
+		if _, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND created <= ?`,
+			r.UserID, r.Key, s.ts(r.Created.Add(-engine.IdempotencyTTL))); err != nil {
+			return s.wrap(err, "idempotency key of %s: drop expired", r.UserID)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (`+sqlrow.IdempotencyColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?)`, r.UserID, r.Key, r.RequestHash, r.Status, r.Body, s.ts(r.Created)); err != nil {
+			return s.wrap(err, "idempotency key of %s", r.UserID)
+		}
+	}
+	return nil
+}
+
+// IdempotencyRecord returns the record of (userID, key), expired or not,
+// or engine.ErrNotFound.
+func (s *Store) IdempotencyRecord(ctx context.Context, userID, key string) (*engine.IdempotencyRecord, error) {
+	var r idempotencyRow
+	if err := s.r.Get(ctx, &r, `SELECT `+sqlrow.IdempotencyColumns+`
+		FROM idempotency_keys WHERE user_id = ? AND key = ?`, userID, key); err != nil {
+		return nil, s.wrap(err, "idempotency key of %s", userID)
+	}
+	return decoded(r.Record())
+}
