@@ -43,6 +43,7 @@ func decoded[V any](v V, err error) (V, error) {
 	}
 	return v, nil
 }
+
 // nullTS encodes an optional timestamp; nil is NULL.
 func nullTS(t *time.Time) sql.NullTime {
 	if t == nil {

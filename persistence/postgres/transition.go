@@ -61,4 +61,3 @@ func insertIdempotency(ctx context.Context, tx *sqlx.Tx, rs ...*engine.Idempoten
 	}
 	return nil
 }
-

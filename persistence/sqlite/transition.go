@@ -37,4 +37,3 @@ func insertIdempotency(ctx context.Context, tx *sqlx.Tx, r *engine.IdempotencyRe
 	}
 	return nil
 }
-

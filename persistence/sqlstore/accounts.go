@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/ethereum/go-ethereum/common"
-	
+
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
@@ -81,7 +80,7 @@ func (s *Store) ListContracts(ctx context.Context, f engine.ContractFilter) ([]*
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	q += ` ORDER BY created, `+s.seq
+	q += ` ORDER BY created, ` + s.seq
 	var rows []contractRow
 	if err := s.r.Select(ctx, &rows, q, args...); err != nil {
 		return nil, s.wrap(err, "list contracts")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	
 	"github.com/txengine/txengine/engine"
 )
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
