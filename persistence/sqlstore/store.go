@@ -354,3 +354,19 @@ func decoded[V any](v V, err error) (V, error) {
 	}
 	return v, nil
 }
+
+// from is the condition that a transaction may take transition t (its
+// status is one of engine.TransitionFrom(t)), with its arguments: every
+// update of transactions.status checks the engine's table through it.
+func from(t engine.Transition) (string, []any) {
+	statuses := engine.TransitionFrom(t)
+	if len(statuses) == 0 {
+		// An unknown transition matches no row.
+		return `1 = 0`, nil
+	}
+	args := make([]any, len(statuses))
+	for i, st := range statuses {
+		args[i] = st
+	}
+	return `status IN (?` + strings.Repeat(`, ?`, len(args)-1) + `)`, args
+}
