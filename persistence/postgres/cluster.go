@@ -11,23 +11,18 @@ import (
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
+	"github.com/txengine/txengine/persistence/sqlstore"
 )
 
 // Cluster mode (migrations/0008_cluster.sql, docs/cluster.md): the fencing
 // lease of each account, the watcher lease of each network, the recorded
 // broadcast versions and the shared rate counters.
 
-// Test hook points (see export_test.go).
+// Test hook points: sqlstore's (see export_test.go).
 const (
-	// hookFenced: a fenced write holds the lease row (FOR SHARE) and
-	// found its epoch current; its writes follow.
-	hookFenced = "fenced"
-	// hookAccountLease: AcquireAccountLease incremented the epoch and has
-	// not committed yet.
-	hookAccountLease = "account lease"
-	// hookNetworkFenced: a write of the watcher holds the network lease
-	// row (FOR SHARE) and found its tenure current; its writes follow.
-	hookNetworkFenced = "network fenced"
+	hookFenced        = sqlstore.HookFenced
+	hookAccountLease  = sqlstore.HookAccountLease
+	hookNetworkFenced = sqlstore.HookNetworkFenced
 )
 
 // at runs the test hook at point, if one is set.
@@ -35,39 +30,6 @@ func (s *Store) at(point string) {
 	if s.hook != nil {
 		s.hook(point)
 	}
-}
-
-// AcquireAccountLease implements engine.LeaseStore: one upsert increments
-// the epoch. It waits for the fenced writes in progress under the previous
-// epoch (they hold the row FOR SHARE), so the activation it starts reads
-// what they stored.
-func (s *Store) AcquireAccountLease(ctx context.Context, accountID, node string) (engine.Fence, error) {
-	var epoch int64
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := tx.GetContext(ctx, &epoch, `INSERT INTO account_leases (account_id, epoch, node, acquired)
-			VALUES ($1, 1, $2, now())
-			ON CONFLICT (account_id) DO UPDATE
-			SET epoch = account_leases.epoch + 1, node = EXCLUDED.node, acquired = EXCLUDED.acquired
-			RETURNING epoch`, accountID, node); err != nil {
-			return wrap(err, "acquire the lease of account %s for %s", accountID, node)
-		}
-		s.at(hookAccountLease)
-		return nil
-	})
-	if err != nil {
-		return engine.Fence{}, err
-	}
-	return engine.Fence{AccountID: accountID, Node: node, Epoch: epoch}, nil
-}
-
-// CheckFence implements engine.LeaseStore.
-func (s *Store) CheckFence(ctx context.Context, f engine.Fence) error {
-	if f.IsZero() {
-		return nil
-	}
-	var epoch int64
-	err := s.db.GetContext(ctx, &epoch, `SELECT epoch FROM account_leases WHERE account_id = $1`, f.AccountID)
-	return fenceError(f, epoch, err)
 }
 
 // lockFence locks the lease row of f's account in dbtx (FOR SHARE: fenced
@@ -96,41 +58,6 @@ func fenceError(f engine.Fence, epoch int64, err error) error {
 		return wrap(err, "read the lease of account %s", f.AccountID)
 	case epoch != f.Epoch:
 		return fmt.Errorf("postgres: the lease of account %s is at epoch %d, the fence at %d: %w", f.AccountID, epoch, f.Epoch, engine.ErrFenced)
-	}
-	return nil
-}
-
-// AcquireNetworkLease implements engine.LeaseStore with one upsert that
-// takes, renews or leaves the lease; expiry is measured with the
-// database's clock.
-func (s *Store) AcquireNetworkLease(ctx context.Context, network, node string, ttl time.Duration) (bool, int64, error) {
-	if ttl <= 0 {
-		return false, 0, fmt.Errorf("postgres: acquire the lease of network %s for %s: ttl %s is not positive", network, node, ttl)
-	}
-	var epoch int64
-	err := s.db.GetContext(ctx, &epoch, `INSERT INTO network_leases (network, node, epoch, expires)
-		VALUES ($1, $2, 1, now() + $3 * interval '1 microsecond')
-		ON CONFLICT (network) DO UPDATE SET
-			epoch = CASE WHEN network_leases.node = EXCLUDED.node AND network_leases.expires > now()
-				THEN network_leases.epoch ELSE network_leases.epoch + 1 END,
-			node = EXCLUDED.node,
-			expires = EXCLUDED.expires
-		WHERE network_leases.node = EXCLUDED.node OR network_leases.expires <= now()
-		RETURNING epoch`, network, node, ttl.Microseconds())
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, 0, nil // another node holds it
-	}
-	if err != nil {
-		return false, 0, wrap(err, "acquire the lease of network %s for %s", network, node)
-	}
-	return true, epoch, nil
-}
-
-// ReleaseNetworkLease implements engine.LeaseStore.
-func (s *Store) ReleaseNetworkLease(ctx context.Context, network, node string) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE network_leases SET expires = now()
-		WHERE network = $1 AND node = $2 AND expires > now()`, network, node); err != nil {
-		return wrap(err, "release the lease of network %s by %s", network, node)
 	}
 	return nil
 }

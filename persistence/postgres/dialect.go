@@ -48,11 +48,12 @@ func (dialect) Seq() string { return "seq" }
 // Find implements sqlstore.Dialect.
 func (dialect) Find() string { return "strpos" }
 
-// Now implements sqlstore.Dialect: the database's clock.
-func (dialect) Now() string { return `now()` }
+// Now implements sqlstore.Dialect: the database's clock at the time of
+// the statement (not of the transaction's start).
+func (dialect) Now() string { return `clock_timestamp()` }
 
 // Later implements sqlstore.Dialect.
-func (dialect) Later() string { return `(now() + ? * interval '1 millisecond')` }
+func (dialect) Later() string { return `(clock_timestamp() + ? * interval '1 millisecond')` }
 
 // Lock implements sqlstore.Dialect.
 func (dialect) Lock(mode sqlstore.LockMode) string {

@@ -57,7 +57,7 @@ const (
 
 // SetHook makes s call fn at the hook points of cluster.go. Set it before
 // the store is used concurrently.
-func SetHook(s *Store, fn func(point string)) { s.hook = fn }
+func SetHook(s *Store, fn func(point string)) { s.hook = fn; s.Store.SetHook(fn) }
 
 // LockWaiters returns how many sessions of s's database wait for a lock.
 func LockWaiters(ctx context.Context, s *Store) (int, error) {

@@ -19,35 +19,6 @@ import (
 // engine serves both, with its one writer at a time in place of row locks
 // and this process's clock in place of the database's.
 
-// AcquireAccountLease implements engine.LeaseStore.
-func (s *Store) AcquireAccountLease(ctx context.Context, accountID, node string) (engine.Fence, error) {
-	var epoch int64
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := tx.GetContext(ctx, &epoch, `INSERT INTO account_leases (account_id, epoch, node, acquired)
-			VALUES (?, 1, ?, ?)
-			ON CONFLICT (account_id) DO UPDATE
-			SET epoch = account_leases.epoch + 1, node = excluded.node, acquired = excluded.acquired
-			RETURNING epoch`, accountID, node, millis(time.Now())); err != nil {
-			return wrap(err, "acquire the lease of account %s for %s", accountID, node)
-		}
-		return nil
-	})
-	if err != nil {
-		return engine.Fence{}, err
-	}
-	return engine.Fence{AccountID: accountID, Node: node, Epoch: epoch}, nil
-}
-
-// CheckFence implements engine.LeaseStore.
-func (s *Store) CheckFence(ctx context.Context, f engine.Fence) error {
-	if f.IsZero() {
-		return nil
-	}
-	var epoch int64
-	err := s.r.GetContext(ctx, &epoch, `SELECT epoch FROM account_leases WHERE account_id = ?`, f.AccountID)
-	return fenceError(f, epoch, err)
-}
-
 // checkFence returns engine.ErrFenced unless f is current, read inside the
 // write transaction dbtx (no other writer runs meanwhile). It does nothing
 // for the zero Fence.
@@ -69,45 +40,6 @@ func fenceError(f engine.Fence, epoch int64, err error) error {
 		return wrap(err, "read the lease of account %s", f.AccountID)
 	case epoch != f.Epoch:
 		return fmt.Errorf("sqlite: the lease of account %s is at epoch %d, the fence at %d: %w", f.AccountID, epoch, f.Epoch, engine.ErrFenced)
-	}
-	return nil
-}
-
-// AcquireNetworkLease implements engine.LeaseStore with one upsert that
-// takes, renews or leaves the lease; expiry is measured with this
-// process's clock.
-func (s *Store) AcquireNetworkLease(ctx context.Context, network, node string, ttl time.Duration) (bool, int64, error) {
-	if ttl <= 0 {
-		return false, 0, fmt.Errorf("sqlite: acquire the lease of network %s for %s: ttl %s is not positive", network, node, ttl)
-	}
-	now := time.Now()
-	var epoch int64
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		return tx.GetContext(ctx, &epoch, `INSERT INTO network_leases (network, node, epoch, expires)
-			VALUES (?, ?, 1, ?)
-			ON CONFLICT (network) DO UPDATE SET
-				epoch = CASE WHEN network_leases.node = excluded.node AND network_leases.expires > ?
-					THEN network_leases.epoch ELSE network_leases.epoch + 1 END,
-				node = excluded.node,
-				expires = excluded.expires
-			WHERE network_leases.node = excluded.node OR network_leases.expires <= ?
-			RETURNING epoch`, network, node, millis(now.Add(ttl)), millis(now), millis(now))
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, 0, nil // another node holds it
-	}
-	if err != nil {
-		return false, 0, wrap(err, "acquire the lease of network %s for %s", network, node)
-	}
-	return true, epoch, nil
-}
-
-// ReleaseNetworkLease implements engine.LeaseStore.
-func (s *Store) ReleaseNetworkLease(ctx context.Context, network, node string) error {
-	now := millis(time.Now())
-	if _, err := s.w.ExecContext(ctx, `UPDATE network_leases SET expires = ?
-		WHERE network = ? AND node = ? AND expires > ?`, now, network, node, now); err != nil {
-		return wrap(err, "release the lease of network %s by %s", network, node)
 	}
 	return nil
 }
