@@ -56,11 +56,11 @@ func TestCreateAccount(t *testing.T) {
 
 func TestCreateAccountBadBody(t *testing.T) {
 	env := newTestEnv(t)
-	before := env.store.writeCount()
+	before := env.store.rows(t)
 	wantError(t, env.do("POST", "/accounts", env.aliceToken, `{"network":"dev"}`), http.StatusBadRequest, engine.CodeInvalidArgument, "network")
 	wantError(t, env.do("POST", "/accounts", env.aliceToken, `{`), http.StatusBadRequest, engine.CodeInvalidJSON, "")
 	wantError(t, env.do("POST", "/accounts", env.aliceToken, `[]`), http.StatusBadRequest, engine.CodeInvalidArgument, "")
-	if env.store.writeCount() != before || len(env.engine.created) != 0 {
+	if env.store.rows(t) != before || len(env.engine.created) != 0 {
 		t.Error("something was stored")
 	}
 }

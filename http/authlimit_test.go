@@ -135,14 +135,12 @@ func TestUnknownTokenNotLookedUpAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.store.mu.Lock()
-	env.store.tokens[fmt.Sprintf("%x", hash)] = env.bob.ID
-	env.store.mu.Unlock()
+	if err := env.store.AddToken(context.Background(), env.bob.ID, hash, nil); err != nil {
+		t.Fatal(err)
+	}
 	wantStatus(t, env.do("GET", "/accounts", token, ""), http.StatusOK)
 	// Revoked: unknown once the users cache's entry expires.
-	env.store.mu.Lock()
-	delete(env.store.tokens, fmt.Sprintf("%x", hash))
-	env.store.mu.Unlock()
+	env.store.exec(t, `DELETE FROM api_tokens WHERE hash = ?`, hash)
 	clk.advance(userCacheTTL)
 	wantError(t, env.do("GET", "/accounts", token, ""), http.StatusUnauthorized, engine.CodeUnauthenticated, "")
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -12,20 +11,11 @@ import (
 // newTestEnv. Building the environment costs far more than one request, so
 // each fuzzing process builds it once and the targets share it; every
 // iteration only compares counts before and after its own request.
-var (
-	fuzzEnvOnce sync.Once
-	fuzzEnvVal  *testEnv
-)
+// fuzzEnv returns the environment of fuzz target f, closed when it ends.
+func fuzzEnv(f *testing.F) *testEnv { return newTestEnv(f) }
 
-// fuzzEnv returns the shared environment, building it with t on first use.
-func fuzzEnv(t *testing.T) *testEnv {
-	fuzzEnvOnce.Do(func() { fuzzEnvVal = newTestEnv(t) })
-	if fuzzEnvVal == nil {
-		t.Fatal("the fuzz environment could not be built")
-	}
-	fuzzEnvVal.logs.Reset() // debug logs would otherwise grow for the whole run
-	return fuzzEnvVal
-}
+// fuzzReset clears env's logs, which would otherwise grow for the whole run.
+func fuzzReset(env *testEnv) { env.logs.Reset() }
 
 // fuzzServe sends one request as alice and returns the recorder.
 func fuzzServe(env *testEnv, method, path, body string) *httptest.ResponseRecorder {
@@ -79,8 +69,8 @@ func fuzzCheckEnvelope(t *testing.T, rec *httptest.ResponseRecorder, request str
 
 // fuzzBody sends body to method path and checks the envelope, and that a
 // 4xx submitted nothing to the engine.
-func fuzzBody(t *testing.T, method, path, body string) {
-	env := fuzzEnv(t)
+func fuzzBody(t *testing.T, env *testEnv, method, path, body string) {
+	fuzzReset(env)
 	before := len(env.engine.submissions())
 	rec := fuzzServe(env, method, path, body)
 	status, _ := fuzzCheckEnvelope(t, rec, method+" "+path+" "+truncateForLog(body))
@@ -126,9 +116,10 @@ func FuzzTransferBody(f *testing.F) {
 	) {
 		f.Add(s)
 	}
+	env := fuzzEnv(f)
 	f.Fuzz(func(t *testing.T, body string) {
-		env := fuzzEnv(t)
-		fuzzBody(t, "POST", "/tokens/"+env.aliceToken20.ID+"/transfers", body)
+		fuzzReset(env)
+		fuzzBody(t, env, "POST", "/tokens/"+env.aliceToken20.ID+"/transfers", body)
 	})
 }
 
@@ -151,10 +142,11 @@ func FuzzSendBody(f *testing.F) {
 	}
 	f.Add(uint8(2), `{"arg":["`+fuzzAddr+`","`+fuzzAddr2+`","5"]}`)
 	f.Add(uint8(4), `{"arg":["`+fuzzAddr+`"]}`)
+	env := fuzzEnv(f)
 	f.Fuzz(func(t *testing.T, method uint8, body string) {
-		env := fuzzEnv(t)
+		fuzzReset(env)
 		m := fuzzSendMethods[int(method)%len(fuzzSendMethods)]
-		fuzzBody(t, "POST", "/contracts/"+env.aliceToken20.ID+"/send/"+m, body)
+		fuzzBody(t, env, "POST", "/contracts/"+env.aliceToken20.ID+"/send/"+m, body)
 	})
 }
 
@@ -176,7 +168,8 @@ func FuzzCreateContractBody(f *testing.F) {
 	) {
 		f.Add(s)
 	}
+	env := fuzzEnv(f)
 	f.Fuzz(func(t *testing.T, body string) {
-		fuzzBody(t, "PUT", "/contracts", body)
+		fuzzBody(t, env, "PUT", "/contracts", body)
 	})
 }

@@ -144,7 +144,7 @@ func TestContractRegistration(t *testing.T) {
 	rec = e.req("GET", "/contracts/{contractId}", "/contracts/"+ct.ID, e.bobToken, "")
 	wantError(t, rec, 404, engine.CodeNotFound, "")
 
-	writes := e.store.writeCount()
+	writes := e.store.rows(t)
 	for _, tt := range []struct{ body, field string }{
 		{`{"network":"dev","address":"` + tok + `","type":"erc20"}`, "name"},
 		{`{"name":"x","network":"main","address":"` + tok + `","type":"erc20"}`, "network"},
@@ -161,7 +161,7 @@ func TestContractRegistration(t *testing.T) {
 		rec := e.req("PUT", "/contracts", "/contracts", e.aliceToken, tt.body)
 		wantError(t, rec, 400, engine.CodeInvalidArgument, tt.field)
 	}
-	if e.store.writeCount() != writes {
+	if e.store.rows(t) != writes {
 		t.Fatal("a refused registration was stored")
 	}
 }
@@ -206,7 +206,7 @@ func TestSendContract(t *testing.T) {
 	}
 
 	bobTx := &engine.Transaction{ID: "00000000-0000-4000-8000-0000000000b0", Owner: e.bob.ID, AccountID: e.bobAcct.ID, Network: "dev", Status: engine.StatusNew, Created: testNow}
-	e.store.putTransaction(bobTx)
+	e.store.putTransaction(t, bobTx)
 	payable := `[{"type":"function","name":"deposit","stateMutability":"payable","inputs":[],"outputs":[]},{"type":"function","name":"f","stateMutability":"nonpayable","inputs":[],"outputs":[]}]`
 	n := len(e.engine.submissions())
 	path := "/contracts/" + ct.ID + "/send/transfer"
@@ -347,7 +347,7 @@ func TestEventsBlocksGas(t *testing.T) {
 	e := newContractEnv(t)
 	ct := e.aliceToken20
 	ct.Block = 5
-	e.store.contracts[0].Block = 5
+	e.store.exec(t, `UPDATE contracts SET block = 5 WHERE id = ?`, e.aliceToken20.ID)
 	transfer := crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
 	topic := func(a common.Address) common.Hash { return common.BytesToHash(a.Bytes()) }
 	for _, b := range []uint64{3, 6, 9} {
@@ -415,11 +415,11 @@ func TestListAndCancelTransactions(t *testing.T) {
 	e := newContractEnv(t)
 	mk := func(owner *engine.User, acct *engine.Account, sec int, status engine.TxStatus, method string) *engine.Transaction {
 		tx := &engine.Transaction{
-			ID:    fmt.Sprintf("00000000-0000-4000-8000-%012d", len(e.store.txs)+1),
+			ID:    fmt.Sprintf("00000000-0000-4000-8000-%012d", e.store.count(t, `SELECT COUNT(*) FROM transactions`)+1),
 			Owner: owner.ID, AccountID: acct.ID, Network: "dev", From: acct.Address, ContractID: e.aliceToken20.ID,
 			Method: method, Status: status, Created: testNow.Add(time.Duration(sec) * time.Second),
 		}
-		e.store.putTransaction(tx)
+		e.store.putTransaction(t, tx)
 		return tx
 	}
 	var mine []*engine.Transaction
@@ -510,7 +510,7 @@ func TestListAndCancelTransactions(t *testing.T) {
 	atpl := "/transactions/{id}/abandon"
 	bobs := mk(e.bob, e.bobAcct, 9, engine.StatusNew, "transfer")
 	wantError(t, e.req("POST", atpl, "/transactions/"+bobs.ID+"/abandon", e.bobToken, ""), 403, engine.CodeForbidden, "")
-	if got := e.store.txs[bobs.ID]; got.Status != engine.StatusNew || got.Error != nil {
+	if got, err := e.store.TransactionByID(context.Background(), bobs.ID); err != nil || got.Status != engine.StatusNew || got.Error != nil {
 		t.Fatalf("a refused abandon changed the transaction: %s %+v", got.Status, got.Error)
 	}
 	rec = e.req("POST", atpl, "/transactions/"+bobs.ID+"/abandon", e.aliceToken, "")
@@ -569,7 +569,7 @@ func TestSendParametersAreStrings(t *testing.T) {
 func TestEventsRecentPaged(t *testing.T) {
 	e := newContractEnv(t)
 	ct := e.aliceToken20
-	e.store.contracts[0].Block = 5
+	e.store.exec(t, `UPDATE contracts SET block = 5 WHERE id = ?`, e.aliceToken20.ID)
 	transfer := crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
 	topic := func(a common.Address) common.Hash { return common.BytesToHash(a.Bytes()) }
 	type pos struct {

@@ -48,8 +48,9 @@ func FuzzTransactionsCursor(f *testing.F) {
 		f.Add(s, false)
 		f.Add(s, true)
 	}
+	env := fuzzEnv(f)
 	f.Fuzz(func(t *testing.T, cursor string, asc bool) {
-		env := fuzzEnv(t)
+		fuzzReset(env)
 		path := "/transactions"
 		if asc {
 			rec := fuzzServe(env, "GET", path+"?"+url.Values{"cursor": {cursor}, "sort": {"created"}}.Encode(), "")
@@ -71,6 +72,7 @@ func FuzzTransfersCursor(f *testing.F) {
 	for _, s := range fuzzCursorSeeds {
 		f.Add(s)
 	}
+	env := fuzzEnv(f)
 	f.Fuzz(func(t *testing.T, cursor string) {
 		p, err := decodeTransferCursor(cursor)
 		if err != nil {
@@ -83,7 +85,7 @@ func FuzzTransfersCursor(f *testing.F) {
 				t.Fatalf("decodeTransferCursor(%q) = %+v does not round-trip: %+v, %v", cursor, *p, q, err)
 			}
 		}
-		env := fuzzEnv(t)
+		fuzzReset(env)
 		fuzzCheckCursor(t, env, "/tokens/"+env.aliceToken20.ID+"/transfers", cursor)
 	})
 }
@@ -99,13 +101,14 @@ func FuzzEventsCursor(f *testing.F) {
 	}
 	f.Add(encodeEventCursor(engine.EventPos{Block: 12, Index: 3}))
 	f.Add(base64.RawURLEncoding.EncodeToString([]byte("e1:9223372036854775808:1")))
+	env := fuzzEnv(f)
 	f.Fuzz(func(t *testing.T, cursor string) {
 		p, err := decodeEventCursor(cursor)
 		if err != nil {
 			if e, ok := asEngineError(err); !ok || e.Code != engine.CodeInvalidArgument || e.Field != "cursor" {
 				t.Fatalf("decodeEventCursor(%q): %v is not invalid_argument on cursor", cursor, err)
 			}
-			env := fuzzEnv(t)
+			fuzzReset(env)
 			path := "/contracts/" + env.aliceToken20.ID + "/events"
 			rec := fuzzServe(env, "GET", path+"?"+url.Values{"cursor": {cursor}}.Encode(), "")
 			if status, e := fuzzCheckEnvelope(t, rec, "GET "+path+" cursor "+cursor); status != 400 || e.Code != engine.CodeInvalidArgument || e.Field != "cursor" {

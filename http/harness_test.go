@@ -26,7 +26,7 @@ import (
 // default account and a registered token) and bob (with a default account).
 type testEnv struct {
 	t      testing.TB
-	store  *fakeStore
+	store  *testStore
 	engine *fakeEngine
 	chain  *fakeChain
 	server *Server
@@ -47,7 +47,7 @@ var testNow = time.Date(2026, 11, 21, 23, 25, 31, 120_000_000, time.UTC)
 func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
 	ctx := context.Background()
-	store := newFakeStore()
+	store := newTestStore(t)
 	sealer, err := engine.NewKeySealer(bytes.Repeat([]byte{7}, engine.MasterKeySize))
 	if err != nil {
 		t.Fatal(err)

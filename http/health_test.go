@@ -49,7 +49,7 @@ func TestReadyz(t *testing.T) {
 	}
 
 	env.chain.headErr = nil
-	env.store.pingErr = errors.New("database is locked")
+	env.store.failPing(errors.New("database is locked"))
 	rec = env.do("GET", "/readyz", "", "")
 	wantStatus(t, rec, http.StatusServiceUnavailable)
 	if !strings.Contains(rec.Body.String(), "not ready: database: database is locked") {

@@ -61,9 +61,9 @@ func TestLimitsOfStringsAndQueries(t *testing.T) {
 	wantStatus(t, env.do("GET", "/contracts?text="+longQ[1:], env.aliceToken, ""), 200)
 }
 
-// blockingStore is a fakeStore whose ListAccounts waits for the request's
+// blockingStore is a store whose ListAccounts waits for the request's
 // deadline, like a database that stopped answering.
-type blockingStore struct{ *fakeStore }
+type blockingStore struct{ *testStore }
 
 func (s blockingStore) ListAccounts(ctx context.Context, _ string) ([]*engine.Account, error) {
 	<-ctx.Done()

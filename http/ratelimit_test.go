@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -263,9 +264,9 @@ func TestRateLimitHeadersOnEveryResponse(t *testing.T) {
 // default of each window it sets.
 func TestRateLimitOverrides(t *testing.T) {
 	env := newTestEnv(t)
-	env.store.mu.Lock()
-	env.store.users[env.bob.ID].Limits = &engine.RateLimits{PerSecond: 2}
-	env.store.mu.Unlock()
+	if err := env.store.SetUserLimits(context.Background(), env.bob.ID, &engine.RateLimits{PerSecond: 2}); err != nil {
+		t.Fatal(err)
+	}
 	withLimiter(env, RateLimitConfig{PerSecond: 10, PerHour: 100}, testNow.Truncate(time.Second))
 	wantLimitHeaders(t, env.do("GET", "/accounts", env.bobToken, ""), 2, 1, 2)
 	wantStatus(t, env.do("GET", "/accounts", env.bobToken, ""), http.StatusOK)

@@ -60,8 +60,8 @@ func TestReadyzWhileDraining(t *testing.T) {
 // address.
 func TestReadyzDatabaseUnreachable(t *testing.T) {
 	env := newTestEnv(t)
-	env.store.pingErr = fmt.Errorf("postgres: ping: %w", &net.OpError{Op: "dial", Net: "tcp",
-		Addr: &net.TCPAddr{IP: net.IPv4(10, 9, 8, 7), Port: 5432}, Err: errors.New("connect: connection refused")})
+	env.store.failPing(fmt.Errorf("postgres: ping: %w", &net.OpError{Op: "dial", Net: "tcp",
+		Addr: &net.TCPAddr{IP: net.IPv4(10, 9, 8, 7), Port: 5432}, Err: errors.New("connect: connection refused")}))
 	rec := env.do("GET", "/readyz", "", "")
 	wantStatus(t, rec, http.StatusServiceUnavailable)
 	if want := "not ready: database: database unreachable: dial: connect: connection refused"; !strings.Contains(rec.Body.String(), want) {

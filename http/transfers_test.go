@@ -96,13 +96,13 @@ func TestTransferBadInput(t *testing.T) {
 			if tt.status == 405 {
 				method = "PATCH"
 			}
-			writes := env.store.writeCount()
+			writes := env.store.rows(t)
 			rec := env.do(method, tt.path, token, tt.body)
 			wantError(t, rec, tt.status, tt.code, tt.field)
 			if n := len(env.engine.submissions()); n != 0 {
 				t.Fatalf("engine received %d submissions", n)
 			}
-			if env.store.writeCount() != writes {
+			if env.store.rows(t) != writes {
 				t.Fatal("the store was written")
 			}
 		})
@@ -282,7 +282,7 @@ func TestCallbackSpecialRangesRefused(t *testing.T) {
 			return `{"arg":["` + to + `","1"],"callbacks":["https://example.com/ok","` + cb + `"]}`
 		},
 	}
-	writes := e.store.writeCount()
+	writes := e.store.rows(t)
 	for _, host := range []string{
 		"100.64.0.1", "0.0.0.0", "192.0.0.1", "198.18.0.1", "240.0.0.1", "[64:ff9b::a9fe:a9fe]", "[2002:a9fe:a9fe::1]",
 		"[::ffff:127.0.0.1]", "100.127.255.254:8443", "198.19.255.255", "255.255.255.255", "[::ffff:100.64.0.1]", "[2001::1]",
@@ -300,7 +300,7 @@ func TestCallbackSpecialRangesRefused(t *testing.T) {
 	if n := len(e.engine.submissions()); n != 0 {
 		t.Fatalf("%d transactions submitted", n)
 	}
-	if e.store.writeCount() != writes {
+	if e.store.rows(t) != writes {
 		t.Fatal("the store was written")
 	}
 	// The rule refuses ranges, not IPv4 literals or embedding forms.

@@ -36,7 +36,7 @@ func TestUsersMeTokensLimits(t *testing.T) {
 			t.Errorf("new token of %s names %s", id, m.ID)
 		}
 	}
-	before := env.store.writeCount()
+	before := env.store.rows(t)
 	for _, id := range []string{ownerless.ID, env.alice.ID, "00000000-0000-0000-0000-000000000000", "nope"} {
 		wantError(t, env.do("POST", "/users/"+id+"/tokens", env.bobToken, ""), http.StatusNotFound, engine.CodeNotFound, "")
 	}
@@ -55,7 +55,7 @@ func TestUsersMeTokensLimits(t *testing.T) {
 		wantError(t, env.do("PUT", path, env.aliceToken, tt.body), http.StatusBadRequest, engine.CodeInvalidArgument, tt.field)
 	}
 	wantError(t, env.do("PUT", "/users/00000000-0000-0000-0000-000000000000/limits", env.aliceToken, `{"perSecond":5,"perHour":10}`), http.StatusNotFound, engine.CodeNotFound, "")
-	if env.store.writeCount() != before {
+	if env.store.rows(t) != before {
 		t.Fatal("a refused request wrote")
 	}
 	rec = env.do("PUT", path, env.aliceToken, `{"perSecond":50,"perHour":100000}`)

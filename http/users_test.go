@@ -47,13 +47,13 @@ func TestCreateUser(t *testing.T) {
 	})
 
 	t.Run("ownerless is an operator's right", func(t *testing.T) {
-		before := env.store.writeCount()
+		before := env.store.rows(t)
 		rec := env.do("POST", "/users", env.bobToken, `{"ownerless":true,"auth":true,"account":true}`)
 		wantError(t, rec, http.StatusForbidden, engine.CodeForbidden, "")
 		if !strings.Contains(rec.Body.String(), "only an operator may create ownerless users") {
 			t.Errorf("body = %s", rec.Body.String())
 		}
-		if env.store.writeCount() != before {
+		if env.store.rows(t) != before {
 			t.Error("a refused ownerless user was stored")
 		}
 	})
@@ -85,7 +85,7 @@ func TestCreateUser(t *testing.T) {
 	})
 
 	t.Run("bad bodies", func(t *testing.T) {
-		before := env.store.writeCount()
+		before := env.store.rows(t)
 		for _, tt := range []struct {
 			body  string
 			code  engine.Code
@@ -100,7 +100,7 @@ func TestCreateUser(t *testing.T) {
 		} {
 			wantError(t, env.do("POST", "/users", env.aliceToken, tt.body), http.StatusBadRequest, tt.code, tt.field)
 		}
-		if env.store.writeCount() != before {
+		if env.store.rows(t) != before {
 			t.Error("a bad request stored something")
 		}
 	})
