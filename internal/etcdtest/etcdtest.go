@@ -19,8 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +26,7 @@ import (
 	"github.com/txengine/txengine/internal/toolcache"
 
 	"github.com/txengine/txengine/internal/freeport"
+	"github.com/txengine/txengine/internal/proc"
 )
 
 // EnvBin names the environment variable with the path of an etcd binary.
@@ -48,11 +47,8 @@ type Server struct {
 	// DataDir is the member's data directory.
 	DataDir string
 
-	t       testing.TB
-	logPath string
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	t    testing.TB
+	proc *proc.Process
 }
 
 // Binary returns the etcd to run: $ETCD_BIN, else etcd on PATH, else
@@ -89,7 +85,6 @@ func Start(t testing.TB) *Server {
 		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", clientPort),
 		DataDir:   filepath.Join(dir, "data"),
 		t:         t,
-		logPath:   filepath.Join(dir, "etcd.log"),
 	}
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
 	args := []string{
@@ -101,15 +96,27 @@ func Start(t testing.TB) *Server {
 		"--initial-cluster-token", "etcdtest-" + strconv.Itoa(clientPort),
 		"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn",
 	}
+	s.proc = proc.New(proc.Spec{
+		Name: "etcd",
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(bin, args...)
+			cmd.Env = childEnv()
+			return cmd
+		},
+		LogPath:      filepath.Join(dir, "etcd.log"),
+		Ready:        s.health,
+		ReadyTimeout: startTimeout,
+		StopTimeout:  20 * time.Second,
+	})
 	t.Cleanup(func() {
-		if err := s.stop(); err != nil {
+		if err := s.proc.Stop(); err != nil {
 			t.Errorf("etcdtest: %v", err)
 		}
 		if t.Failed() {
 			t.Logf("etcd log (tail):\n%s", s.LogTail(40))
 		}
 	})
-	if err := s.start(bin, args); err != nil {
+	if err := s.proc.Start(); err != nil {
 		t.Fatalf("etcdtest: %v\n%s", err, s.LogTail(40))
 	}
 	return s
@@ -119,70 +126,14 @@ func Start(t testing.TB) *Server {
 // a no-op on a stopped server.
 func (s *Server) Stop() {
 	s.t.Helper()
-	if err := s.stop(); err != nil {
+	if err := s.proc.Stop(); err != nil {
 		s.t.Fatalf("etcdtest: %v", err)
 	}
 }
 
 // LogTail returns the last lines of etcd's output.
 func (s *Server) LogTail(lines int) string {
-	return toolcache.FileTail(s.logPath, lines)
-}
-
-func (s *Server) start(bin string, args []string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("etcd log: %w", err)
-	}
-	defer logf.Close() // the child has its own descriptor
-	cmd := exec.Command(bin, args...)
-	cmd.Env = childEnv()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { // owned by the Server: ends when the process exits, which stop waits for
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	s.cmd, s.exited = cmd, exited
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	for {
-		if err := s.health(ctx); err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			s.cmd = nil
-			return fmt.Errorf("etcd exited during start-up: %v", cmd.ProcessState)
-		case <-ctx.Done():
-			return fmt.Errorf("etcd did not report healthy on %s within %s", s.ClientURL, startTimeout)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func (s *Server) stop() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return nil
-	}
-	cmd, exited := s.cmd, s.exited
-	s.cmd = nil
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-		return errors.New("etcd did not exit within 20s of SIGTERM; killed")
-	}
+	return s.proc.LogTail(lines)
 }
 
 // health asks GET /health, which answers {"health":"true"} once the member

@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/txengine/txengine/internal/toolcache"
 
 	"github.com/txengine/txengine/internal/freeport"
+	"github.com/txengine/txengine/internal/proc"
 )
 
 // Version is the geth release the harness builds.
@@ -77,14 +77,8 @@ type Node struct {
 	// DataDir is the node's data directory (kept across Restart).
 	DataDir string
 
-	t        testing.TB
-	bin      string
-	args     []string
-	logPath  string
-	mu       sync.Mutex
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	startErr error
+	t    testing.TB
+	proc *proc.Process
 }
 
 // Start starts geth --dev on free ports and waits until it answers
@@ -107,9 +101,9 @@ func Start(t testing.TB, opts ...Option) *Node {
 		HTTPURL: fmt.Sprintf("http://127.0.0.1:%d", httpPort),
 		WSURL:   fmt.Sprintf("ws://127.0.0.1:%d", wsPort),
 		DataDir: filepath.Join(dir, "geth"),
-		t:       t, bin: bin, logPath: filepath.Join(dir, "geth.log"),
+		t:       t,
 	}
-	n.args = append([]string{
+	args := append([]string{
 		"--dev", "--dev.period", strconv.Itoa(o.period), "--dev.gaslimit", "60000000",
 		"--datadir", n.DataDir,
 		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(httpPort),
@@ -118,17 +112,23 @@ func Start(t testing.TB, opts ...Option) *Node {
 		"--nodiscover", "--maxpeers", "0", "--ipcdisable",
 	}, o.args...)
 	if !o.defaultPool {
-		n.args = append(n.args,
+		args = append(args,
 			"--txpool.accountslots", "1024", "--txpool.globalslots", "8192",
 			"--txpool.accountqueue", "1024", "--txpool.globalqueue", "8192")
 	}
+	n.proc = proc.New(proc.Spec{
+		Name:    "geth",
+		Command: func() *exec.Cmd { return exec.Command(bin, args...) },
+		LogPath: filepath.Join(dir, "geth.log"),
+		Ready:   n.ping,
+	})
 	t.Cleanup(func() {
-		n.stop()
+		_ = n.proc.Stop()
 		if t.Failed() {
 			t.Logf("geth log (tail):\n%s", n.LogTail(60))
 		}
 	})
-	if err := n.start(); err != nil {
+	if err := n.proc.Start(); err != nil {
 		t.Fatalf("gethtest: %v\n%s", err, n.LogTail(40))
 	}
 	key, err := crypto.GenerateKey()
@@ -146,7 +146,7 @@ func Start(t testing.TB, opts ...Option) *Node {
 // ports stop answering. It is a no-op on a stopped node.
 func (n *Node) Stop() {
 	n.t.Helper()
-	if err := n.stop(); err != nil {
+	if err := n.proc.Stop(); err != nil {
 		n.t.Fatalf("gethtest: stop: %v", err)
 	}
 }
@@ -156,72 +156,14 @@ func (n *Node) Stop() {
 func (n *Node) Restart() {
 	n.t.Helper()
 	n.Stop()
-	if err := n.start(); err != nil {
+	if err := n.proc.Start(); err != nil {
 		n.t.Fatalf("gethtest: restart: %v\n%s", err, n.LogTail(40))
 	}
 }
 
 // LogTail returns the last lines of geth's output.
 func (n *Node) LogTail(lines int) string {
-	return toolcache.FileTail(n.logPath, lines)
-}
-
-func (n *Node) start() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.cmd != nil {
-		return errors.New("already running")
-	}
-	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("geth log: %w", err)
-	}
-	defer logf.Close() // the child has its own descriptor
-	cmd := exec.Command(n.bin, n.args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", n.bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { // owned by the Node: ends when the process exits, which stop waits for
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	n.cmd, n.exited = cmd, exited
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for {
-		if err := n.ping(ctx); err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			n.cmd = nil
-			return fmt.Errorf("geth exited during start-up: %v", cmd.ProcessState)
-		case <-ctx.Done():
-			return fmt.Errorf("geth did not answer on %s within 60s", n.HTTPURL)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func (n *Node) stop() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.cmd == nil {
-		return nil
-	}
-	cmd, exited := n.cmd, n.exited
-	n.cmd = nil
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-		return errors.New("geth did not exit within 30s of SIGTERM; killed")
-	}
+	return n.proc.LogTail(lines)
 }
 
 func (n *Node) ping(ctx context.Context) error {

@@ -10,14 +10,12 @@ import (
 	"context"
 	"crypto/ecdsa"
 	_ "embed"
-	"errors"
 	"fmt"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +29,7 @@ import (
 	"github.com/txengine/txengine/internal/toolcache"
 
 	"github.com/txengine/txengine/internal/freeport"
+	"github.com/txengine/txengine/internal/proc"
 )
 
 // Version is the Hardhat release node/package-lock.json pins.
@@ -73,12 +72,9 @@ type Node struct {
 	// FaucetKey is the key of FaucetKeyHex, holding FaucetBalance at start.
 	FaucetKey *ecdsa.PrivateKey
 
-	t       testing.TB
-	rpc     *rpc.Client
-	logPath string
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	t    testing.TB
+	rpc  *rpc.Client
+	proc *proc.Process
 }
 
 // Start installs Hardhat if needed, starts its node on a free loopback port
@@ -104,9 +100,12 @@ func Start(t testing.TB) *Node {
 	if err := os.Symlink(filepath.Dir(filepath.Dir(bin)), filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{FaucetKey: key, t: t, logPath: filepath.Join(dir, "hardhat.log")}
+	n := &Node{FaucetKey: key, t: t}
+	logPath := filepath.Join(dir, "hardhat.log")
 	t.Cleanup(func() {
-		n.stop()
+		if n.proc != nil {
+			_ = n.proc.Stop()
+		}
 		if n.rpc != nil {
 			n.rpc.Close()
 		}
@@ -121,12 +120,13 @@ func Start(t testing.TB) *Node {
 		port := freeport.Get(t)
 		n.HTTPURL = fmt.Sprintf("http://127.0.0.1:%d", port)
 		n.WSURL = fmt.Sprintf("ws://127.0.0.1:%d", port)
-		if startErr = n.start(bin, dir, port); startErr == nil {
+		n.proc = newProcess(bin, dir, logPath, port)
+		if startErr = n.proc.Start(); startErr == nil {
 			break
 		}
 	}
 	if startErr != nil {
-		t.Fatalf("hardhattest: %v\n%s", startErr, n.LogTail(40))
+		t.Fatalf("hardhattest: %v\n%s", startErr, toolcache.FileTail(logPath, 40))
 	}
 	c, err := rpc.Dial(n.HTTPURL)
 	if err != nil {
@@ -144,7 +144,7 @@ func (n *Node) URL() string { return n.HTTPURL }
 // node.
 func (n *Node) Stop() {
 	n.t.Helper()
-	if err := n.stop(); err != nil {
+	if err := n.proc.Stop(); err != nil {
 		n.t.Fatalf("hardhattest: stop: %v", err)
 	}
 }
@@ -152,7 +152,7 @@ func (n *Node) Stop() {
 // LogTail returns the last lines of the node's output (it logs every
 // JSON-RPC method it serves).
 func (n *Node) LogTail(lines int) string {
-	return toolcache.FileTail(n.logPath, lines)
+	return n.proc.LogTail(lines)
 }
 
 // Call sends one JSON-RPC request to the node. Unlike the control methods
@@ -267,72 +267,30 @@ func (n *Node) SetBlockGasLimit(gas uint64) {
 	n.call(nil, "evm_setBlockGasLimit", hexutil.Uint64(gas))
 }
 
-// start runs `hardhat node` in dir on port and waits until it answers
-// eth_chainId with ChainID.
-func (n *Node) start(bin, dir string, port int) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.cmd != nil {
-		return errors.New("already running")
-	}
-	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("hardhat log: %w", err)
-	}
-	defer logf.Close() // the child has its own descriptor
-	cmd := exec.Command(bin, "node", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HARDHAT_DISABLE_TELEMETRY_PROMPT=true")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own process group: stop kills node and whatever it spawned.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { // owned by the Node: ends when the process exits, which stop waits for
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	n.cmd, n.exited = cmd, exited
+// newProcess returns the process of `hardhat node` in dir on port, ready
+// once it answers eth_chainId with ChainID. Its state is in memory: it
+// stops with SIGKILL, to its process group (the node and what it spawned).
+func newProcess(bin, dir, logPath string, port int) *proc.Process {
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for {
-		id, err := chainID(ctx, url)
-		if err == nil {
-			if id != ChainID {
+	return proc.New(proc.Spec{
+		Name: "hardhat node",
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(bin, "node", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port))
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "HARDHAT_DISABLE_TELEMETRY_PROMPT=true")
+			return cmd
+		},
+		LogPath: logPath,
+		Ready: func(ctx context.Context) error {
+			id, err := chainID(ctx, url)
+			if err == nil && id != ChainID {
 				return fmt.Errorf("the node on %s has chain id %d, want %d", url, id, ChainID)
 			}
-			return nil
-		}
-		select {
-		case <-exited:
-			n.cmd = nil
-			return fmt.Errorf("hardhat node exited during start-up: %v", cmd.ProcessState)
-		case <-ctx.Done():
-			return fmt.Errorf("hardhat node did not answer on %s within 60s: %w", url, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func (n *Node) stop() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.cmd == nil {
-		return nil
-	}
-	cmd, exited := n.cmd, n.exited
-	n.cmd = nil
-	// The state is in memory: nothing to shut down cleanly.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(30 * time.Second):
-		return errors.New("hardhat node did not exit within 30s of SIGKILL")
-	}
+			return err
+		},
+		StopSignal: syscall.SIGKILL,
+		Group:      true,
+	})
 }
 
 func chainID(ctx context.Context, url string) (uint64, error) {

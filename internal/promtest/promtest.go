@@ -20,11 +20,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/txengine/txengine/internal/ci"
 	"github.com/txengine/txengine/internal/freeport"
+	"github.com/txengine/txengine/internal/proc"
 	"github.com/txengine/txengine/internal/toolcache"
 )
 
@@ -48,10 +50,9 @@ func Binary(t testing.TB, name string) string {
 // Server is a running Prometheus.
 type Server struct {
 	// URL is the base URL of its HTTP API.
-	URL string
-	dir string
-	log string
-	cmd *exec.Cmd
+	URL  string
+	dir  string
+	proc *proc.Process
 }
 
 // Start runs Prometheus with the configuration config (YAML) on a free
@@ -66,50 +67,46 @@ func Start(t testing.TB, config string) *Server {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(freeport.Get(t))
-	s := &Server{URL: "http://" + addr, dir: dir, log: filepath.Join(dir, "prometheus.log")}
-	logf, err := os.Create(s.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.cmd = exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
-		logf.Close()
-		t.Fatalf("start prometheus: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- s.cmd.Wait(); logf.Close() }()
+	s := &Server{URL: "http://" + addr, dir: dir}
+	s.proc = proc.New(proc.Spec{
+		Name: "prometheus",
+		Command: func() *exec.Cmd {
+			return exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+				"--web.listen-address="+addr, "--log.level=warn")
+		},
+		LogPath:      filepath.Join(dir, "prometheus.log"),
+		Ready:        s.ready,
+		ReadyTimeout: 30 * time.Second,
+		StopSignal:   syscall.SIGINT,
+		StopTimeout:  10 * time.Second,
+	})
 	t.Cleanup(func() {
-		_ = s.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-exited
-		}
+		_ = s.proc.Stop()
 		if t.Failed() {
-			t.Logf("prometheus log (tail):\n%s", toolcache.FileTail(s.log, 30))
+			t.Logf("prometheus log (tail):\n%s", s.proc.LogTail(30))
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get(s.URL + "/-/ready")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return s
-			}
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("prometheus exited before ready: %v\n%s", err, toolcache.FileTail(s.log, 30))
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready in 30s\n%s", toolcache.FileTail(s.log, 30))
-		}
+	if err := s.proc.Start(); err != nil {
+		t.Fatalf("promtest: %v\n%s", err, s.proc.LogTail(30))
 	}
+	return s
+}
+
+// ready answers nil once GET /-/ready is 200.
+func (s *Server) ready(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/-/ready", nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("/-/ready: %s", res.Status)
+	}
+	return nil
 }
 
 // Sample is one series of an instant query's result.

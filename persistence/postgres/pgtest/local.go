@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/txengine/txengine/internal/proc"
 )
 
 // local is the throwaway cluster of this test binary. It is the package's
@@ -60,10 +62,8 @@ type cluster struct {
 	// on port.
 	url  string
 	port int
-	// cmd is the postmaster; exited is closed once it has exited (the
-	// goroutine that waits for it is owned by the cluster and ends with it).
-	cmd    *exec.Cmd
-	exited chan struct{}
+	// proc is the postmaster.
+	proc *proc.Process
 }
 
 // Settings of the throwaway cluster.
@@ -260,70 +260,46 @@ func initCluster() (dir, data string, as *runAs, postgres string, err error) {
 var errPortTaken = errors.New("port taken")
 
 // startServer starts postgres on port of the loopback interface and waits
-// until it accepts connections.
+// until it accepts connections. A port that another process took between
+// the probe and the listen is errPortTaken.
 func startServer(dir, data string, as *runAs, postgres string, port int, settings []string) (*cluster, error) {
 	logPath := filepath.Join(dir, "postgres.log")
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", logPath, err)
-	}
-	defer logFile.Close() // the child keeps its own descriptor
 	args := []string{"-D", data, "-p", strconv.Itoa(port), "-k", dir}
 	for _, s := range settings {
 		args = append(args, "-c", s)
 	}
-	cmd := command(dir, as, postgres, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", postgres, err)
-	}
 	c := &cluster{
-		dir:    dir,
-		port:   port,
-		url:    fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", superuser, port),
-		cmd:    cmd,
-		exited: make(chan struct{}),
+		dir:  dir,
+		port: port,
+		url:  fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", superuser, port),
 	}
-	go func() {
-		_ = cmd.Wait()
-		close(c.exited)
-	}()
-	if err := c.waitReady(logPath); err != nil {
-		_ = c.kill()
-		return nil, err
-	}
-	return c, nil
-}
-
-// waitReady polls the server until it answers, exits or startTimeout passes.
-func (c *cluster) waitReady(logPath string) error {
 	db, err := sql.Open("postgres", c.url)
 	if err != nil {
-		return fmt.Errorf("connect to the cluster: %w", err)
+		return nil, fmt.Errorf("connect to the cluster: %w", err)
 	}
 	defer db.Close()
-	deadline := time.Now().Add(startTimeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return nil
+	c.proc = proc.New(proc.Spec{
+		Name:    "postgres",
+		Command: func() *exec.Cmd { return command(dir, as, postgres, args...) },
+		LogPath: logPath,
+		Ready: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			return db.PingContext(ctx)
+		},
+		ReadyTimeout: startTimeout,
+		// Fast shutdown: sessions are disconnected.
+		StopSignal:  syscall.SIGINT,
+		StopTimeout: stopTimeout,
+	})
+	if err := c.proc.Start(); err != nil {
+		log, _ := os.ReadFile(logPath)
+		if errors.Is(err, proc.ErrExited) && (strings.Contains(string(log), "could not bind") || strings.Contains(string(log), "Address already in use")) {
+			return nil, fmt.Errorf("postgres exited: %w\n%s", errPortTaken, log)
 		}
-		select {
-		case <-c.exited:
-			log, _ := os.ReadFile(logPath)
-			if strings.Contains(string(log), "could not bind") || strings.Contains(string(log), "Address already in use") {
-				return fmt.Errorf("postgres exited: %w\n%s", errPortTaken, log)
-			}
-			return fmt.Errorf("postgres exited at start:\n%s", log)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logPath)
-			return fmt.Errorf("postgres did not accept connections within %v (last error: %v):\n%s", startTimeout, err, log)
-		}
+		return nil, fmt.Errorf("%w:\n%s", err, log)
 	}
+	return c, nil
 }
 
 // stop shuts the cluster down (fast shutdown: sessions are disconnected)
@@ -336,32 +312,9 @@ func (c *cluster) stop() error {
 	return errors.Join(errs...)
 }
 
-// shutdown stops the server (fast shutdown: sessions are disconnected) and
-// waits for it, keeping its directory.
-func (c *cluster) shutdown() error {
-	var errs []error
-	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		errs = append(errs, fmt.Errorf("stop postgres: %w", err))
-	}
-	select {
-	case <-c.exited:
-	case <-time.After(stopTimeout):
-		errs = append(errs, fmt.Errorf("postgres did not stop within %v; killed", stopTimeout))
-		if err := c.kill(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// kill ends the postmaster at once and waits for it.
-func (c *cluster) kill() error {
-	if err := c.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("kill postgres: %w", err)
-	}
-	<-c.exited
-	return nil
-}
+// shutdown stops the server (fast shutdown) and waits for it, keeping its
+// directory; past stopTimeout it is killed.
+func (c *cluster) shutdown() error { return c.proc.Stop() }
 
 // command prepares name with args, run in dir as the user as (nil: the
 // current user), with an environment free of PG* variables that would
