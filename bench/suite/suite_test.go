@@ -893,30 +893,19 @@ func label(labels, name string) string {
 	return ""
 }
 
+// apiCall sends one request with token and a raw JSON body ("" for none)
+// to url and decodes the data of a 2xx answer into out.
 func apiCall(hc *http.Client, method, url, token, body string, out any) error {
-	var rd io.Reader
+	req := servicetest.Request{Method: method, Token: token}
 	if body != "" {
-		rd = strings.NewReader(body)
+		req.Body = body
 	}
-	req, err := http.NewRequest(method, url, rd)
+	r, _, err := servicetest.Call(hc, url, req)
 	if err != nil {
+		return err
+	}
+	if err := r.Decode(out); err != nil {
 		return fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %d %s", method, url, res.StatusCode, raw)
-	}
-	env := struct {
-		Data any `json:"data"`
-	}{out}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return fmt.Errorf("%s %s: decode: %w", method, url, err)
 	}
 	return nil
 }

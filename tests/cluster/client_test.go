@@ -1,13 +1,11 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
+	"github.com/txengine/txengine/internal/servicetest"
 	"math/big"
 	"net/http"
 	"strings"
@@ -27,54 +25,20 @@ var client = &http.Client{
 }
 
 // response is a decoded API response.
-type response struct {
-	Status int
-	Raw    []byte
-	Body   map[string]any
-}
-
-// data is the object in the response's data.
-func (r response) data() map[string]any {
-	d, _ := r.Body["data"].(map[string]any)
-	return d
-}
+type response = servicetest.Response
 
 // do sends one request to the node with the operator's token (when not
 // empty), an Idempotency-Key (when not empty) and a JSON body (nil: none).
 // It returns the transport error, if any; it never fails the test.
 func (n *node) do(method, path, token, idemKey string, body any) (response, error) {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return response{}, err
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, n.URL()+path, rd)
-	if err != nil {
-		return response{}, err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+	var h map[string]string
 	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
+		h = map[string]string{"Idempotency-Key": idemKey}
 	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := client.Do(req)
+	r, _, err := servicetest.Call(client, n.URL(), servicetest.Request{Method: method, Path: path, Token: token, Body: body, Header: h})
 	if err != nil {
-		return response{}, fmt.Errorf("%s %s %s: %w", n.name, method, path, err)
+		return response{}, fmt.Errorf("%s %w", n.name, err)
 	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return response{}, fmt.Errorf("%s %s %s: read the body: %w", n.name, method, path, err)
-	}
-	r := response{Status: res.StatusCode, Raw: raw}
-	_ = json.Unmarshal(raw, &r.Body)
 	return r, nil
 }
 
@@ -144,7 +108,7 @@ func (s *stack) createAccounts(n, workers int) []account {
 					s.t.Errorf("create account %d: %d %s (last try on node%d)", i, o.resp.Status, o.resp.Raw, o.by)
 					continue
 				}
-				d := o.resp.data()
+				d := o.resp.Data()
 				id, _ := d["id"].(string)
 				addr, _ := d["address"].(string)
 				out[i] = account{id: id, address: common.HexToAddress(addr)}
@@ -243,7 +207,7 @@ func (s *stack) sendJob(t *testing.T, accts []account, j *job) {
 	j.status, j.by, j.ambiguous, j.tries = o.resp.Status, o.by, o.ambiguous, o.tries
 	switch o.resp.Status {
 	case 202:
-		j.id, _ = o.resp.data()["id"].(string)
+		j.id, _ = o.resp.Data()["id"].(string)
 	case 0, 503, 429:
 		// Not accepted; every node refused or did not answer.
 	default:

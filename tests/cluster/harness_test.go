@@ -241,7 +241,7 @@ func (s *stack) deployToken(ctx context.Context) string {
 	if err != nil || r.Status != 201 {
 		s.t.Fatalf("register the token: %v %d %s", err, r.Status, r.Raw)
 	}
-	return r.data()["id"].(string)
+	return r.Data()["id"].(string)
 }
 
 // node is one txengine process of the stack; it keeps its ports, data dir

@@ -1,50 +1,23 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
+	"github.com/txengine/txengine/internal/servicetest"
 	"testing"
 	"time"
 )
 
-// callHeaders is call with extra request headers (name, value pairs).
+// callHeaders is call with extra request headers (name, value pairs),
+// without the contract check.
 func (s *service) callHeaders(method, path, token string, body any, headers ...string) response {
 	s.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, ok := body.(string)
-		if !ok {
-			b, err := json.Marshal(body)
-			if err != nil {
-				s.t.Fatal(err)
-			}
-			raw = string(b)
-		}
-		rd = bytes.NewReader([]byte(raw))
+	h := map[string]string{}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h[headers[i]] = headers[i+1]
 	}
-	req, err := http.NewRequest(method, s.URL+path, rd)
+	r, _, err := servicetest.Call(nil, s.URL, servicetest.Request{Method: method, Path: path, Token: token, Body: body, Header: h})
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	r := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
-	_ = json.Unmarshal(raw, &r.Body)
 	return r
 }
 

@@ -3,11 +3,7 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -136,48 +132,18 @@ const raceShutdownTimeout = 60 * time.Second
 func (s *service) kill() { s.Kill() }
 
 // response is a decoded API response.
-type response struct {
-	Status int
-	Header http.Header
-	Body   map[string]any
-	Raw    []byte
-}
+type response = servicetest.Response
 
 // call sends one request with token (none when empty) and a JSON body
-// (nil: none; string: sent as is).
+// (nil: none; string: sent as is), and checks the answer against the served
+// OpenAPI document.
 func (s *service) call(method, path, token string, body any) response {
 	s.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, s.URL+path, rd)
+	r, req, err := servicetest.Call(nil, s.URL, servicetest.Request{Method: method, Path: path, Token: token, Body: body})
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	s.contract.check(s.t, s.URL, req, res.StatusCode, res.Header, raw)
-	r := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
-	_ = json.Unmarshal(raw, &r.Body)
+	s.contract.check(s.t, s.URL, req, r.Status, r.Header, r.Raw)
 	return r
 }
 
