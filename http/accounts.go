@@ -140,17 +140,21 @@ func (s *Server) defaultAccountOf(ctx context.Context, id string) (*engine.Accou
 // getAccount serves GET /accounts/{id}. Accounts of other users are
 // reported as not found.
 func (s *Server) getAccount(c *gin.Context) {
-	id, err := pathID(c, "id", "account")
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	a, err := s.ownAccountByID(c.Request.Context(), currentUser(c), id, "")
+	a, err := s.pathAccount(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	ok(c, viewAccount(a))
+}
+
+// pathAccount returns the caller's account named by the path's {id}.
+func (s *Server) pathAccount(c *gin.Context) (*engine.Account, error) {
+	id, err := pathID(c, "id", "account")
+	if err != nil {
+		return nil, err
+	}
+	return s.ownAccountByID(c.Request.Context(), currentUser(c), id, "")
 }
 
 // ownAccountByID returns the account id of u, or not_found on field.

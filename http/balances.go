@@ -53,12 +53,7 @@ func (s *Server) setDefaultAccount(c *gin.Context) {
 // accountBalance serves GET /accounts/{id}/balance?network=: the ETH balance
 // in wei of one of the caller's accounts.
 func (s *Server) accountBalance(c *gin.Context) {
-	id, err := pathID(c, "id", "account")
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	a, err := s.ownAccountByID(c.Request.Context(), currentUser(c), id, "")
+	a, err := s.pathAccount(c)
 	if err != nil {
 		s.fail(c, err)
 		return
