@@ -44,7 +44,7 @@ const (
 // transitionFrom is the table: the statuses each transition leaves from.
 func transitionFrom(t Transition) []TxStatus {
 	switch t {
-	case TxWait, TxSubmit:
+	case TxWait, TxSubmit, TxFailQueued:
 		return []TxStatus{StatusNew}
 	case TxReady:
 		return []TxStatus{StatusWaiting}
@@ -52,7 +52,7 @@ func transitionFrom(t Transition) []TxStatus {
 		return []TxStatus{StatusSubmitted}
 	case TxUnmine:
 		return []TxStatus{StatusCompleted, StatusFailed}
-	case TxFailQueued, TxCancel:
+	case TxCancel:
 		return []TxStatus{StatusNew, StatusWaiting}
 	case TxFail:
 		return []TxStatus{StatusNew, StatusWaiting, StatusSubmitted}

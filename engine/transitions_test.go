@@ -49,7 +49,10 @@ func TestTransitionTable(t *testing.T) {
 			t.Errorf("CanTransition(%s, %s, %s) = %v, want %v", c.tr, c.from, c.to, got, c.ok)
 		}
 	}
-	if got := TransitionFrom(TxFailQueued); len(got) != 2 || got[0] != "new" || got[1] != "waiting" {
+	if got := TransitionFrom(TxCancel); len(got) != 2 || got[0] != "new" || got[1] != "waiting" {
+		t.Errorf("TransitionFrom(TxCancel) = %v", got)
+	}
+	if got := TransitionFrom(TxFailQueued); len(got) != 1 || got[0] != "new" {
 		t.Errorf("TransitionFrom(TxFailQueued) = %v", got)
 	}
 }
