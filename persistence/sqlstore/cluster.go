@@ -12,7 +12,9 @@ import (
 
 // The recorded broadcast versions and the shared rate counters of cluster
 // mode (migrations/0008_cluster.sql, docs/cluster.md); the leases are in
-// lease.go.
+// lease.go. Cluster mode runs on PostgreSQL; SQLite implements the same
+// semantics so that one engine serves both, with its one writer at a time
+// in place of row and advisory locks.
 
 // attemptRow is a row of tx_attempts as Attempts reads it.
 type attemptRow struct {
