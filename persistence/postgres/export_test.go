@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/txengine/txengine/engine"
 )
 
@@ -78,5 +80,6 @@ func ExecForTest(ctx context.Context, s *Store, query string, args ...any) error
 	return err
 }
 
-// ReadyOfStatement is readyOfStatement, for EXPLAIN in tests.
-const ReadyOfStatement = readyOfStatement
+// ReadyOfStatement is readyOfStatement with PostgreSQL's placeholders, for
+// EXPLAIN in tests.
+var ReadyOfStatement = sqlx.Rebind(sqlx.DOLLAR, readyOfStatement)
