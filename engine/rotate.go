@@ -53,6 +53,9 @@ type SealedStore interface {
 	// where the row's value is still Old (compare and swap: a value written
 	// meanwhile is kept), and returns how many rows it changed.
 	ResealValues(ctx context.Context, kind SealedKind, swaps []Reseal) (int, error)
+	// PlainCallbackSecrets returns up to limit callback secrets stored in
+	// plain text (first byte PlainVersion), in id order, reading no other.
+	PlainCallbackSecrets(ctx context.Context, limit int) ([]SealedValue, error)
 }
 
 // purpose is the KeySealer purpose of a sealed column.
@@ -378,29 +381,35 @@ func SealedStatus(ctx context.Context, store SealedStore, sealer *KeySealer, bat
 }
 
 // SealPlainCallbackSecrets seals the callback secrets that migration 0012
-// left in plain text (engine.PlainVersion), batch rows per database
-// transaction; serve runs it at start. It returns how many it sealed.
+// left in plain text (engine.PlainVersion), a batch of 1,000 rows per
+// database transaction; serve runs it at start. It reads only the plain
+// ones, so a store that has none costs one query. It returns how many it
+// sealed.
 func SealPlainCallbackSecrets(ctx context.Context, store SealedStore, sealer *KeySealer) (int, error) {
-	kind := SealedCallbackSecrets
+	const batch = 1000
 	sealed := 0
-	err := scanSealed(ctx, store, kind, RotateOptions{Batch: 1000}, func(vs []SealedValue) error {
-		var swaps []Reseal
+	for {
+		vs, err := store.PlainCallbackSecrets(ctx, batch)
+		if err != nil || len(vs) == 0 {
+			return sealed, err
+		}
+		swaps := make([]Reseal, 0, len(vs))
 		for _, v := range vs {
-			if len(v.Sealed) == 0 || v.Sealed[0] != PlainVersion {
-				continue
-			}
 			s, err := sealer.SealCallbackSecret(v.ID, string(v.Sealed[1:]))
 			if err != nil {
-				return err
+				return sealed, err
 			}
 			swaps = append(swaps, Reseal{ID: v.ID, Old: v.Sealed, New: s})
 		}
-		if len(swaps) == 0 {
-			return nil
-		}
-		n, err := store.ResealValues(ctx, kind, swaps)
+		n, err := store.ResealValues(ctx, SealedCallbackSecrets, swaps)
 		sealed += n
-		return err
-	})
-	return sealed, err
+		if err != nil {
+			return sealed, err
+		}
+		if n == 0 {
+			// No row changed (another process sealed them meanwhile):
+			// reading again could return the same rows forever.
+			return sealed, nil
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 
@@ -313,10 +314,25 @@ func PlainSecrets0012(t *testing.T, old engine.Store, exec func(q string, args .
 	if secret, err := ring.OpenCallbackSecret(u.ID, got.CallbackSecret); err != nil || secret != "plain-secret-0012" {
 		t.Fatalf("migrated secret opens as %q, %v", secret, err)
 	}
-	// serve seals them at start (both: the empty one too).
+	// Only the plain ones are read (both: the empty one too), not a user
+	// whose secret is sealed already.
+	sealedUser := &engine.User{ID: newID(), Created: at(3)}
+	sealedUser.CallbackSecret, err = ring.SealCallbackSecret(sealedUser.ID, "sealed-secret")
+	must(t, err)
+	must(t, s.CreateUser(ctx, sealedUser, nil, nil))
+	plain, err := sealedStore(t, s).PlainCallbackSecrets(ctx, 10)
+	must(t, err)
+	if len(plain) != 2 || !slices.ContainsFunc(plain, func(v engine.SealedValue) bool { return v.ID == u.ID }) ||
+		!slices.ContainsFunc(plain, func(v engine.SealedValue) bool { return v.ID == empty.ID }) {
+		t.Fatalf("PlainCallbackSecrets = %+v, want %s and %s", plain, u.ID, empty.ID)
+	}
+	// serve seals them at start.
 	n, err := engine.SealPlainCallbackSecrets(ctx, sealedStore(t, s), ring)
 	if err != nil || n != 2 {
 		t.Fatalf("SealPlainCallbackSecrets = %d, %v; want 2", n, err)
+	}
+	if plain, err := sealedStore(t, s).PlainCallbackSecrets(ctx, 10); err != nil || len(plain) != 0 {
+		t.Fatalf("PlainCallbackSecrets after sealing = %+v, %v", plain, err)
 	}
 	report, err := engine.RotateKeys(ctx, sealedStore(t, s), ring, engine.RotateOptions{})
 	must(t, err)
