@@ -32,8 +32,9 @@ const (
 	// FailSubmitted fails a submitted transaction (its nonce was used
 	// elsewhere, or it can never be mined).
 	TxFailSubmitted Transition = "fail submitted"
-	// FailQueued fails a transaction before it is submitted (it cannot be
-	// built or signed, or a condition can never hold).
+	// FailQueued is the Sender's failure of a new transaction it read to
+	// send (it cannot be built or signed): a transaction that moved on
+	// meanwhile (held, cancelled, submitted) is left alone.
 	TxFailQueued Transition = "fail queued"
 	// Cancel is the user's cancellation of a transaction not submitted yet.
 	TxCancel Transition = "cancel"
@@ -44,7 +45,7 @@ const (
 // transitionFrom is the table: the statuses each transition leaves from.
 func transitionFrom(t Transition) []TxStatus {
 	switch t {
-	case TxWait, TxSubmit:
+	case TxWait, TxSubmit, TxFailQueued:
 		return []TxStatus{StatusNew}
 	case TxReady:
 		return []TxStatus{StatusWaiting}
@@ -52,7 +53,7 @@ func transitionFrom(t Transition) []TxStatus {
 		return []TxStatus{StatusSubmitted}
 	case TxUnmine:
 		return []TxStatus{StatusCompleted, StatusFailed}
-	case TxFailQueued, TxCancel:
+	case TxCancel:
 		return []TxStatus{StatusNew, StatusWaiting}
 	case TxFail:
 		return []TxStatus{StatusNew, StatusWaiting, StatusSubmitted}

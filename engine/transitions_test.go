@@ -39,6 +39,8 @@ func TestTransitionTable(t *testing.T) {
 		{TxMine, StatusNew, StatusCompleted, false},
 		{TxCancel, StatusSubmitted, StatusFailed, false},
 		{TxCancel, StatusWaiting, StatusFailed, true},
+		{TxFailQueued, StatusNew, StatusFailed, true},
+		{TxFailQueued, StatusWaiting, StatusFailed, false},
 		{TxFail, StatusCompleted, StatusFailed, false},
 		{TxUnmine, StatusCompleted, StatusSubmitted, true},
 		{TxReady, StatusNew, StatusNew, false},
@@ -49,7 +51,7 @@ func TestTransitionTable(t *testing.T) {
 			t.Errorf("CanTransition(%s, %s, %s) = %v, want %v", c.tr, c.from, c.to, got, c.ok)
 		}
 	}
-	if got := TransitionFrom(TxFailQueued); len(got) != 2 || got[0] != "new" || got[1] != "waiting" {
-		t.Errorf("TransitionFrom(TxFailQueued) = %v", got)
+	if got := TransitionFrom(TxCancel); len(got) != 2 || got[0] != "new" || got[1] != "waiting" {
+		t.Errorf("TransitionFrom(TxCancel) = %v", got)
 	}
 }

@@ -15,9 +15,6 @@ import (
 // fromTS decodes a TIMESTAMPTZ column into a UTC time.
 func fromTS(t time.Time) time.Time { return t.UTC() }
 
-// timeValue is nullTS as a sqlrow.TimeValue.
-func timeValue(t *time.Time) any { return nullTS(t) }
-
 // timeCol scans a TIMESTAMPTZ column (or NULL); it is the sqlrow.TimeColumn
 // of the row types.
 type timeCol struct{ sql.NullTime }
@@ -31,7 +28,6 @@ type (
 	userRow        = sqlrow.User[timeCol]
 	accountRow     = sqlrow.Account[timeCol]
 	contractRow    = sqlrow.Contract[timeCol]
-	callbackRow    = sqlrow.Callback[timeCol]
 	idempotencyRow = sqlrow.Idempotency[timeCol]
 )
 
@@ -42,12 +38,4 @@ func decoded[V any](v V, err error) (V, error) {
 		return zero, fmt.Errorf("postgres: %w", err)
 	}
 	return v, nil
-}
-
-// nullTS encodes an optional timestamp; nil is NULL.
-func nullTS(t *time.Time) sql.NullTime {
-	if t == nil {
-		return sql.NullTime{}
-	}
-	return sql.NullTime{Time: ts(*t), Valid: true}
 }

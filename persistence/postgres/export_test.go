@@ -32,7 +32,7 @@ func EmbeddedMigrations() ([]int, error) {
 // serves the query at all (a test table is too small for the planner to
 // prefer one on cost).
 func ExplainListTransactions(ctx context.Context, s *Store, f engine.TxFilter) (string, error) {
-	q, args := listTxQuery(f)
+	q, args := s.Store.ListTransactionsQuery(f)
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return "", err

@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -82,9 +81,6 @@ var _ engine.Store = (*Store)(nil)
 type Store struct {
 	*sqlstore.Store
 	db *sqlx.DB
-	// insert is the prepared statement of InsertTransactions (insertStmt).
-	stmtMu sync.Mutex
-	insert *sql.Stmt
 	// hook, when set by a test, runs at the points of cluster.go.
 	hook func(point string)
 }
@@ -134,16 +130,6 @@ func open(ctx context.Context, url string, upTo int) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// Close releases the connection pool.
-func (s *Store) Close() error {
-	s.stmtMu.Lock()
-	if s.insert != nil {
-		_ = s.insert.Close()
-	}
-	s.stmtMu.Unlock()
-	return s.Store.Close()
 }
 
 // migrations returns the embedded migrations ordered by version.
@@ -278,14 +264,4 @@ func wrap(err error, format string, args ...any) error {
 	default:
 		return fmt.Errorf("postgres: %s: %w (%w)", what, kind, err)
 	}
-}
-
-// notFound returns engine.ErrNotFound wrapped with context.
-func notFound(format string, args ...any) error {
-	return fmt.Errorf("postgres: %s: %w", fmt.Sprintf(format, args...), engine.ErrNotFound)
-}
-
-// conflict returns engine.ErrConflict wrapped with context.
-func conflict(format string, args ...any) error {
-	return fmt.Errorf("postgres: %s: %w", fmt.Sprintf(format, args...), engine.ErrConflict)
 }

@@ -72,18 +72,6 @@ func checkNetworkFence(ctx context.Context, dbtx *sqlx.Tx, f engine.NetworkFence
 	return nil
 }
 
-// insertAttempt records the version of tx just stored in dbtx (hash, and
-// account and nonce as the row holds them) with f's node and epoch, signed
-// at at.
-func insertAttempt(ctx context.Context, dbtx *sqlx.Tx, f engine.Fence, tx *engine.Transaction, at time.Time) error {
-	if _, err := dbtx.ExecContext(ctx, `INSERT INTO tx_attempts (network, hash, tx_id, account_id, nonce, node, epoch, created)
-		SELECT network, ?, id, account_id, nonce, ?, ?, ? FROM transactions WHERE id = ?
-		ON CONFLICT DO NOTHING`, tx.Hash.Hex(), f.Node, f.Epoch, millis(at), tx.ID); err != nil {
-		return wrap(err, "record hash of %s", tx.ID)
-	}
-	return nil
-}
-
 // Attempts implements engine.AttemptStore. Versions recorded before
 // migration 0008 whose transaction holds no nonce are left out.
 func (s *Store) Attempts(ctx context.Context, accountID, network string) ([]engine.Attempt, error) {

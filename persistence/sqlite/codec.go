@@ -18,17 +18,6 @@ func millis(t time.Time) int64 { return t.UnixMilli() }
 // fromMillis decodes a timestamp column into a UTC time.
 func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
-// nullMillis encodes an optional timestamp; nil is NULL.
-func nullMillis(t *time.Time) sql.NullInt64 {
-	if t == nil {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: millis(*t), Valid: true}
-}
-
-// timeValue is nullMillis as a sqlrow.TimeValue.
-func timeValue(t *time.Time) any { return nullMillis(t) }
-
 // timeCol scans a timestamp column (unix milliseconds or NULL); it is the
 // sqlrow.TimeColumn of the row types.
 type timeCol struct{ sql.NullInt64 }
@@ -42,7 +31,6 @@ type (
 	userRow        = sqlrow.User[timeCol]
 	accountRow     = sqlrow.Account[timeCol]
 	contractRow    = sqlrow.Contract[timeCol]
-	callbackRow    = sqlrow.Callback[timeCol]
 	idempotencyRow = sqlrow.Idempotency[timeCol]
 )
 

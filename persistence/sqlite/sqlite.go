@@ -264,13 +264,3 @@ func wrap(err error, format string, args ...any) error {
 	}
 	return fmt.Errorf("sqlite: %s: %w", what, err)
 }
-
-// notFound returns engine.ErrNotFound wrapped with context.
-func notFound(format string, args ...any) error {
-	return fmt.Errorf("sqlite: %s: %w", fmt.Sprintf(format, args...), engine.ErrNotFound)
-}
-
-// conflict returns engine.ErrConflict wrapped with context.
-func conflict(format string, args ...any) error {
-	return fmt.Errorf("sqlite: %s: %w", fmt.Sprintf(format, args...), engine.ErrConflict)
-}
