@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"slices"
 	"time"
 
@@ -177,22 +176,7 @@ func (s *Store) updateCallback(ctx context.Context, id, what, set string, args .
 		if err != nil {
 			return s.wrap(err, what, id)
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return s.wrap(err, what, id)
-		}
-		if n > 0 {
-			return nil
-		}
-		var status string
-		err = dbtx.Get(ctx, &status, `SELECT status FROM callback_outbox WHERE id = ?`, id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return s.notFound(what+": no such callback", id)
-		}
-		if err != nil {
-			return s.wrap(err, what, id)
-		}
-		return s.conflict(what+": status is %s, not pending", id, status)
+		return s.checkRow(ctx, dbtx, res, "callback_outbox", "callback", id, what, "not pending")
 	})
 }
 

@@ -33,10 +33,13 @@ func (s *Store) ReadyTransactions(ctx context.Context, accountID, network string
 	if limit <= 0 {
 		return []*engine.Transaction{}, nil
 	}
+	// The status is a literal: PostgreSQL's transactions_ready is a
+	// partial index of the new rows, which a plan of any status could not
+	// use.
 	var rows []txRow
 	if err := s.r.Select(ctx, &rows, sqlrow.TxSelect+`
-		WHERE account_id = ? AND network = ? AND status = ? ORDER BY seq LIMIT ?`,
-		accountID, network, string(engine.StatusNew), limit); err != nil {
+		WHERE account_id = ? AND network = ? AND status = '`+string(engine.StatusNew)+`' ORDER BY seq LIMIT ?`,
+		accountID, network, limit); err != nil {
 		return nil, s.wrap(err, "ready transactions of %s on %s", accountID, network)
 	}
 	return decoded(sqlrow.Transactions(rows))

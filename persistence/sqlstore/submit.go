@@ -213,10 +213,17 @@ func (s *Store) MarkReplaced(ctx context.Context, f engine.Fence, tx *engine.Tra
 	})
 }
 
-// checkUpdated turns an UPDATE of one row by id that changed nothing into
-// engine.ErrNotFound (no such row) or engine.ErrConflict (the row is not in
-// a state the update accepts; why describes it).
+// checkUpdated turns an UPDATE of one row of transactions by id that
+// changed nothing into engine.ErrNotFound (no such row) or
+// engine.ErrConflict (the row is not in a state the update accepts; why
+// describes it).
 func (s *Store) checkUpdated(ctx context.Context, dbtx Conn, res sql.Result, id, what, why string) error {
+	return s.checkRow(ctx, dbtx, res, "transactions", "transaction", id, what, why)
+}
+
+// checkRow is checkUpdated of a row of table (with a status column), a
+// noun in errors.
+func (s *Store) checkRow(ctx context.Context, dbtx Conn, res sql.Result, table, noun, id, what, why string) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return s.wrap(err, what, id)
@@ -225,9 +232,9 @@ func (s *Store) checkUpdated(ctx context.Context, dbtx Conn, res sql.Result, id,
 		return nil
 	}
 	var status string
-	err = dbtx.Get(ctx, &status, `SELECT status FROM transactions WHERE id = ?`, id)
+	err = dbtx.Get(ctx, &status, `SELECT status FROM `+table+` WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return s.notFound(what+": no such transaction", id)
+		return s.notFound(what+": no such "+noun, id)
 	}
 	if err != nil {
 		return s.wrap(err, what, id)
