@@ -89,7 +89,7 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 			return err
 		}
 		if err := s.insertIdempotency(ctx, tx, idems...); err != nil {
-			return s.errorf("%s: %w", what(), err)
+			return fmt.Errorf("%s: %w", what(), err)
 		}
 		return s.insertDependencies(ctx, tx, ins, depTx, depOn)
 	})
