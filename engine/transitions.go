@@ -11,33 +11,34 @@ type Transition string
 // The transitions of a transaction (API.md, "Transactions"). A status not
 // listed in a transition's From cannot take it.
 const (
-	// Wait holds a new transaction on its conditions (waitForAsset,
+	// TxWait holds a new transaction on its conditions (waitForAsset,
 	// dependsOn).
 	TxWait Transition = "wait"
-	// Ready releases a waiting transaction whose conditions hold.
+	// TxReady releases a waiting transaction whose conditions hold.
 	TxReady Transition = "ready"
-	// Submit gives a new transaction its nonce and sends it.
+	// TxSubmit gives a new transaction its nonce and sends it.
 	TxSubmit Transition = "submit"
-	// Replace sends another version of a submitted transaction, same
+	// TxReplace sends another version of a submitted transaction, same
 	// nonce (a fee bump); the status stays submitted.
 	TxReplace Transition = "replace"
-	// Mine completes (or fails, reverted) a submitted transaction with its
+	// TxMine completes (or fails, reverted) a submitted transaction with its
 	// receipt.
 	TxMine Transition = "mine"
-	// Unmine takes back a mined transaction whose block a reorg removed.
+	// TxUnmine takes back a mined transaction whose block a reorg removed.
 	TxUnmine Transition = "unmine"
-	// Release gives back the nonce of a submitted transaction that no
+	// TxRelease gives back the nonce of a submitted transaction that no
 	// version can land with it: new again, or failed.
 	TxRelease Transition = "release"
-	// FailSubmitted fails a submitted transaction (its nonce was used
+	// TxFailSubmitted fails a submitted transaction (its nonce was used
 	// elsewhere, or it can never be mined).
 	TxFailSubmitted Transition = "fail submitted"
-	// FailQueued fails a transaction before it is submitted (it cannot be
-	// built or signed, or a condition can never hold).
+	// TxFailQueued is the Sender's failure of a new transaction it read to
+	// send (it cannot be built or signed): a transaction that moved on
+	// meanwhile (held, cancelled, submitted) is left alone.
 	TxFailQueued Transition = "fail queued"
-	// Cancel is the user's cancellation of a transaction not submitted yet.
+	// TxCancel is the user's cancellation of a transaction not submitted yet.
 	TxCancel Transition = "cancel"
-	// Fail fails a transaction that has not ended, whatever its stage.
+	// TxFail fails a transaction that has not ended, whatever its stage.
 	TxFail Transition = "fail"
 )
 

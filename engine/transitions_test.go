@@ -39,6 +39,8 @@ func TestTransitionTable(t *testing.T) {
 		{TxMine, StatusNew, StatusCompleted, false},
 		{TxCancel, StatusSubmitted, StatusFailed, false},
 		{TxCancel, StatusWaiting, StatusFailed, true},
+		{TxFailQueued, StatusNew, StatusFailed, true},
+		{TxFailQueued, StatusWaiting, StatusFailed, false},
 		{TxFail, StatusCompleted, StatusFailed, false},
 		{TxUnmine, StatusCompleted, StatusSubmitted, true},
 		{TxReady, StatusNew, StatusNew, false},

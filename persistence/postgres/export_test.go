@@ -7,6 +7,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/sqlstore"
 )
 
 // AppliedMigrations returns the versions recorded in schema_migrations.
@@ -34,7 +35,7 @@ func EmbeddedMigrations() ([]int, error) {
 // serves the query at all (a test table is too small for the planner to
 // prefer one on cost).
 func ExplainListTransactions(ctx context.Context, s *Store, f engine.TxFilter) (string, error) {
-	q, args := listTxQuery(f)
+	q, args := s.Store.ListTransactionsQuery(f)
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return "", err
@@ -52,14 +53,14 @@ func ExplainListTransactions(ctx context.Context, s *Store, f engine.TxFilter) (
 
 // Hook points of the fencing tests.
 const (
-	HookFenced        = hookFenced
-	HookAccountLease  = hookAccountLease
-	HookNetworkFenced = hookNetworkFenced
+	HookFenced        = sqlstore.HookFenced
+	HookAccountLease  = sqlstore.HookAccountLease
+	HookNetworkFenced = sqlstore.HookNetworkFenced
 )
 
-// SetHook makes s call fn at the hook points of cluster.go. Set it before
+// SetHook makes s call fn at the hook points of sqlstore/lease.go. Set it before
 // the store is used concurrently.
-func SetHook(s *Store, fn func(point string)) { s.hook = fn; s.Store.SetHook(fn) }
+func SetHook(s *Store, fn func(point string)) { s.Store.SetHook(fn) }
 
 // LockWaiters returns how many sessions of s's database wait for a lock.
 func LockWaiters(ctx context.Context, s *Store) (int, error) {

@@ -32,17 +32,13 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"embed"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/schema"
@@ -82,11 +78,6 @@ var _ engine.Store = (*Store)(nil)
 type Store struct {
 	*sqlstore.Store
 	db *sqlx.DB
-	// insert is the prepared statement of InsertTransactions (insertStmt).
-	stmtMu sync.Mutex
-	insert *sql.Stmt
-	// hook, when set by a test, runs at the points of cluster.go.
-	hook func(point string)
 }
 
 // Open connects to the PostgreSQL database at url (a postgres:// URL or a
@@ -136,16 +127,6 @@ func open(ctx context.Context, url string, upTo int) (*Store, error) {
 	return s, nil
 }
 
-// Close releases the connection pool.
-func (s *Store) Close() error {
-	s.stmtMu.Lock()
-	if s.insert != nil {
-		_ = s.insert.Close()
-	}
-	s.stmtMu.Unlock()
-	return s.Store.Close()
-}
-
 // migrations returns the embedded migrations ordered by version.
 func migrations() ([]schema.Migration, error) {
 	ms, err := schema.Load(migrationFS, "migrations")
@@ -162,130 +143,20 @@ func migrations() ([]schema.Migration, error) {
 // each other.
 func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, math.MaxInt) }
 
-// migrate is Migrate of the migrations up to version upTo.
+// migrate is Migrate of the migrations up to version upTo, each under the
+// migration advisory lock.
 func (s *Store) migrate(ctx context.Context, upTo int) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	// CREATE TABLE IF NOT EXISTS is not safe against a concurrent creator
-	// (both may pass the check): it runs under the lock too.
-	err = s.migrationTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	return s.ApplyMigrations(ctx, sqlstore.Migrations{
+		List: ms,
+		Table: `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version INTEGER     PRIMARY KEY,
 			name    TEXT        NOT NULL,
 			applied TIMESTAMPTZ NOT NULL
-		)`); err != nil {
-			return fmt.Errorf("postgres: create schema_migrations: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, m := range ms {
-		if m.Version > upTo {
-			break
-		}
-		if err := s.migrationTx(ctx, func(tx *sqlx.Tx) error { return applyMigration(ctx, tx, m) }); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// migrationTx runs fn in a transaction that holds the migration lock.
-func (s *Store) migrationTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
-			return fmt.Errorf("postgres: take the migration lock: %w", err)
-		}
-		return fn(tx)
-	})
-}
-
-// applyMigration runs m unless schema_migrations records it already.
-func applyMigration(ctx context.Context, tx *sqlx.Tx, m schema.Migration) error {
-	var n int
-	if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.Version); err != nil {
-		return fmt.Errorf("postgres: migration %s: %w", m.Name, err)
-	}
-	if n > 0 {
-		return nil
-	}
-	// Without arguments lib/pq uses the simple query protocol, which runs
-	// a file of several statements.
-	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-		return fmt.Errorf("postgres: migration %s: %w", m.Name, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)`,
-		m.Version, m.Name, time.Now().UTC()); err != nil {
-		return fmt.Errorf("postgres: record migration %s: %w", m.Name, err)
-	}
-	return nil
-}
-
-// inTx runs fn in a database transaction and commits it when fn returns
-// nil; otherwise it rolls back and returns fn's error.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return engine.NotCommitted(wrap(err, "begin"))
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return engine.NotCommitted(err)
-	}
-	if err := tx.Commit(); err != nil {
-		if pq.As(err) != nil {
-			// The server answered COMMIT with an error: rolled back.
-			return engine.NotCommitted(wrap(err, "commit"))
-		}
-		return wrap(err, "commit")
-	}
-	return nil
-}
-
-// lockOwner locks the users row of owner until the end of tx, so that the
-// writes of one owner's default account run one after the other. The lock
-// (FOR NO KEY UPDATE) does not block the foreign key checks of inserts that
-// reference the user. A missing owner is not an error here: the insert that
-// follows reports it.
-func lockOwner(ctx context.Context, tx *sqlx.Tx, owner string) error {
-	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE`, owner); err != nil {
-		return wrap(err, "lock user %s", owner)
-	}
-	return nil
-}
-
-// wrap adds context to a database error and maps it to the engine's
-// sentinels (dialect.Classify); sql.ErrNoRows is engine.ErrNotFound.
-func wrap(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	what := fmt.Sprintf(format, args...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("postgres: %s: %w", what, engine.ErrNotFound)
-	}
-	switch kind, detail := (dialect{}).Classify(err); {
-	case kind == nil:
-		return fmt.Errorf("postgres: %s: %w", what, err)
-	case errors.Is(kind, engine.ErrNotFound):
-		return fmt.Errorf("postgres: %s: references a missing row (%s): %w", what, detail, kind)
-	case errors.Is(kind, engine.ErrConflict):
-		return fmt.Errorf("postgres: %s: %s: %w", what, detail, kind)
-	default:
-		return fmt.Errorf("postgres: %s: %w (%w)", what, kind, err)
-	}
-}
-
-// notFound returns engine.ErrNotFound wrapped with context.
-func notFound(format string, args ...any) error {
-	return fmt.Errorf("postgres: %s: %w", fmt.Sprintf(format, args...), engine.ErrNotFound)
-}
-
-// conflict returns engine.ErrConflict wrapped with context.
-func conflict(format string, args ...any) error {
-	return fmt.Errorf("postgres: %s: %w", fmt.Sprintf(format, args...), engine.ErrConflict)
+		)`,
+		Lock: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrationLockKey),
+	}, upTo)
 }

@@ -49,8 +49,14 @@ func TestWrapMapsLostConnectionsToUnavailable(t *testing.T) {
 		{"syntax", &pq.Error{Code: pqerror.SyntaxError}, engine.CodeInternal},
 		{"other", errors.New("boom"), engine.CodeInternal},
 	}
+	db, err := sqlx.Open(driverName, "postgres://u@127.0.0.1:1/db?sslmode=disable") // never connected
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sqlstore.New(dialect{}, db, db)
+	defer st.Close()
 	for _, c := range cases {
-		err := wrap(c.err, "read %s", "x")
+		err := st.Wrap(c.err, "read %s", "x")
 		if got := engine.ErrorCode(err); got != c.want {
 			t.Errorf("%s: code %q, want %q (%v)", c.name, got, c.want, err)
 		}

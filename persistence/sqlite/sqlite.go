@@ -27,7 +27,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -146,62 +145,29 @@ func migrations() ([]schema.Migration, error) {
 // schema_migrations. Open calls it; calling it again is a no-op.
 func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, math.MaxInt) }
 
-// migrate is Migrate of the migrations up to version upTo.
+// migrate is Migrate of the migrations up to version upTo. Each runs in
+// an immediate transaction that checks schema_migrations first, so two
+// processes opening the same file apply each migration once.
 func (s *Store) migrate(ctx context.Context, upTo int) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY,
-		name    TEXT    NOT NULL,
-		applied INTEGER NOT NULL
-	)`); err != nil {
-		return fmt.Errorf("sqlite: create schema_migrations: %w", err)
-	}
-	for _, m := range ms {
-		if m.Version > upTo {
-			break
-		}
-		if err := s.applyMigration(ctx, m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// applyMigration runs m unless schema_migrations records it already. The
-// check runs inside the (immediate) transaction, so two processes opening
-// the same file apply each migration once.
-func (s *Store) applyMigration(ctx context.Context, m schema.Migration) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var n int
-		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.Version); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
-		}
-		if n > 0 {
-			return nil
-		}
-		if check := migrationCheck(m.Version); check != nil {
-			if err := check(ctx, tx); err != nil {
-				return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)`,
-			m.Version, m.Name, time.Now().UnixMilli()); err != nil {
-			return fmt.Errorf("sqlite: record migration %s: %w", m.Name, err)
-		}
-		return nil
-	})
+	return s.ApplyMigrations(ctx, sqlstore.Migrations{
+		List: ms,
+		Table: `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version INTEGER PRIMARY KEY,
+			name    TEXT    NOT NULL,
+			applied INTEGER NOT NULL
+		)`,
+		Check: migrationCheck,
+	}, upTo)
 }
 
 // migrationCheck returns the precondition of the migration of version, or
 // nil: run in the migration's transaction before its SQL, it refuses data
 // the migration must not change silently.
-func migrationCheck(version int) func(ctx context.Context, tx *sqlx.Tx) error {
+func migrationCheck(version int) func(ctx context.Context, tx sqlstore.Conn) error {
 	switch version {
 	case 9:
 		return checkNonceDuplicates
@@ -216,9 +182,9 @@ var ErrDuplicateNonces = errors.New("transactions share an (account, network, no
 
 // checkNonceDuplicates fails when some (account, network, nonce) is held
 // by more than one transaction, naming how many such keys there are.
-func checkNonceDuplicates(ctx context.Context, tx *sqlx.Tx) error {
+func checkNonceDuplicates(ctx context.Context, tx sqlstore.Conn) error {
 	var dups int64
-	if err := tx.GetContext(ctx, &dups, `SELECT COUNT(*) FROM (SELECT 1 FROM transactions
+	if err := tx.Get(ctx, &dups, `SELECT COUNT(*) FROM (SELECT 1 FROM transactions
 		WHERE nonce IS NOT NULL GROUP BY account_id, network, nonce HAVING COUNT(*) > 1)`); err != nil {
 		return fmt.Errorf("count duplicate nonces: %w", err)
 	}
@@ -227,50 +193,4 @@ func checkNonceDuplicates(ctx context.Context, tx *sqlx.Tx) error {
 			dups, ErrDuplicateNonces)
 	}
 	return nil
-}
-
-// inTx runs fn in a write transaction and commits it when fn returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.w.BeginTxx(ctx, nil)
-	if err != nil {
-		return engine.NotCommitted(fmt.Errorf("sqlite: begin: %w", err))
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return engine.NotCommitted(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
-	}
-	return nil
-}
-
-// wrap adds context to a database error and maps constraint violations to
-// the engine's sentinels (dialect.Classify); sql.ErrNoRows is
-// engine.ErrNotFound.
-func wrap(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	what := fmt.Sprintf(format, args...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("sqlite: %s: %w", what, engine.ErrNotFound)
-	}
-	switch kind, detail := (dialect{}).Classify(err); {
-	case errors.Is(kind, engine.ErrConflict):
-		return fmt.Errorf("sqlite: %s: %s: %w", what, detail, engine.ErrConflict)
-	case errors.Is(kind, engine.ErrNotFound):
-		return fmt.Errorf("sqlite: %s: references a missing row: %w", what, engine.ErrNotFound)
-	}
-	return fmt.Errorf("sqlite: %s: %w", what, err)
-}
-
-// notFound returns engine.ErrNotFound wrapped with context.
-func notFound(format string, args ...any) error {
-	return fmt.Errorf("sqlite: %s: %w", fmt.Sprintf(format, args...), engine.ErrNotFound)
-}
-
-// conflict returns engine.ErrConflict wrapped with context.
-func conflict(format string, args ...any) error {
-	return fmt.Errorf("sqlite: %s: %w", fmt.Sprintf(format, args...), engine.ErrConflict)
 }

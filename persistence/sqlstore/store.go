@@ -119,6 +119,10 @@ type Store struct {
 	// bound caches the queries bound to the placeholder style (string to
 	// string) when it is not ?.
 	bound sync.Map
+	// stmts holds the statements of Conn.Prepared (query to *sqlx.Stmt),
+	// closed by Close.
+	stmtMu sync.Mutex
+	stmts  map[string]*sqlx.Stmt
 	// closers release the pools, in order.
 	closers []func() error
 }
@@ -149,6 +153,12 @@ func (s *Store) Reader() Conn { return s.r }
 // Close releases the connection pools.
 func (s *Store) Close() error {
 	var errs []error
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		_ = st.Close() // the pools close next: their connections with it
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
 	for _, c := range s.closers {
 		if err := c(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: close: %w", s.d.Name(), err))
@@ -225,6 +235,32 @@ func (c Conn) Exec(ctx context.Context, query string, args ...any) (sql.Result, 
 // Prepare prepares a statement, bound to the dialect's placeholders.
 func (c Conn) Prepare(ctx context.Context, query string) (*sqlx.Stmt, error) {
 	return c.x.PreparexContext(ctx, c.s.bind(query))
+}
+
+// Prepared returns the statement of query prepared on the pool c once and
+// kept until the store closes (database/sql prepares it again on each
+// connection that runs it): a statement run on its own saves its parse on
+// every call. c must be a pool, not a transaction.
+func (c Conn) Prepared(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	db, ok := c.x.(*sqlx.DB)
+	if !ok {
+		return nil, fmt.Errorf("%s: prepare: not a pool", c.s.d.Name())
+	}
+	s := c.s
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := db.PreparexContext(ctx, s.bind(query))
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sqlx.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
 }
 
 // Raw returns the pool or transaction itself, for the dialect's bulk
@@ -358,7 +394,11 @@ func decoded[V any](v V, err error) (V, error) {
 // from is the condition that a transaction may take transition t (its
 // status is one of engine.TransitionFrom(t)), with its arguments: every
 // update of transactions.status checks the engine's table through it.
-func from(t engine.Transition) (string, []any) {
+func from(t engine.Transition) (string, []any) { return fromCol("status", t) }
+
+// fromCol is from on the status column col (qualified, "t.status", where
+// a statement joins another row source).
+func fromCol(col string, t engine.Transition) (string, []any) {
 	statuses := engine.TransitionFrom(t)
 	if len(statuses) == 0 {
 		// An unknown transition matches no row.
@@ -368,5 +408,5 @@ func from(t engine.Transition) (string, []any) {
 	for i, st := range statuses {
 		args[i] = st
 	}
-	return `status IN (?` + strings.Repeat(`, ?`, len(args)-1) + `)`, args
+	return col + ` IN (?` + strings.Repeat(`, ?`, len(args)-1) + `)`, args
 }

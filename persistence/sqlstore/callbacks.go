@@ -1,0 +1,191 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
+)
+
+// The callback outbox (migrations/0005_callbacks.sql). Rows are inserted by
+// enqueueCallbacks (or insertCallbacks, insertOutbox) inside the write
+// transaction of every method that moves a transaction to completed or
+// failed (engine.TxStore's outbox rule).
+
+// OutboxRow is one callback_outbox row to insert: callback ID of
+// transaction TxID to URL, pending and due at At (created then too).
+type OutboxRow struct {
+	ID, TxID, URL string
+	At            time.Time
+}
+
+// OutboxWriter is the optional bulk statement of a Dialect that inserts
+// outbox rows in tx, in order (their insertion order follows it), in a
+// fixed number of statements. Without it, the store inserts them one by
+// one.
+type OutboxWriter interface {
+	InsertOutbox(ctx context.Context, tx Conn, rows []OutboxRow) error
+}
+
+// enqueueCallbacks inserts one pending outbox row, due at ended, per
+// callback URL of transaction id. The caller has just moved the transaction
+// from a non-terminal status to completed or failed in dbtx.
+func (s *Store) enqueueCallbacks(ctx context.Context, dbtx Conn, id string, ended time.Time) error {
+	var raw sql.NullString
+	if err := dbtx.Get(ctx, &raw, `SELECT callbacks FROM transactions WHERE id = ?`, id); err != nil {
+		return s.wrap(err, "callbacks of %s", id)
+	}
+	return s.insertCallbacks(ctx, dbtx, id, raw, ended)
+}
+
+// insertCallbacks inserts the outbox rows of transaction id whose
+// callbacks column holds raw.
+func (s *Store) insertCallbacks(ctx context.Context, dbtx Conn, id string, raw sql.NullString, ended time.Time) error {
+	rows, err := s.outboxRows(id, raw, ended)
+	if err != nil {
+		return err
+	}
+	return s.insertOutbox(ctx, dbtx, rows)
+}
+
+// outboxRows returns the outbox rows of transaction id whose callbacks
+// column holds raw, due at ended: one per URL, in order, each with a fresh
+// id.
+func (s *Store) outboxRows(id string, raw sql.NullString, ended time.Time) ([]OutboxRow, error) {
+	var urls []string
+	if err := sqlrow.FromNullJSON("callbacks", raw, &urls); err != nil {
+		return nil, s.errorf("callbacks of %s: %w", id, err)
+	}
+	rows := make([]OutboxRow, len(urls))
+	for i, u := range urls {
+		rows[i] = OutboxRow{ID: uuid.NewString(), TxID: id, URL: u, At: ended}
+	}
+	return rows, nil
+}
+
+// insertOutbox inserts rows, pending and due at once (next attempt and
+// creation at their time), in order.
+func (s *Store) insertOutbox(ctx context.Context, dbtx Conn, rows []OutboxRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if w, ok := s.d.(OutboxWriter); ok {
+		err := w.InsertOutbox(ctx, dbtx, rows)
+		if err != nil && rows[0].TxID == rows[len(rows)-1].TxID {
+			return s.wrap(err, "enqueue callback of %s", rows[0].TxID)
+		}
+		return s.wrap(err, "enqueue %d callbacks", len(rows))
+	}
+	for _, r := range rows {
+		at := s.ts(r.At)
+		if _, err := dbtx.Exec(ctx, `INSERT INTO callback_outbox
+			(id, tx_id, url, status, attempts, next_attempt, last_error, created)
+			VALUES (?, ?, ?, ?, 0, ?, '', ?)`,
+			r.ID, r.TxID, r.URL, string(engine.CallbackPending), at, at); err != nil {
+			return s.wrap(err, "enqueue callback of %s", r.TxID)
+		}
+	}
+	return nil
+}
+
+// DueCallbacks implements engine.CallbackStore.
+func (s *Store) DueCallbacks(ctx context.Context, now time.Time, limit int) ([]engine.Callback, error) {
+	out := []engine.Callback{}
+	if limit <= 0 {
+		return out, nil
+	}
+	var rows []callbackRow
+	if err := s.r.Select(ctx, &rows, `SELECT `+sqlrow.CallbackColumns+` FROM callback_outbox
+		WHERE status = ? AND next_attempt <= ? ORDER BY next_attempt, created, `+s.seq+` LIMIT ?`,
+		string(engine.CallbackPending), s.ts(now), limit); err != nil {
+		return nil, s.wrap(err, "due callbacks")
+	}
+	return decoded(sqlrow.Callbacks(rows))
+}
+
+// ClaimDueCallbacks implements engine.CallbackStore: one UPDATE claims the
+// rows its subquery chooses and returns them, sorted in due order here.
+// Where writers run side by side, the subquery locks the rows it chooses
+// and skips those another claimer holds (FOR UPDATE SKIP LOCKED: skipped,
+// not waited for); where they are serialised, concurrent claimers get
+// disjoint rows anyway.
+func (s *Store) ClaimDueCallbacks(ctx context.Context, node string, now time.Time, claimFor time.Duration, limit int) ([]engine.Callback, error) {
+	out := []engine.Callback{}
+	if limit <= 0 {
+		return out, nil
+	}
+	var rows []claimedRow
+	if err := s.w.Select(ctx, &rows, `UPDATE callback_outbox SET claimed_by = ?, claimed_until = ?
+		WHERE id IN (
+			SELECT id FROM callback_outbox
+			WHERE status = ? AND next_attempt <= ?
+				AND (claimed_by IS NULL OR claimed_by = ? OR claimed_until <= ?)
+			ORDER BY next_attempt, created, `+s.seq+`
+			LIMIT ?`+s.d.Lock(LockUpdateSkipLocked)+`)
+		RETURNING `+s.seq+` AS claim_seq, `+sqlrow.CallbackColumns,
+		node, s.ts(now.Add(claimFor)), string(engine.CallbackPending), s.ts(now), node, s.ts(now), limit); err != nil {
+		return nil, s.wrap(err, "claim due callbacks for %q", node)
+	}
+	slices.SortFunc(rows, func(a, b claimedRow) int {
+		return cmp.Or(a.NextAttempt.t.Compare(b.NextAttempt.t), a.Created.t.Compare(b.Created.t), cmp.Compare(a.Seq, b.Seq))
+	})
+	cbs := make([]callbackRow, len(rows))
+	for i := range rows {
+		cbs[i] = rows[i].callbackRow
+	}
+	return decoded(sqlrow.Callbacks(cbs))
+}
+
+// claimedRow is a row of ClaimDueCallbacks with its insertion order.
+type claimedRow struct {
+	Seq int64 `db:"claim_seq"`
+	callbackRow
+}
+
+// MarkCallbackDelivered implements engine.CallbackStore.
+func (s *Store) MarkCallbackDelivered(ctx context.Context, id string, attempts int, at time.Time) error {
+	return s.updateCallback(ctx, id, "mark callback %s delivered",
+		`status = ?, attempts = ?, delivered = ?, claimed_by = NULL, claimed_until = NULL`, string(engine.CallbackDelivered), attempts, s.ts(at))
+}
+
+// MarkCallbackRetry implements engine.CallbackStore.
+func (s *Store) MarkCallbackRetry(ctx context.Context, id string, attempts int, next time.Time, lastErr string) error {
+	return s.updateCallback(ctx, id, "mark callback %s for retry",
+		`attempts = ?, next_attempt = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL`, attempts, s.ts(next), lastErr)
+}
+
+// MarkCallbackAbandoned implements engine.CallbackStore.
+func (s *Store) MarkCallbackAbandoned(ctx context.Context, id string, attempts int, lastErr string) error {
+	return s.updateCallback(ctx, id, "abandon callback %s",
+		`status = ?, attempts = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL`, string(engine.CallbackAbandoned), attempts, lastErr)
+}
+
+// updateCallback sets the columns of set (with args) on pending row id,
+// whose claim set clears: engine.ErrNotFound without such a row,
+// engine.ErrConflict when it is no longer pending.
+func (s *Store) updateCallback(ctx context.Context, id, what, set string, args ...any) error {
+	return s.inTx(ctx, func(dbtx Conn) error {
+		res, err := dbtx.Exec(ctx, `UPDATE callback_outbox SET `+set+` WHERE id = ? AND status = ?`,
+			append(args, id, string(engine.CallbackPending))...)
+		if err != nil {
+			return s.wrap(err, what, id)
+		}
+		return s.checkRow(ctx, dbtx, res, "callback_outbox", "callback", id, what, "not pending")
+	})
+}
+
+// PendingCallbacks implements engine.CallbackStore.
+func (s *Store) PendingCallbacks(ctx context.Context) (int, error) {
+	var n int
+	if err := s.r.Get(ctx, &n, `SELECT COUNT(*) FROM callback_outbox WHERE status = ?`,
+		string(engine.CallbackPending)); err != nil {
+		return 0, s.wrap(err, "pending callbacks")
+	}
+	return n, nil
+}
