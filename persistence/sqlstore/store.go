@@ -9,9 +9,14 @@
 // passed (an IN list per chunk on SQLite, one array on PostgreSQL), the row
 // locks (PostgreSQL's FOR SHARE, FOR NO KEY UPDATE; SQLite has one writer
 // at a time and needs none), how a driver error maps to the engine's
-// sentinels, and the few bulk statements where the fast path of one has no
-// equivalent in the other (PostgreSQL's COPY and unnest of arrays, SQLite's
-// prepared statement run once per row in process).
+// sentinels. Where the fast path of one database has no equivalent in the
+// other (PostgreSQL sends many rows as arrays in one statement, unnest, or
+// COPY; SQLite runs one prepared statement per row in process, where a
+// statement costs no round trip), the store runs the portable statement
+// unless the dialect implements the optional interface declared next to
+// the code that uses it (IdempotencyWriter, TxInserter, SubmitWriter,
+// MinedWriter, OutboxWriter, ReadyReader, IndexWriter, Resealer,
+// RequestCounter).
 //
 // Semantics: a unique key that is taken is engine.ErrConflict, a missing
 // row or a reference to one (foreign key) is engine.ErrNotFound, every
@@ -76,8 +81,6 @@ type Dialect interface {
 	// database rolled the transaction back (rather than that the outcome
 	// is unknown).
 	RolledBack(err error) bool
-	// Bulk is the dialect's bulk statements.
-	Bulk
 }
 
 // LockMode is a row lock of Dialect.Lock.
