@@ -72,12 +72,6 @@ func (s *testStore) rows(t testing.TB) int {
 		(SELECT COUNT(*) FROM faucet_grants)`)
 }
 
-// idempotencyRecords returns how many idempotency records the store holds.
-func (s *testStore) idempotencyRecords(t testing.TB) int {
-	t.Helper()
-	return s.count(t, `SELECT COUNT(*) FROM idempotency_keys`)
-}
-
 // exec runs a statement on the store (a change no API makes, such as a
 // contract's deployment block).
 func (s *testStore) exec(t testing.TB, query string, args ...any) {

@@ -144,9 +144,6 @@ func New(d Dialect, w, r *sqlx.DB) *Store {
 	return s
 }
 
-// Dialect returns the store's dialect.
-func (s *Store) Dialect() Dialect { return s.d }
-
 // Writer returns the write pool.
 func (s *Store) Writer() Conn { return s.w }
 
@@ -293,9 +290,6 @@ func (s *Store) inTx(ctx context.Context, fn func(tx Conn) error) error {
 	}
 	return nil
 }
-
-// InTx is inTx for the database's package (its migrations).
-func (s *Store) InTx(ctx context.Context, fn func(tx Conn) error) error { return s.inTx(ctx, fn) }
 
 // readTx runs fn in a transaction of the read pool (one snapshot of the
 // database) and rolls it back.
