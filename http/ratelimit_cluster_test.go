@@ -25,19 +25,7 @@ import (
 // Servers, as two nodes, on one store.
 
 // openSQLite opens a fresh SQLite store for the test.
-func openSQLite(t *testing.T) *sqlite.Store {
-	t.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "txengine.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
-}
+func openSQLite(t *testing.T) *sqlite.Store { return newTestStore(t).Store }
 
 // serveOn sends a request to srv.
 func serveOn(t *testing.T, srv *Server, method, path, token, body string, headers ...string) *httptest.ResponseRecorder {
