@@ -102,7 +102,12 @@ func Deploy(ctx context.Context, chain engine.Chain, key *ecdsa.PrivateKey, data
 }
 
 // WaitMined polls for the receipt of the transaction hash until it is mined
-// or ctx ends. Errors other than "not found" are retried too (a node may be
+// and the node's latest block has reached the receipt's block, or ctx ends.
+// A node may serve the receipt of a block it is still making its head
+// (geth writes the receipts and their index before it moves the head), and
+// a call at the latest block meanwhile still sees the state before it: a
+// mint estimated right after its contract's deployment then runs out of
+// gas. Errors other than "not found" are retried too (a node may be
 // indexing or briefly unreachable) and reported if ctx ends.
 func WaitMined(ctx context.Context, chain engine.Chain, hash common.Hash) (*types.Receipt, error) {
 	ticker := time.NewTicker(receiptPollInterval)
@@ -111,9 +116,13 @@ func WaitMined(ctx context.Context, chain engine.Chain, hash common.Hash) (*type
 	for {
 		receipt, err := chain.TransactionReceipt(ctx, hash)
 		if err == nil {
-			return receipt, nil
+			head, herr := chain.HeaderByNumber(ctx, nil)
+			if herr == nil && receipt.BlockNumber != nil && head.Number.Cmp(receipt.BlockNumber) >= 0 {
+				return receipt, nil
+			}
+			err = herr // nil while the head catches up
 		}
-		if !errors.Is(err, ethereum.NotFound) {
+		if err != nil && !errors.Is(err, ethereum.NotFound) {
 			lastErr = err
 		}
 		select {
