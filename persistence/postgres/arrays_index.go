@@ -56,3 +56,14 @@ func (dialect) WriteIndex(ctx context.Context, tx sqlstore.Conn, network string,
 	}
 	return nil
 }
+
+var _ sqlstore.LatestTransfersQuery = dialect{}
+
+// LatestTransfers implements sqlstore.LatestTransfersQuery: DISTINCT ON
+// keeps the first row of each (token, token id) in the order given, its
+// latest transfer, from one index scan.
+func (dialect) LatestTransfers(in string) string {
+	return `SELECT DISTINCT ON (token, value) to_address
+		FROM token_transfers WHERE network = ? AND ` + in + `
+		ORDER BY token, value, block_number DESC, log_index DESC`
+}
