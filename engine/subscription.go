@@ -192,15 +192,15 @@ func SubscriptionQueries(filters []SubscriptionFilter, from, to uint64) []ethere
 	}
 	if len(addrs) > 0 {
 		out = append(out, bounds(ethereum.FilterQuery{
-			Addresses: sortedAddresses(addrs),
-			Topics:    [][]common.Hash{sortedHashes(events)},
+			Addresses: sortedKeys(addrs),
+			Topics:    [][]common.Hash{sortedKeys(events)},
 		}))
 	}
 	if anyAddrN > 0 {
 		topics := make([][]common.Hash, 3)
 		for i := range 3 {
 			if !anyAddrAll[i] {
-				topics[i] = sortedHashes(anyAddr[i])
+				topics[i] = sortedKeys(anyAddr[i])
 			}
 		}
 		for len(topics) > 0 && len(topics[len(topics)-1]) == 0 {
@@ -261,22 +261,15 @@ func (m *SubscriptionMatcher) Match(l *types.Log) []string {
 // newUint returns v as a block number of a query.
 func newUint(v uint64) *big.Int { return new(big.Int).SetUint64(v) }
 
-// sortedAddresses returns the members of set in byte order.
-func sortedAddresses(set map[common.Address]bool) []common.Address {
-	out := make([]common.Address, 0, len(set))
-	for a := range set {
-		out = append(out, a)
+// sortedKeys returns the members of set in byte order (addresses, hashes).
+func sortedKeys[K interface {
+	comparable
+	Cmp(K) int
+}](set map[K]bool) []K {
+	out := make([]K, 0, len(set))
+	for k := range set {
+		out = append(out, k)
 	}
-	slices.SortFunc(out, func(a, b common.Address) int { return a.Cmp(b) })
-	return out
-}
-
-// sortedHashes returns the members of set in byte order.
-func sortedHashes(set map[common.Hash]bool) []common.Hash {
-	out := make([]common.Hash, 0, len(set))
-	for h := range set {
-		out = append(out, h)
-	}
-	slices.SortFunc(out, func(a, b common.Hash) int { return a.Cmp(b) })
+	slices.SortFunc(out, func(a, b K) int { return a.Cmp(b) })
 	return out
 }
