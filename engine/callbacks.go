@@ -35,12 +35,23 @@ const (
 )
 
 // Callback is one row of the callback outbox: one delivery of one
-// transaction's terminal state to one URL.
+// transaction's terminal state, or of one subscription's event, to one URL.
 type Callback struct {
-	// ID is sent as X-Callback-Id, the same on every attempt.
-	ID   string
+	// ID is sent as X-Callback-Id of a transaction's callback, the same on
+	// every attempt.
+	ID string
+	// TxID is the transaction of a transaction's callback ("" for an
+	// event's).
 	TxID string
-	URL  string
+	// EventID is the delivery (SubscriptionEvent.ID, sent as
+	// X-Callback-Id) of a subscription's callback, SubscriptionID its
+	// subscription and EventSeq its Seq ("" and 0 for a transaction's).
+	// The rows of one subscription and URL are delivered one at a time,
+	// in EventSeq order.
+	EventID        string
+	SubscriptionID string
+	EventSeq       int64
+	URL            string
 	// Status is pending, delivered or abandoned.
 	Status CallbackStatus
 	// Attempts counts the delivery attempts made so far.

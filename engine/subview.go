@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// SubscriptionEventView is one delivery of a subscription as the API shows
+// it: in the body of its callbacks ({"event": ...}) and in GET
+// /subscriptions/{id}/events. It is built once, when the log is matched (or
+// retracted), and stored as SubscriptionEvent.Body.
+type SubscriptionEventView struct {
+	// ID is the stable delivery id, also sent as X-Callback-Id.
+	ID             string `json:"id"`
+	SubscriptionID string `json:"subscriptionId"`
+	// Sequence numbers the subscription's deliveries from 1 without gaps.
+	Sequence int64  `json:"sequence"`
+	Network  string `json:"network"`
+	// ContractID is the registered contract the subscription names, when
+	// it names one.
+	ContractID      string         `json:"contractId,omitempty"`
+	Address         string         `json:"address"`
+	Event           string         `json:"event"`
+	Signature       string         `json:"signature"`
+	BlockNumber     uint64         `json:"blockNumber"`
+	BlockHash       string         `json:"blockHash"`
+	TransactionHash string         `json:"transactionHash"`
+	LogIndex        uint           `json:"logIndex"`
+	ReturnValues    map[string]any `json:"returnValues"`
+	// Removed is true when a reorg took back the log of an earlier
+	// delivery (the same fields, the same log).
+	Removed bool `json:"removed"`
+}
+
+// EventCallbackBody returns the body of a callback of a subscription's
+// delivery whose view is body: {"event": <body>}.
+func EventCallbackBody(body json.RawMessage) ([]byte, error) {
+	if !json.Valid(body) {
+		return nil, fmt.Errorf("event callback body: stored delivery is not JSON")
+	}
+	out := make([]byte, 0, len(body)+10)
+	out = append(out, `{"event":`...)
+	out = append(out, body...)
+	return append(out, '}'), nil
+}
