@@ -50,6 +50,10 @@ type Subscription struct {
 	// LastSeq is the Seq of the subscription's last delivery (0: none).
 	LastSeq int64
 	Created time.Time
+	// Seq is the insertion order the store gives the subscription (set
+	// when read): with Created, the keyset of a listing's cursor
+	// (SubscriptionCursor{Created, Seq} of a page's last row).
+	Seq int64
 }
 
 // SubscriptionEvent is one delivery of a subscription: a matched log, or

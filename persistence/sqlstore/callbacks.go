@@ -19,10 +19,31 @@ import (
 // failed (engine.TxStore's outbox rule).
 
 // OutboxRow is one callback_outbox row to insert: callback ID of
-// transaction TxID to URL, pending and due at At (created then too).
+// transaction TxID, or of delivery EventID (seq EventSeq of subscription
+// SubscriptionID), to URL, pending and due at At (created then too).
+// Exactly one of TxID and EventID is set.
 type OutboxRow struct {
-	ID, TxID, URL string
-	At            time.Time
+	ID, TxID, URL  string
+	EventID        string
+	SubscriptionID string
+	EventSeq       int64
+	At             time.Time
+}
+
+// sourceArgs are the values of the columns of r that name its source
+// (tx_id, event_id, subscription_id, event_seq): NULL where not set.
+func (r OutboxRow) sourceArgs() []any {
+	null := func(v string) sql.NullString { return sql.NullString{String: v, Valid: v != ""} }
+	return []any{null(r.TxID), null(r.EventID), null(r.SubscriptionID),
+		sql.NullInt64{Int64: r.EventSeq, Valid: r.EventID != ""}}
+}
+
+// what names the source of r in errors.
+func (r OutboxRow) what() string {
+	if r.EventID != "" {
+		return "delivery " + r.EventID
+	}
+	return r.TxID
 }
 
 // OutboxWriter is the optional bulk statement of a Dialect that inserts
@@ -77,32 +98,49 @@ func (s *Store) insertOutbox(ctx context.Context, dbtx Conn, rows []OutboxRow) e
 	}
 	if w, ok := s.d.(OutboxWriter); ok {
 		err := w.InsertOutbox(ctx, dbtx, rows)
-		if err != nil && rows[0].TxID == rows[len(rows)-1].TxID {
-			return s.wrap(err, "enqueue callback of %s", rows[0].TxID)
+		if err != nil && rows[0].what() == rows[len(rows)-1].what() {
+			return s.wrap(err, "enqueue callback of %s", rows[0].what())
 		}
 		return s.wrap(err, "enqueue %d callbacks", len(rows))
 	}
+	stmt, err := dbtx.Prepare(ctx, `INSERT INTO callback_outbox
+		(id, tx_id, event_id, subscription_id, event_seq, url, status, attempts, next_attempt, last_error, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, '', ?)`)
+	if err != nil {
+		return s.wrap(err, "enqueue %d callbacks", len(rows))
+	}
+	defer stmt.Close()
 	for _, r := range rows {
 		at := s.ts(r.At)
-		if _, err := dbtx.Exec(ctx, `INSERT INTO callback_outbox
-			(id, tx_id, url, status, attempts, next_attempt, last_error, created)
-			VALUES (?, ?, ?, ?, 0, ?, '', ?)`,
-			r.ID, r.TxID, r.URL, string(engine.CallbackPending), at, at); err != nil {
-			return s.wrap(err, "enqueue callback of %s", r.TxID)
+		args := append([]any{r.ID}, r.sourceArgs()...)
+		if _, err := stmt.ExecContext(ctx, append(args, r.URL, string(engine.CallbackPending), at, at)...); err != nil {
+			return s.wrap(err, "enqueue callback of %s", r.what())
 		}
 	}
 	return nil
 }
 
-// DueCallbacks implements engine.CallbackStore.
+// inOrder is the condition on a pending row c of callback_outbox that no
+// pending row of its subscription and URL has a lower event_seq: the rows
+// of one subscription and URL are delivered one at a time, in order (a
+// transaction's row, whose subscription_id is NULL, always passes). The
+// status is a literal, so that callback_outbox_event_order, a partial
+// index on pending rows, serves the subquery.
+const inOrder = `NOT EXISTS (SELECT 1 FROM callback_outbox p
+	WHERE p.subscription_id = c.subscription_id AND p.url = c.url
+		AND p.status = '` + string(engine.CallbackPending) + `' AND p.event_seq < c.event_seq)`
+
+// DueCallbacks implements engine.CallbackStore: the due rows that the
+// ordering rule of event rows lets through (inOrder).
 func (s *Store) DueCallbacks(ctx context.Context, now time.Time, limit int) ([]engine.Callback, error) {
 	out := []engine.Callback{}
 	if limit <= 0 {
 		return out, nil
 	}
 	var rows []callbackRow
-	if err := s.r.Select(ctx, &rows, `SELECT `+sqlrow.CallbackColumns+` FROM callback_outbox
-		WHERE status = ? AND next_attempt <= ? ORDER BY next_attempt, created, `+s.seq+` LIMIT ?`,
+	if err := s.r.Select(ctx, &rows, `SELECT `+sqlrow.CallbackColumns+` FROM callback_outbox c
+		WHERE status = ? AND next_attempt <= ? AND `+inOrder+`
+		ORDER BY next_attempt, created, `+s.seq+` LIMIT ?`,
 		string(engine.CallbackPending), s.ts(now), limit); err != nil {
 		return nil, s.wrap(err, "due callbacks")
 	}
@@ -123,9 +161,10 @@ func (s *Store) ClaimDueCallbacks(ctx context.Context, node string, now time.Tim
 	var rows []claimedRow
 	if err := s.w.Select(ctx, &rows, `UPDATE callback_outbox SET claimed_by = ?, claimed_until = ?
 		WHERE id IN (
-			SELECT id FROM callback_outbox
+			SELECT id FROM callback_outbox c
 			WHERE status = ? AND next_attempt <= ?
 				AND (claimed_by IS NULL OR claimed_by = ? OR claimed_until <= ?)
+				AND `+inOrder+`
 			ORDER BY next_attempt, created, `+s.seq+`
 			LIMIT ?`+s.d.Lock(LockUpdateSkipLocked)+`)
 		RETURNING `+s.seq+` AS claim_seq, `+sqlrow.CallbackColumns,
