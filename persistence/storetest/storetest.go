@@ -98,6 +98,13 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"NetworkFence", testNetworkFence},
 		{"SealedValues", testSealedValues},
 		{"KeyRotation", testKeyRotation},
+		{"SubscriptionRoundTrip", testSubscriptionRoundTrip},
+		{"ListSubscriptions", testListSubscriptions},
+		{"DeleteSubscription", testDeleteSubscription},
+		{"CountSubscriptions", testCountSubscriptions},
+		{"SubscriptionStep", testSubscriptionStep},
+		{"SubscriptionStepFenced", testSubscriptionStepFenced},
+		{"EventOutboxOrder", testEventOutboxOrder},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
