@@ -169,3 +169,28 @@ func (dialect) MarkMined(ctx context.Context, tx sqlstore.Conn, rows []sqlstore.
 		return err
 	})
 }
+
+// InsertDeliveries implements sqlstore.DeliveryWriter: one INSERT of arrays
+// per chunk.
+func (dialect) InsertDeliveries(ctx context.Context, tx sqlstore.Conn, rows []sqlstore.DeliveryRow) error {
+	return chunked(len(rows), func(lo, hi int) error {
+		chunk := rows[lo:hi]
+		n := len(chunk)
+		ids, subs, blockHashes, txHashes, bodies := make(pq.StringArray, n), make(pq.StringArray, n),
+			make(pq.StringArray, n), make(pq.StringArray, n), make(pq.StringArray, n)
+		seqs, blocks, logIndexes := make(pq.Int64Array, n), make(pq.Int64Array, n), make(pq.Int64Array, n)
+		removed := make(pq.BoolArray, n)
+		created := make([]time.Time, n)
+		for i, r := range chunk {
+			ids[i], subs[i], seqs[i], blocks[i], blockHashes[i], txHashes[i] =
+				r.ID, r.SubscriptionID, r.Seq, r.BlockNumber, r.BlockHash, r.TxHash
+			logIndexes[i], removed[i], bodies[i], created[i] = r.LogIndex, r.Removed, r.Body, r.Created
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO subscription_events
+			(id, subscription_id, seq, block_number, block_hash, tx_hash, log_index, removed, body, created)
+			SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[],
+				?::boolean[], ?::text[], ?::timestamptz[])`,
+			ids, subs, seqs, blocks, blockHashes, txHashes, logIndexes, removed, bodies, tsArray(created))
+		return err
+	})
+}

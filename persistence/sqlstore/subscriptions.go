@@ -417,7 +417,7 @@ func (s *Store) SaveSubscriptionStep(ctx context.Context, f engine.NetworkFence,
 	if !f.IsZero() && f.Network != network {
 		return s.errorf("save the subscription step of %s: fenced by the lease of %s", network, f.Network)
 	}
-	events, err := s.subscriptionEventArgs(step.Events)
+	events, err := deliveryRows(step.Events)
 	if err != nil {
 		return s.errorf("save the subscription step of %s: %w", network, err)
 	}
@@ -425,8 +425,7 @@ func (s *Store) SaveSubscriptionStep(ctx context.Context, f engine.NetworkFence,
 		if err := s.lockNetworkFence(ctx, tx, f); err != nil {
 			return err
 		}
-		if err := eachRow(ctx, tx, `INSERT INTO subscription_events (`+subscriptionEventColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, events, func(a []any) []any { return a }); err != nil {
+		if err := s.insertDeliveries(ctx, tx, events); err != nil {
 			return s.wrap(err, "save %d deliveries of %s", len(events), network)
 		}
 		if err := s.enqueueDeliveries(ctx, tx, step.Events); err != nil {
@@ -446,10 +445,45 @@ func (s *Store) SaveSubscriptionStep(ctx context.Context, f engine.NetworkFence,
 	})
 }
 
-// subscriptionEventArgs encodes events in the order of
-// subscriptionEventColumns.
-func (s *Store) subscriptionEventArgs(events []engine.SubscriptionEvent) ([][]any, error) {
-	out := make([][]any, len(events))
+// DeliveryRow is one row of subscription_events to insert, in the
+// columns' encodings.
+type DeliveryRow struct {
+	ID, SubscriptionID string
+	Seq, BlockNumber   int64
+	BlockHash, TxHash  string
+	LogIndex           int64
+	Removed            bool
+	Body               string
+	Created            time.Time
+}
+
+// DeliveryWriter is the optional bulk statement of a Dialect that inserts
+// the deliveries of a subscription step in tx, in a fixed number of
+// statements whatever their number (a backfill step may hold thousands).
+// Without it, the store runs a prepared statement per row.
+type DeliveryWriter interface {
+	InsertDeliveries(ctx context.Context, tx Conn, rows []DeliveryRow) error
+}
+
+// insertDeliveries inserts rows (DeliveryWriter, or one prepared statement
+// per row).
+func (s *Store) insertDeliveries(ctx context.Context, tx Conn, rows []DeliveryRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if w, ok := s.d.(DeliveryWriter); ok {
+		return w.InsertDeliveries(ctx, tx, rows)
+	}
+	return eachRow(ctx, tx, `INSERT INTO subscription_events (`+subscriptionEventColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rows, func(r DeliveryRow) []any {
+		return []any{r.ID, r.SubscriptionID, r.Seq, r.BlockNumber, r.BlockHash, r.TxHash, r.LogIndex, r.Removed,
+			r.Body, s.ts(r.Created)}
+	})
+}
+
+// deliveryRows encodes events.
+func deliveryRows(events []engine.SubscriptionEvent) ([]DeliveryRow, error) {
+	out := make([]DeliveryRow, len(events))
 	for i, ev := range events {
 		if ev.ID == "" || ev.SubscriptionID == "" || ev.Seq <= 0 {
 			return nil, fmt.Errorf("delivery %q of subscription %q: id, subscription and a positive seq (%d) are required",
@@ -466,10 +500,24 @@ func (s *Store) subscriptionEventArgs(events []engine.SubscriptionEvent) ([][]an
 		if err != nil {
 			return nil, fmt.Errorf("delivery %s: %w", ev.ID, err)
 		}
-		out[i] = []any{ev.ID, ev.SubscriptionID, ev.Seq, bn, ev.BlockHash.Hex(), ev.TxHash.Hex(), li, ev.Removed,
-			string(ev.Body), s.ts(createdOrNow(ev.Created))}
+		out[i] = DeliveryRow{ID: ev.ID, SubscriptionID: ev.SubscriptionID, Seq: ev.Seq, BlockNumber: bn,
+			BlockHash: ev.BlockHash.Hex(), TxHash: ev.TxHash.Hex(), LogIndex: li, Removed: ev.Removed,
+			Body: string(ev.Body), Created: createdOrNow(ev.Created)}
 	}
 	return out, nil
+}
+
+// subscriptionIDs returns the subscriptions of events, each once, in order.
+func subscriptionIDs(events []engine.SubscriptionEvent) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, ev := range events {
+		if !seen[ev.SubscriptionID] {
+			seen[ev.SubscriptionID] = true
+			ids = append(ids, ev.SubscriptionID)
+		}
+	}
+	return ids
 }
 
 // createdOrNow is t, or now when t is zero.
@@ -485,12 +533,7 @@ func createdOrNow(t time.Time) time.Time {
 // with a fresh id (X-Callback-Id is the delivery's id). The rows of a
 // deleted subscription are not enqueued.
 func (s *Store) enqueueDeliveries(ctx context.Context, tx Conn, events []engine.SubscriptionEvent) error {
-	var ids []string
-	for _, ev := range events {
-		if !slices.Contains(ids, ev.SubscriptionID) {
-			ids = append(ids, ev.SubscriptionID)
-		}
-	}
+	ids := subscriptionIDs(events)
 	urls := map[string][]string{}
 	err := s.list("id", ids, func(c Chunk) error {
 		var rows []struct {
@@ -525,8 +568,7 @@ func (s *Store) enqueueDeliveries(ctx context.Context, tx Conn, events []engine.
 
 // advanceSubscriptions sets the next block of the subscriptions of
 // step.Next, one statement per distinct value (the subscriptions of one
-// confirmation depth share it), and the last seq of those with deliveries
-// (it never goes down).
+// confirmation depth share it), and the last seq of those with deliveries.
 func (s *Store) advanceSubscriptions(ctx context.Context, tx Conn, step engine.SubscriptionStep) error {
 	byNext := map[uint64][]string{}
 	for id, next := range step.Next {
@@ -552,16 +594,15 @@ func (s *Store) advanceSubscriptions(ctx context.Context, tx Conn, step engine.S
 			return err
 		}
 	}
-	last := map[string]int64{}
-	var ids []string
-	for _, ev := range step.Events {
-		if _, ok := last[ev.SubscriptionID]; !ok {
-			ids = append(ids, ev.SubscriptionID)
-		}
-		last[ev.SubscriptionID] = max(last[ev.SubscriptionID], ev.Seq)
-	}
-	return s.wrap(eachRow(ctx, tx, `UPDATE subscriptions SET last_seq = ? WHERE id = ? AND last_seq < ?`, ids,
-		func(id string) []any { return []any{last[id], id, last[id]} }), "set the last seq of %d subscriptions", len(ids))
+	// The deliveries just inserted hold each subscription's highest seq:
+	// one statement per chunk sets last_seq to it (the unique
+	// (subscription_id, seq) serves the MAX).
+	ids := subscriptionIDs(step.Events)
+	return s.list("id", ids, func(c Chunk) error {
+		_, err := tx.Exec(ctx, `UPDATE subscriptions SET last_seq = (SELECT MAX(e.seq) FROM subscription_events e
+			WHERE e.subscription_id = subscriptions.id) WHERE `+c.Cond, c.Args...)
+		return s.wrap(err, "set the last seq of %d subscriptions", len(ids))
+	})
 }
 
 // saveSubscriptionBlocks forgets the blocks at or above step.ForgetFrom,

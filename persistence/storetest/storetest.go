@@ -104,6 +104,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"CountSubscriptions", testCountSubscriptions},
 		{"SubscriptionStep", testSubscriptionStep},
 		{"SubscriptionStepFenced", testSubscriptionStepFenced},
+		{"SubscriptionStepLarge", testSubscriptionStepLarge},
 		{"EventOutboxOrder", testEventOutboxOrder},
 	}
 	for _, c := range cases {

@@ -619,3 +619,58 @@ func Outbox0013(t *testing.T, old engine.Store, exec func(q string, args ...any)
 		Events: []engine.SubscriptionEvent{delivery(t, sub, 1, 10, randomHash(t), 0, 12)}}))
 	wantPending(t, s, 2)
 }
+
+// testSubscriptionStepLarge: a step of more deliveries and outbox rows
+// than one bulk statement carries stores them all, in order.
+func testSubscriptionStepLarge(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	u := newUser(t, s, 0)
+	a := createSub(t, s, newSubscription(t, u.ID, "dev", 1, "https://a.example/cb"))
+	b := createSub(t, s, newSubscription(t, u.ID, "dev", 2, "https://a.example/cb", "https://b.example/cb"))
+	const n = 5100 // more than one bulk statement carries (5000) on PostgreSQL
+	events := make([]engine.SubscriptionEvent, 0, n)
+	h := randomHash(t)
+	for i := range n {
+		sub := a
+		if i%3 == 0 {
+			sub = b
+		}
+		seq := int64(i/3 + 1)
+		if sub == a {
+			seq = int64(i - i/3)
+		}
+		events = append(events, delivery(t, sub, seq, 100+uint64(i/100), h, uint(i%100), 3))
+	}
+	start := time.Now()
+	must(t, s.SaveSubscriptionStep(ctx, engine.NetworkFence{}, engine.SubscriptionStep{Network: "dev", Events: events,
+		Next: map[string]uint64{a.ID: 200, b.ID: 200}}))
+	t.Logf("a step of %d deliveries took %s", n, time.Since(start))
+	wantPending(t, s, n/3*2+n/3*2)
+	for _, tt := range []struct {
+		sub  *engine.Subscription
+		want int64
+	}{{a, n / 3 * 2}, {b, n / 3}} {
+		got, err := s.SubscriptionByID(ctx, tt.sub.ID)
+		must(t, err)
+		if got.LastSeq != tt.want || got.Next != 200 {
+			t.Fatalf("subscription after a large step: last seq %d, next %d; want %d, 200", got.LastSeq, got.Next, tt.want)
+		}
+		var seq int64
+		for {
+			page, err := s.SubscriptionEvents(ctx, tt.sub.ID, seq, 1000)
+			must(t, err)
+			if len(page) == 0 {
+				break
+			}
+			for _, ev := range page {
+				if ev.Seq != seq+1 {
+					t.Fatalf("seq %d after %d", ev.Seq, seq)
+				}
+				seq = ev.Seq
+			}
+		}
+		if seq != tt.want {
+			t.Fatalf("read %d deliveries of %s, want %d", seq, tt.sub.ID, tt.want)
+		}
+	}
+}
