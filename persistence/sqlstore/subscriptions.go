@@ -92,13 +92,18 @@ func (r *subscriptionRow) subscription() (*engine.Subscription, error) {
 
 // subscriptions converts rows, in order.
 func subscriptions(rows []subscriptionRow) ([]*engine.Subscription, error) {
-	out := make([]*engine.Subscription, 0, len(rows))
+	return convertRows(rows, (*subscriptionRow).subscription)
+}
+
+// convertRows converts rows with conv, in order (an empty slice for none).
+func convertRows[R, V any](rows []R, conv func(*R) (V, error)) ([]V, error) {
+	out := make([]V, 0, len(rows))
 	for i := range rows {
-		sub, err := rows[i].subscription()
+		v, err := conv(&rows[i])
 		if err != nil {
 			return nil, fmt.Errorf("decode a row: %w", err)
 		}
-		out = append(out, sub)
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -284,15 +289,7 @@ func (r *subscriptionEventRow) event() (engine.SubscriptionEvent, error) {
 
 // subscriptionEvents converts rows, in order (an empty slice for none).
 func subscriptionEvents(rows []subscriptionEventRow) ([]engine.SubscriptionEvent, error) {
-	out := make([]engine.SubscriptionEvent, 0, len(rows))
-	for i := range rows {
-		ev, err := rows[i].event()
-		if err != nil {
-			return nil, fmt.Errorf("decode a row: %w", err)
-		}
-		out = append(out, ev)
-	}
-	return out, nil
+	return convertRows(rows, (*subscriptionEventRow).event)
 }
 
 // SubscriptionEvents implements engine.SubscriptionStore: one range of the
@@ -371,16 +368,7 @@ func (s *Store) OwnerAddresses(ctx context.Context, owners []string) (map[string
 
 // SubscriptionBlocks implements engine.SubscriptionProcessorStore.
 func (s *Store) SubscriptionBlocks(ctx context.Context, network string, limit int) ([]engine.IndexedBlock, error) {
-	var rows []sqlrow.Block
-	if err := s.r.Select(ctx, &rows, `SELECT number, hash FROM subscription_blocks WHERE network = ?
-		ORDER BY number DESC LIMIT ?`, network, limit); err != nil {
-		return nil, s.wrap(err, "subscription blocks of %s", network)
-	}
-	out, err := sqlrow.Blocks(rows)
-	if err != nil {
-		return nil, s.errorf("subscription blocks of %s: %w", network, err)
-	}
-	return out, nil
+	return s.blocks(ctx, "subscription_blocks", "subscription blocks", network, limit)
 }
 
 // LiveDeliveries implements engine.SubscriptionProcessorStore: the
