@@ -120,19 +120,20 @@ func (dialect) InsertOutbox(ctx context.Context, tx sqlstore.Conn, rows []sqlsto
 		ids, txIDs, eventIDs, subIDs, urls := make(pq.StringArray, n), make(pq.StringArray, n),
 			make(pq.StringArray, n), make(pq.StringArray, n), make(pq.StringArray, n)
 		seqs := make(pq.Int64Array, n)
+		held := make(pq.BoolArray, n)
 		ats := make([]time.Time, n)
 		for i, r := range chunk {
-			ids[i], txIDs[i], eventIDs[i], subIDs[i], seqs[i], urls[i], ats[i] =
-				r.ID, r.TxID, r.EventID, r.SubscriptionID, r.EventSeq, r.URL, r.At
+			ids[i], txIDs[i], eventIDs[i], subIDs[i], seqs[i], held[i], urls[i], ats[i] =
+				r.ID, r.TxID, r.EventID, r.SubscriptionID, r.EventSeq, r.Held, r.URL, r.At
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO callback_outbox
-			(id, tx_id, event_id, subscription_id, event_seq, url, status, attempts, next_attempt, last_error, created)
+			(id, tx_id, event_id, subscription_id, event_seq, held, url, status, attempts, next_attempt, last_error, created)
 			SELECT v.id, NULLIF(v.tx_id, ''), NULLIF(v.event_id, ''), NULLIF(v.subscription_id, ''),
-				CASE WHEN v.event_id = '' THEN NULL ELSE v.event_seq END, v.url, ?, 0, v.at, '', v.at
-			FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::timestamptz[])
-				WITH ORDINALITY AS v(id, tx_id, event_id, subscription_id, event_seq, url, at, ord)
+				CASE WHEN v.event_id = '' THEN NULL ELSE v.event_seq END, v.held, v.url, ?, 0, v.at, '', v.at
+			FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::boolean[], ?::text[], ?::timestamptz[])
+				WITH ORDINALITY AS v(id, tx_id, event_id, subscription_id, event_seq, held, url, at, ord)
 			ORDER BY v.ord`,
-			string(engine.CallbackPending), ids, txIDs, eventIDs, subIDs, seqs, urls, tsArray(ats))
+			string(engine.CallbackPending), ids, txIDs, eventIDs, subIDs, seqs, held, urls, tsArray(ats))
 		return err
 	})
 }

@@ -413,6 +413,9 @@ func (s *Store) SaveSubscriptionStep(ctx context.Context, f engine.NetworkFence,
 		if err := s.lockNetworkFence(ctx, tx, f); err != nil {
 			return err
 		}
+		if err := s.lockSubscriptions(ctx, tx, subscriptionIDs(step.Events)); err != nil {
+			return err
+		}
 		if err := s.insertDeliveries(ctx, tx, events); err != nil {
 			return s.wrap(err, "save %d deliveries of %s", len(events), network)
 		}
@@ -516,14 +519,53 @@ func createdOrNow(t time.Time) time.Time {
 	return t
 }
 
+// lockSubscriptions locks the rows of subscriptions ids in tx, in id
+// order: the writes that decide which outbox rows of a subscription are
+// held (SaveSubscriptionStep, and releaseNext after a row left pending)
+// take it first, one after the other.
+func (s *Store) lockSubscriptions(ctx context.Context, tx Conn, ids []string) error {
+	lock := s.d.Lock(LockNoKeyUpdate)
+	if lock == "" {
+		return nil // writers are serialised
+	}
+	sorted := slices.Sorted(slices.Values(ids))
+	return s.list("id", sorted, func(c Chunk) error {
+		var locked []string
+		err := tx.Select(ctx, &locked, `SELECT id FROM subscriptions WHERE `+c.Cond+` ORDER BY id`+lock, c.Args...)
+		return s.wrap(err, "lock %d subscriptions", len(ids))
+	})
+}
+
 // enqueueDeliveries inserts, in order, one pending outbox row per callback
 // URL of each delivery's subscription, due when the delivery was created,
 // with a fresh id (X-Callback-Id is the delivery's id). The rows of a
-// deleted subscription are not enqueued.
+// deleted subscription are not enqueued. A row is held when a pending row
+// of its subscription and URL comes before it: one stored already (at most
+// one of those is not held, the lowest, so the held ones need not be
+// read), or one of events. The caller locked the subscriptions' rows.
 func (s *Store) enqueueDeliveries(ctx context.Context, tx Conn, events []engine.SubscriptionEvent) error {
 	ids := subscriptionIDs(events)
 	urls := map[string][]string{}
-	err := s.list("id", ids, func(c Chunk) error {
+	type pair struct{ sub, url string }
+	queued := map[pair]bool{}
+	err := s.list("subscription_id", ids, func(c Chunk) error {
+		var rows []struct {
+			Sub string `db:"subscription_id"`
+			URL string `db:"url"`
+		}
+		if err := tx.Select(ctx, &rows, `SELECT subscription_id, url FROM callback_outbox
+			WHERE status = '`+string(engine.CallbackPending)+`' AND held = `+s.no+` AND `+c.Cond, c.Args...); err != nil {
+			return s.wrap(err, "pending callbacks of %d subscriptions", len(ids))
+		}
+		for _, r := range rows {
+			queued[pair{r.Sub, r.URL}] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = s.list("id", ids, func(c Chunk) error {
 		var rows []struct {
 			ID        string `db:"id"`
 			Callbacks string `db:"callbacks"`
@@ -547,8 +589,10 @@ func (s *Store) enqueueDeliveries(ctx context.Context, tx Conn, events []engine.
 	var rows []OutboxRow
 	for _, ev := range events {
 		for _, u := range urls[ev.SubscriptionID] {
+			p := pair{ev.SubscriptionID, u}
 			rows = append(rows, OutboxRow{ID: uuid.NewString(), EventID: ev.ID, SubscriptionID: ev.SubscriptionID,
-				EventSeq: ev.Seq, URL: u, At: createdOrNow(ev.Created)})
+				EventSeq: ev.Seq, URL: u, Held: queued[p], At: createdOrNow(ev.Created)})
+			queued[p] = true
 		}
 	}
 	return s.insertOutbox(ctx, tx, rows)

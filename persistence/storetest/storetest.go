@@ -106,6 +106,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"SubscriptionStepFenced", testSubscriptionStepFenced},
 		{"SubscriptionStepLarge", testSubscriptionStepLarge},
 		{"EventOutboxOrder", testEventOutboxOrder},
+		{"EventOutboxRace", testEventOutboxRace},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -569,7 +569,32 @@ func testEventOutboxOrder(t *testing.T, s engine.Store) {
 	}
 	must(t, s.MarkCallbackDelivered(ctx, rows[key{2, u1}], 1, at(8)))
 	must(t, s.MarkCallbackDelivered(ctx, rows[key{2, u2}], 1, at(8)))
-	check("after 2 was delivered", key{3, u1}, key{3, u2})
+	rows = check("after 2 was delivered", key{3, u1}, key{3, u2})
+
+	// A later step's rows wait behind the pending ones too, and are due
+	// once those are delivered; a pair without pending rows is due at once.
+	e4 := delivery(t, sub, 4, 12, h, 0, 9)
+	must(t, s.SaveSubscriptionStep(ctx, engine.NetworkFence{}, engine.SubscriptionStep{Network: "dev",
+		Events: []engine.SubscriptionEvent{e4}}))
+	check("after a step added 4", key{3, u1}, key{3, u2})
+	must(t, s.MarkCallbackDelivered(ctx, rows[key{3, u1}], 1, at(10)))
+	check("after 3 to u1 was delivered", key{4, u1}, key{3, u2})
+	pending, err := s.PendingCallbacks(ctx)
+	must(t, err)
+	all, err := s.DueCallbacks(ctx, farFuture, 100)
+	must(t, err)
+	for _, r := range all {
+		if r.SubscriptionID == solo.ID {
+			must(t, s.MarkCallbackDelivered(ctx, r.ID, 1, at(10)))
+		}
+	}
+	s2 := delivery(t, solo, 2, 12, h, 1, 11)
+	must(t, s.SaveSubscriptionStep(ctx, engine.NetworkFence{}, engine.SubscriptionStep{Network: "dev",
+		Events: []engine.SubscriptionEvent{s2}}))
+	if rows := eventRows(t, s); len(rows[s2.ID]) != 1 {
+		t.Fatalf("the row of a subscription without pending rows is not due: %+v", rows)
+	}
+	wantPending(t, s, pending)
 }
 
 // Outbox0013 is the migration test of 0013: an outbox row of a transaction
@@ -673,4 +698,69 @@ func testSubscriptionStepLarge(t *testing.T, s engine.Store) {
 			t.Fatalf("read %d deliveries of %s, want %d", seq, tt.sub.ID, tt.want)
 		}
 	}
+}
+
+// testEventOutboxRace: steps that add rows of a subscription and URL while
+// its pending row is delivered concurrently never leave a row held without
+// one to release it: after each round exactly the lowest pending row of the
+// pair is due, and the queue drains.
+func testEventOutboxRace(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	u := newUser(t, s, 0)
+	sub := createSub(t, s, newSubscription(t, u.ID, "dev", 1, "https://a.example/cb"))
+	h := randomHash(t)
+	seq := int64(1)
+	must(t, s.SaveSubscriptionStep(ctx, engine.NetworkFence{}, engine.SubscriptionStep{Network: "dev",
+		Events: []engine.SubscriptionEvent{delivery(t, sub, seq, 10, h, 0, 2)}}))
+	lowestDue := func(what string) (engine.Callback, bool) {
+		t.Helper()
+		n, err := s.PendingCallbacks(ctx)
+		must(t, err)
+		rows := eventRows(t, s)
+		if n == 0 {
+			if len(rows) != 0 {
+				t.Fatalf("%s: due rows %+v without pending ones", what, rows)
+			}
+			return engine.Callback{}, false
+		}
+		if len(rows) != 1 {
+			t.Fatalf("%s: %d pending rows, due %+v: want exactly the lowest", what, n, rows)
+		}
+		for _, r := range rows {
+			return r[0], true
+		}
+		return engine.Callback{}, false
+	}
+	for round := range 25 {
+		head, ok := lowestDue(fmt.Sprintf("round %d", round))
+		seq++
+		ev := delivery(t, sub, seq, 10+uint64(seq), h, 0, 3)
+		errs := make(chan error, 2)
+		go func() {
+			errs <- s.SaveSubscriptionStep(ctx, engine.NetworkFence{}, engine.SubscriptionStep{Network: "dev",
+				Events: []engine.SubscriptionEvent{ev}})
+		}()
+		go func() {
+			if !ok {
+				errs <- nil
+				return
+			}
+			errs <- s.MarkCallbackDelivered(ctx, head.ID, 1, at(4))
+		}()
+		must(t, <-errs)
+		must(t, <-errs)
+	}
+	var last int64
+	for range 100 {
+		head, ok := lowestDue("draining")
+		if !ok {
+			return
+		}
+		if head.EventSeq <= last {
+			t.Fatalf("due seq %d after %d", head.EventSeq, last)
+		}
+		last = head.EventSeq
+		must(t, s.MarkCallbackDelivered(ctx, head.ID, 1, at(5)))
+	}
+	t.Fatal("the queue does not drain")
 }

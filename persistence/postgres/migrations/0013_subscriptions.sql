@@ -68,16 +68,25 @@ CREATE TABLE subscription_blocks (
 
 -- The outbox carries event deliveries too: a row is either a
 -- transaction's callback (tx_id) or an event's (event_id, with its
--- subscription and seq).
+-- subscription and seq). held on an event row that waits for a pending row
+-- of its subscription and URL with a lower event_seq (the ordering rule):
+-- the store releases the next one when a row of the pair is delivered or
+-- abandoned, so that the due rows are one index range however long a held
+-- back queue grows.
 ALTER TABLE callback_outbox
     ALTER COLUMN tx_id DROP NOT NULL,
     ADD COLUMN event_id        TEXT REFERENCES subscription_events (id),
     ADD COLUMN subscription_id TEXT REFERENCES subscriptions (id),
     ADD COLUMN event_seq       BIGINT,
+    ADD COLUMN held            BOOLEAN NOT NULL DEFAULT FALSE,
     ADD CONSTRAINT callback_outbox_one_source CHECK ((tx_id IS NULL) <> (event_id IS NULL));
 
+-- DueCallbacks: pending rows not held, by next_attempt.
+DROP INDEX callback_outbox_status_next;
+CREATE INDEX callback_outbox_status_next ON callback_outbox (status, held, next_attempt);
+
 -- The ordering rule of event rows (a pending row waits for the pending
--- rows of its subscription and URL with a lower event_seq), and the
--- pending rows DeleteSubscription abandons.
+-- rows of its subscription and URL with a lower event_seq; the next one to
+-- release), and the pending rows DeleteSubscription abandons.
 CREATE INDEX callback_outbox_event_order ON callback_outbox (subscription_id, url, event_seq)
     WHERE status = 'pending';

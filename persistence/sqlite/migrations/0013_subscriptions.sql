@@ -66,8 +66,12 @@ CREATE TABLE subscription_blocks (
 
 -- The outbox carries event deliveries too: tx_id becomes nullable, and a
 -- row is either a transaction's callback (tx_id) or an event's (event_id,
--- with its subscription and seq). SQLite cannot drop a NOT NULL: the table
--- is rebuilt, every row kept with its rowid (the insertion order).
+-- with its subscription and seq). held = 1 on an event row that waits for
+-- a pending row of its subscription and URL with a lower event_seq (the
+-- ordering rule): the store releases the next one when a row of the pair
+-- is delivered or abandoned, so that the due rows are one index range
+-- however long a held back queue grows. SQLite cannot drop a NOT NULL: the
+-- table is rebuilt, every row kept with its rowid (the insertion order).
 CREATE TABLE callback_outbox_0013 (
     id              TEXT    PRIMARY KEY,          -- UUID
     tx_id           TEXT    REFERENCES transactions (id),
@@ -83,6 +87,7 @@ CREATE TABLE callback_outbox_0013 (
     event_id        TEXT    REFERENCES subscription_events (id),
     subscription_id TEXT    REFERENCES subscriptions (id),
     event_seq       INTEGER,
+    held            INTEGER NOT NULL DEFAULT 0,
     CHECK ((tx_id IS NULL) <> (event_id IS NULL))
 );
 INSERT INTO callback_outbox_0013 (rowid, id, tx_id, url, status, attempts, next_attempt, last_error,
@@ -93,12 +98,12 @@ FROM callback_outbox ORDER BY rowid;
 DROP TABLE callback_outbox;
 ALTER TABLE callback_outbox_0013 RENAME TO callback_outbox;
 
--- DueCallbacks: pending rows by next_attempt.
-CREATE INDEX callback_outbox_status_next ON callback_outbox (status, next_attempt);
+-- DueCallbacks: pending rows not held, by next_attempt.
+CREATE INDEX callback_outbox_status_next ON callback_outbox (status, held, next_attempt);
 -- Rows of one transaction.
 CREATE INDEX callback_outbox_tx ON callback_outbox (tx_id);
 -- The ordering rule of event rows (a pending row waits for the pending
--- rows of its subscription and URL with a lower event_seq), and the
--- pending rows DeleteSubscription abandons.
+-- rows of its subscription and URL with a lower event_seq; the next one to
+-- release), and the pending rows DeleteSubscription abandons.
 CREATE INDEX callback_outbox_event_order ON callback_outbox (subscription_id, url, event_seq)
     WHERE status = 'pending';
