@@ -380,9 +380,10 @@ func (d *Dispatcher) transactionRequest(ctx context.Context, cb Callback) (req c
 	return callbackRequest{id: cb.ID, body: body, owner: user}, nil, nil
 }
 
-// subscriptionDeleted is the error of an event row whose subscription was
-// deleted (the store abandons such rows with the same words).
-const subscriptionDeleted = "subscription deleted"
+// SubscriptionDeletedError is the last error of the outbox rows of a
+// deleted subscription: DeleteSubscription abandons its pending rows with
+// it, and the dispatcher a row whose subscription it no longer finds.
+const SubscriptionDeletedError = "subscription deleted"
 
 // eventRequest is the request of a subscription's delivery: the stored
 // body ({"event": ...}) under X-Callback-Id the delivery's id, or an
@@ -398,7 +399,7 @@ func (d *Dispatcher) eventRequest(ctx context.Context, cb Callback) (req callbac
 	subID := cmp.Or(cb.SubscriptionID, ev.SubscriptionID)
 	sub, err := d.cfg.Store.SubscriptionByID(ctx, subID)
 	if errors.Is(err, ErrNotFound) {
-		return req, &outcome{abandon: true, err: subscriptionDeleted}, nil
+		return req, &outcome{abandon: true, err: SubscriptionDeletedError}, nil
 	}
 	if err != nil {
 		return req, nil, fmt.Errorf("read subscription %s: %w", subID, err)

@@ -196,10 +196,6 @@ func (s *Store) ListSubscriptions(ctx context.Context, owner string, after *engi
 	return out, nil
 }
 
-// subscriptionDeleted is the last_error of the outbox rows of a deleted
-// subscription (DeleteSubscription, and the dispatcher's).
-const subscriptionDeleted = "subscription deleted"
-
 // DeleteSubscription implements engine.SubscriptionStore: the soft delete
 // and the abandon of the subscription's pending outbox rows, in one
 // database transaction.
@@ -217,7 +213,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, owner, id string) error 
 		}
 		if _, err := tx.Exec(ctx, `UPDATE callback_outbox SET status = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL
 			WHERE subscription_id = ? AND status = '`+string(engine.CallbackPending)+`'`,
-			string(engine.CallbackAbandoned), subscriptionDeleted, id); err != nil {
+			string(engine.CallbackAbandoned), engine.SubscriptionDeletedError, id); err != nil {
 			return s.wrap(err, "abandon the callbacks of subscription %s", id)
 		}
 		return nil
