@@ -13,8 +13,9 @@ import (
 )
 
 // netLeader is, in cluster mode, this node's candidate for one network's
-// lease: while it holds the lease it runs the network's watcher and
-// transfer indexer as its children, so one node of the cluster follows the
+// lease: while it holds the lease it runs the network's watcher, its
+// subscriptions actor and its transfer indexer as its children, so one
+// node of the cluster follows the
 // network; when the lease goes to another node it stops them. The holder
 // also wakes every account with pending work when it takes the lease, on
 // every change of the cluster's membership and every RecoverEvery, so that
@@ -76,7 +77,7 @@ type leaseLost struct{ epoch int64 }
 type leaderStatus struct{}
 
 // leaderState is whether the leader holds the lease, at which epoch, and
-// how many children (watcher, indexer) it runs.
+// how many children (subscriptions, watcher, indexer) it runs.
 type leaderState struct {
 	Held     bool
 	Epoch    int64
@@ -171,13 +172,21 @@ func (l *netLeader) tick(c actor.Context) {
 	}
 }
 
-// promote starts the watcher, whose writes carry the fence of the tenure
-// at l.epoch, and the indexer of the network.
+// promote starts the watcher and the subscriptions actor, whose writes
+// carry the fence of the tenure at l.epoch, and the indexer of the
+// network.
 func (l *netLeader) promote(c actor.Context) {
 	fence := engine.NetworkFence{Network: l.net.Name, Node: l.cc.Node, Epoch: l.epoch}
 	root, self, epoch := c.ActorSystem().Root, c.Self(), l.epoch
 	wcfg := l.wcfg
 	wcfg.Store = newFollowerStore(l.s.cfg.Store, fence, l.s.cfg.Log, func() { root.Send(self, leaseLost{epoch: epoch}) })
+	if props, err := l.s.subscriptionProps(l.net, fence); err != nil {
+		l.s.cfg.Log.Error("subscriptions cannot start", "network", l.net.Name, "err", err)
+	} else {
+		subs := c.Spawn(props)
+		l.children = append(l.children, subs)
+		wcfg.OnHead = l.s.newHeadTo(subs)
+	}
 	l.children = append(l.children, c.Spawn(watcher.Props(wcfg)))
 	props, err := indexer.Props(indexer.Config{Network: l.net, Store: l.s.cfg.Store, Log: l.s.cfg.Log})
 	if err != nil {
@@ -187,7 +196,7 @@ func (l *netLeader) promote(c actor.Context) {
 	l.children = append(l.children, c.Spawn(props))
 }
 
-// demote stops the watcher and indexer.
+// demote stops the watcher, the subscriptions actor and the indexer.
 func (l *netLeader) demote(c actor.Context) {
 	l.s.cfg.Log.Info("network lease lost: no longer following the network", "network", l.net.Name, "node", l.cc.Node, "epoch", l.epoch)
 	for _, pid := range l.children {

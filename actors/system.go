@@ -21,6 +21,7 @@ import (
 	"github.com/txengine/txengine/actors/faucet"
 	"github.com/txengine/txengine/actors/indexer"
 	"github.com/txengine/txengine/actors/internal/lifecycle"
+	"github.com/txengine/txengine/actors/subscriptions"
 	"github.com/txengine/txengine/actors/watcher"
 	"github.com/txengine/txengine/engine"
 )
@@ -32,6 +33,7 @@ type Store interface {
 	engine.FencedFollowerStore
 	engine.IndexerStore
 	engine.DispatcherStore
+	engine.SubscriptionProcessorStore
 	PendingAccounts(ctx context.Context, network string) ([]string, error)
 }
 
@@ -83,9 +85,12 @@ type System struct {
 	accounts map[string]*actor.PID
 	watchers map[string]*actor.PID
 	indexers map[string]*actor.PID
-	faucets  map[string]*actor.PID
-	closed   bool
-	stop     sync.Once
+	// subscribers are the subscriptions actors per network (single-node
+	// mode; in cluster mode the network leaders run them).
+	subscribers map[string]*actor.PID
+	faucets     map[string]*actor.PID
+	closed      bool
+	stop        sync.Once
 
 	// dispatcher is the callback dispatcher actor.
 	dispatcher *actor.PID
@@ -124,11 +129,12 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		sys: actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 			return log.With("lib", "protoactor")
 		})),
-		accounts: map[string]*actor.PID{},
-		watchers: map[string]*actor.PID{},
-		indexers: map[string]*actor.PID{},
-		faucets:  map[string]*actor.PID{},
-		grains:   map[string]*actor.PID{},
+		accounts:    map[string]*actor.PID{},
+		watchers:    map[string]*actor.PID{},
+		indexers:    map[string]*actor.PID{},
+		subscribers: map[string]*actor.PID{},
+		faucets:     map[string]*actor.PID{},
+		grains:      map[string]*actor.PID{},
 	}
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
 	s.commits = engine.NewCommitQueue(cfg.Store, cfg.MaxBatch)
@@ -145,6 +151,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	ccfg := cfg.Callbacks
 	ccfg.Dispatcher.Store, ccfg.Dispatcher.Clock, ccfg.Dispatcher.Log = cfg.Store, cfg.Clock, cfg.Log
+	if cfg.Metrics != nil {
+		ccfg.Dispatcher.Outcome = cfg.Metrics.CallbackOutcome
+	}
 	if cfg.Cluster != nil {
 		s.place = clusterPlacement{s}
 		return s, s.startClusterMode(cfg.Cluster, ccfg)
@@ -162,11 +171,19 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		if cfg.NewHeads != nil {
 			wcfg.NewHeads = func() watcher.Heads { return cfg.NewHeads(net) }
 		}
-		s.watchers[name] = s.sys.Root.Spawn(lifecycle.Guarded(watcher.Props(wcfg)))
 		if err := s.startIndexer(net); err != nil {
 			s.Close()
 			return nil, err
 		}
+		props, err := s.subscriptionProps(net, engine.NetworkFence{Network: name})
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		subs := s.sys.Root.Spawn(lifecycle.Guarded(props))
+		s.subscribers[name] = subs
+		wcfg.OnHead = s.newHeadTo(subs)
+		s.watchers[name] = s.sys.Root.Spawn(lifecycle.Guarded(watcher.Props(wcfg)))
 		ids, err := cfg.Store.PendingAccounts(ctx, name)
 		if err != nil {
 			s.Close()
@@ -182,7 +199,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 // startClusterMode starts a cluster member: the callback dispatcher (it
 // claims outbox rows, so every node may run one), the cluster with the
 // account and faucet grains, and one network lease candidate per network
-// (the holder runs the watcher and indexer).
+// (the holder runs the watcher, the subscriptions actor and the indexer).
 func (s *System) startClusterMode(cc *ClusterConfig, ccfg callbacks.Config) error {
 	ccfg.Dispatcher.Node = cc.Node
 	s.dispatcher = s.sys.Root.Spawn(lifecycle.Guarded(callbacks.Props(ccfg)))
@@ -221,6 +238,29 @@ func (s *System) startIndexer(net *engine.Network) error {
 	}
 	s.indexers[net.Name] = s.sys.Root.Spawn(lifecycle.Guarded(props))
 	return nil
+}
+
+// subscriptionProps returns the props of the subscriptions actor of net,
+// whose writes carry fence.
+func (s *System) subscriptionProps(net *engine.Network, fence engine.NetworkFence) (*actor.Props, error) {
+	var observe func(string, engine.SubscriptionResult, error)
+	if s.cfg.Metrics != nil {
+		observe = s.cfg.Metrics.SubscriptionPoll
+	}
+	props, err := subscriptions.Props(subscriptions.Config{
+		Network: net, Store: s.cfg.Store, Fence: fence, Clock: s.cfg.Clock, Log: s.cfg.Log, Observe: observe,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start subscriptions of %s: %w", net.Name, err)
+	}
+	return props, nil
+}
+
+// newHeadTo returns the watcher's OnHead that tells pid (a subscriptions
+// actor) of each new head.
+func (s *System) newHeadTo(pid *actor.PID) func(uint64) {
+	root := s.sys.Root
+	return func(head uint64) { root.Send(pid, &subscriptions.NewHead{Number: head}) }
 }
 
 // Submit hands tx to its account actor, which stores it durably (group
@@ -431,6 +471,7 @@ func (s *System) close() {
 	stopAll(s.leaders)
 	stopAll(values(s.indexers))
 	stopAll(values(s.watchers))
+	stopAll(values(s.subscribers))
 	stopAll(accounts)
 	if s.requests != nil {
 		// Wakes of the accounts just committed go out before the grains stop.

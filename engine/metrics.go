@@ -42,6 +42,13 @@ type Metrics interface {
 	// Reorg counts a reorganisation of network in which depth processed
 	// blocks left the chain.
 	Reorg(network string, depth uint64)
+	// SubscriptionPoll records one poll of network's subscription
+	// processor (err: it failed).
+	SubscriptionPoll(network string, res SubscriptionResult, err error)
+	// CallbackOutcome counts one recorded callback attempt of kind
+	// (CallbackKindTransaction, CallbackKindEvent) with outcome
+	// (OutcomeDelivered, OutcomeRetry, OutcomeAbandoned).
+	CallbackOutcome(kind, outcome string)
 }
 
 // NopMetrics is a Metrics that discards everything: the default.
@@ -72,6 +79,12 @@ func (NopMetrics) Head(string, uint64, time.Time) {}
 
 // Reorg implements Metrics.
 func (NopMetrics) Reorg(string, uint64) {}
+
+// SubscriptionPoll implements Metrics.
+func (NopMetrics) SubscriptionPoll(string, SubscriptionResult, error) {}
+
+// CallbackOutcome implements Metrics.
+func (NopMetrics) CallbackOutcome(string, string) {}
 
 // QueueCounter is implemented by stores that can count the queued
 // transactions (status new or waiting) of an account on a network, for the

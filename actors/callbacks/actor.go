@@ -2,6 +2,7 @@ package callbacks
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -42,6 +43,28 @@ type Actor struct {
 	cancel  context.CancelFunc
 	timer   lifecycle.Timer
 	failing bool
+	// nudged is set while a Nudge the actor sent itself is in its
+	// mailbox, so that deliveries ending together send one.
+	nudged atomic.Bool
+}
+
+// withNudges returns the dispatcher's configuration with an Outcome that
+// also polls the outbox again as soon as an event delivery is delivered or
+// abandoned: the next delivery of its subscription and URL was held behind
+// it, and would otherwise wait for the next poll (one delivery per poll
+// interval per subscription).
+func (a *Actor) withNudges(c actor.Context) engine.DispatcherConfig {
+	cfg := a.cfg.Dispatcher
+	outer, self, root := cfg.Outcome, c.Self(), c.ActorSystem().Root
+	cfg.Outcome = func(kind, outcome string) {
+		if outer != nil {
+			outer(kind, outcome)
+		}
+		if kind == engine.CallbackKindEvent && outcome != engine.OutcomeRetry && a.nudged.CompareAndSwap(false, true) {
+			root.Send(self, &Nudge{})
+		}
+	}
+	return cfg
 }
 
 // Receive implements actor.Actor.
@@ -49,7 +72,7 @@ func (a *Actor) Receive(c actor.Context) {
 	switch c.Message().(type) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
-		a.d = engine.NewDispatcher(a.cfg.Dispatcher)
+		a.d = engine.NewDispatcher(a.withNudges(c))
 		c.Send(c.Self(), tick{})
 	case *actor.Stopping, *actor.Restarting:
 		a.shutdown()
@@ -57,6 +80,7 @@ func (a *Actor) Receive(c actor.Context) {
 		a.dispatch()
 		a.timer.Set(c, a.cfg.PollInterval, tick{})
 	case *Nudge:
+		a.nudged.Store(false)
 		a.dispatch()
 	case *DepthRequest:
 		n, err := a.cfg.Dispatcher.Store.PendingCallbacks(a.ctx)
