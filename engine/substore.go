@@ -50,6 +50,10 @@ type Subscription struct {
 	// LastSeq is the Seq of the subscription's last delivery (0: none).
 	LastSeq int64
 	Created time.Time
+	// Seq is the subscription's insertion order, set by the store when it
+	// reads the row: with Created, the keyset of a listing's cursor
+	// (SubscriptionCursor of the last row of a page).
+	Seq int64
 }
 
 // SubscriptionEvent is one delivery of a subscription: a matched log, or
