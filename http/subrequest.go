@@ -115,7 +115,7 @@ func (s *Server) eventSubscription(ctx context.Context, u *engine.User, req *sub
 		}
 		raw = ct.ABI
 	default:
-		if tg, err = s.bodyTarget(req); err != nil {
+		if tg, err = s.bodyTarget(req.Network, req.Address, req.ABI, req.Type); err != nil {
 			return nil, nil, err
 		}
 		raw = tg.rawABI
@@ -144,24 +144,26 @@ func (s *Server) eventSubscription(ctx context.Context, u *engine.User, req *sub
 	return sub, tg.network, nil
 }
 
-// bodyTarget returns the contract that network, address and abi or type of
-// a body describe.
-func (s *Server) bodyTarget(req *subscriptionRequest) (txTarget, error) {
-	if req.Network == nil || *req.Network == "" {
+// bodyTarget returns the contract that the body fields network, address
+// and abi or type describe (POST /contracts/call, POST /subscriptions): a
+// missing field, an unknown network, a bad address or ABI are
+// invalid_argument naming the field.
+func (s *Server) bodyTarget(network, address *string, rawABI json.RawMessage, typ *string) (txTarget, error) {
+	if network == nil || *network == "" {
 		return txTarget{}, engine.Invalid("network", "contractId or network is required")
 	}
-	nw, err := s.bodyNetwork(*req.Network)
+	nw, err := s.bodyNetwork(*network)
 	if err != nil {
 		return txTarget{}, err
 	}
-	if req.Address == nil {
-		return txTarget{}, engine.Invalid("address", "address is required with network")
+	if address == nil {
+		return txTarget{}, engine.Invalid("address", "address is required")
 	}
-	addr, err := engine.ParseAddress("address", *req.Address)
+	addr, err := engine.ParseAddress("address", *address)
 	if err != nil {
 		return txTarget{}, err
 	}
-	parsed, raw, bwtype, err := contractABI(req.ABI, req.Type)
+	parsed, raw, bwtype, err := contractABI(rawABI, typ)
 	if err != nil {
 		return txTarget{}, err
 	}
