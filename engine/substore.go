@@ -50,9 +50,9 @@ type Subscription struct {
 	// LastSeq is the Seq of the subscription's last delivery (0: none).
 	LastSeq int64
 	Created time.Time
-	// Seq is the subscription's insertion order, set by the store when it
-	// reads the row: with Created, the keyset of a listing's cursor
-	// (SubscriptionCursor of the last row of a page).
+	// Seq is the insertion order the store gives the subscription (set
+	// when read): with Created, the keyset of a listing's cursor
+	// (SubscriptionCursor{Created, Seq} of a page's last row).
 	Seq int64
 }
 
