@@ -579,7 +579,9 @@ type CreateSubscriptionRequest struct {
 	//
 	// Example: latest
 	FromBlock *CreateSubscriptionRequest_FromBlock `json:"fromBlock,omitempty"`
-	Kind      *CreateSubscriptionRequestKind       `json:"kind,omitempty"`
+
+	// Kind `events` when absent.
+	Kind *CreateSubscriptionRequestKind `json:"kind,omitempty"`
 
 	// Network A configured network; others are 400 with field `network`.
 	Network *string `json:"network,omitempty"`
@@ -601,7 +603,7 @@ type CreateSubscriptionRequest_FromBlock struct {
 	union json.RawMessage
 }
 
-// CreateSubscriptionRequestKind defines model for CreateSubscriptionRequest.Kind.
+// CreateSubscriptionRequestKind `events` when absent.
 type CreateSubscriptionRequestKind string
 
 // CreateSubscriptionRequestType Built-in contract type whose ABI the service ships; in place of `abi`.
