@@ -721,7 +721,7 @@ type Event struct {
 
 // EventCallback Body of a subscription's callback (a transaction's callback carries `transaction` instead).
 type EventCallback struct {
-	// Event One delivery of a subscription, the same in callbacks (under `event`) and in GET /subscriptions/{id}/events. Deliveries of one subscription are made in block and log order (`sequence`); delivery is at least once, so a receiver deduplicates by `id`. When a reorg takes back a block whose logs were delivered, each of them is delivered again with `removed: true` (a new delivery with its own `id` and `sequence`, the other fields those of the log taken back), then the logs of the new canonical block follow.
+	// Event One delivery of a subscription, the same in callbacks (under `event`) and in GET /subscriptions/{id}/events. Deliveries of one subscription are made in block and log order (`sequence`); delivery is at least once, so a receiver deduplicates by `id`. When a reorg takes back a block whose logs were delivered, each of them is delivered again with `removed: true`, newest first (a new delivery with its own `id` and `sequence`, the other fields those of the log taken back), then the logs of the new canonical block follow.
 	Event SubscriptionEvent `json:"event"`
 }
 
@@ -916,7 +916,7 @@ type Subscription struct {
 // SubscriptionKind defines model for Subscription.Kind.
 type SubscriptionKind string
 
-// SubscriptionEvent One delivery of a subscription, the same in callbacks (under `event`) and in GET /subscriptions/{id}/events. Deliveries of one subscription are made in block and log order (`sequence`); delivery is at least once, so a receiver deduplicates by `id`. When a reorg takes back a block whose logs were delivered, each of them is delivered again with `removed: true` (a new delivery with its own `id` and `sequence`, the other fields those of the log taken back), then the logs of the new canonical block follow.
+// SubscriptionEvent One delivery of a subscription, the same in callbacks (under `event`) and in GET /subscriptions/{id}/events. Deliveries of one subscription are made in block and log order (`sequence`); delivery is at least once, so a receiver deduplicates by `id`. When a reorg takes back a block whose logs were delivered, each of them is delivered again with `removed: true`, newest first (a new delivery with its own `id` and `sequence`, the other fields those of the log taken back), then the logs of the new canonical block follow.
 type SubscriptionEvent struct {
 	// Address The contract that emitted the log (for deposits: the token). Ethereum address; accepted in any case, mixed case must pass the EIP-55 checksum; always returned EIP-55 checksummed.
 	//
