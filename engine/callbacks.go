@@ -67,7 +67,15 @@ type Callback struct {
 }
 
 // CallbackStore keeps the callback outbox. Rows are inserted by the TxStore
-// methods that move a transaction to completed or failed, never directly.
+// methods that move a transaction to completed or failed, and by
+// SaveSubscriptionStep for the deliveries of subscriptions, never directly.
+//
+// Ordering rule of event rows: a pending row of a subscription's delivery
+// is due (DueCallbacks, ClaimDueCallbacks) only when no pending row of the
+// same subscription and URL has a lower EventSeq, so one subscription's
+// deliveries to one URL go one at a time, in order: a failing receiver
+// holds back the later ones until the earlier is delivered or abandoned.
+// Transaction rows are not affected.
 // The Mark methods change pending rows only: on a row that is delivered or
 // abandoned already they fail with ErrConflict, on a missing row with
 // ErrNotFound.

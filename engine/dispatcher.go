@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,12 +18,25 @@ import (
 )
 
 // DispatcherStore is what a Dispatcher needs of the store: the outbox, and
-// the transaction and its owner to build and sign each body.
+// the transaction (or the subscription's delivery and the subscription) and
+// its owner to build and sign each body.
 type DispatcherStore interface {
 	CallbackStore
 	TransactionByID(ctx context.Context, id string) (*Transaction, error)
 	UserByID(ctx context.Context, id string) (*User, error)
+	SubscriptionByID(ctx context.Context, id string) (*Subscription, error)
+	SubscriptionEventByID(ctx context.Context, id string) (*SubscriptionEvent, error)
 }
+
+// Kinds and outcomes of DispatcherConfig.Outcome.
+const (
+	CallbackKindTransaction = "transaction"
+	CallbackKindEvent       = "event"
+
+	OutcomeDelivered = "delivered"
+	OutcomeRetry     = "retry"
+	OutcomeAbandoned = "abandoned"
+)
 
 // DispatcherConfig configures a Dispatcher. Zero fields take the values of
 // DefaultDispatcherConfig.
@@ -52,6 +66,11 @@ type DispatcherConfig struct {
 	// one outbox without delivering a row twice at once. Empty is fine in
 	// single-node mode.
 	Node string
+	// Outcome, when set, is called after each attempt's outcome is
+	// recorded, with the row's kind (CallbackKindTransaction,
+	// CallbackKindEvent) and the outcome (OutcomeDelivered, OutcomeRetry,
+	// OutcomeAbandoned): the service counts them in a metric.
+	Outcome func(kind, outcome string)
 }
 
 // CallbackSecrets opens sealed callback secrets; KeySealer implements it.
@@ -258,7 +277,12 @@ type outcome struct {
 
 // deliver makes one attempt of cb and records its outcome.
 func (d *Dispatcher) deliver(ctx context.Context, cb Callback) {
-	log := d.cfg.Log.With("callback", cb.ID, "transaction", cb.TxID, "url", cb.URL)
+	kind, log := CallbackKindTransaction, d.cfg.Log.With("callback", cb.ID, "url", cb.URL)
+	if cb.EventID != "" {
+		kind, log = CallbackKindEvent, log.With("delivery", cb.EventID, "subscription", cb.SubscriptionID, "sequence", cb.EventSeq)
+	} else {
+		log = log.With("transaction", cb.TxID)
+	}
 	out, attempted, err := d.attempt(ctx, cb)
 	if err != nil {
 		// The store could not be read, or shutdown cancelled the attempt:
@@ -275,64 +299,142 @@ func (d *Dispatcher) deliver(ctx context.Context, cb Callback) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWriteTimeout)
 	defer cancel()
 	now := d.cfg.Clock.Now()
+	var result string
 	switch {
 	case out.delivered:
+		result = OutcomeDelivered
 		err = d.cfg.Store.MarkCallbackDelivered(wctx, cb.ID, attempts, now)
 		log.Debug("callback delivered", "attempts", attempts)
 	case out.abandon || attempts >= d.cfg.Backoff.MaxAttempts():
+		result = OutcomeAbandoned
 		err = d.cfg.Store.MarkCallbackAbandoned(wctx, cb.ID, attempts, out.err)
 		log.Warn("callback abandoned", "attempts", attempts, "err", out.err)
 	default:
+		result = OutcomeRetry
 		next := now.Add(d.cfg.Backoff.Wait(attempts, rand.Float64()))
 		err = d.cfg.Store.MarkCallbackRetry(wctx, cb.ID, attempts, next, out.err)
 		log.Debug("callback failed, will retry", "attempts", attempts, "next", next, "err", out.err)
 	}
 	if err != nil {
 		log.Error("recording callback attempt", "err", err)
+		return
+	}
+	if d.cfg.Outcome != nil {
+		d.cfg.Outcome(kind, result)
 	}
 }
 
-// attempt builds the body from the current transaction record and POSTs
-// it. attempted is false when no request was sent (an outcome decided from
-// the record). A non-nil error means nothing can be recorded.
+// callbackRequest is what one attempt sends: the body, signed with the
+// owner's callback secret, under X-Callback-Id id.
+type callbackRequest struct {
+	id    string
+	body  []byte
+	owner *User
+}
+
+// attempt builds the request of cb from the current records and POSTs it.
+// attempted is false when no request was sent (an outcome decided from the
+// records). A non-nil error means nothing can be recorded.
 func (d *Dispatcher) attempt(ctx context.Context, cb Callback) (out outcome, attempted bool, err error) {
+	build := d.transactionRequest
+	if cb.EventID != "" {
+		build = d.eventRequest
+	}
+	req, skip, err := build(ctx, cb)
+	if err != nil || skip != nil {
+		return deref(skip), false, err
+	}
+	return d.post(ctx, cb.URL, req)
+}
+
+// deref is *o, or the zero outcome for nil.
+func deref(o *outcome) outcome {
+	if o == nil {
+		return outcome{}
+	}
+	return *o
+}
+
+// transactionRequest is the request of a transaction's row: the body from
+// the current transaction record, or an outcome without an attempt (skip).
+func (d *Dispatcher) transactionRequest(ctx context.Context, cb Callback) (req callbackRequest, skip *outcome, err error) {
 	tx, err := d.cfg.Store.TransactionByID(ctx, cb.TxID)
 	if errors.Is(err, ErrNotFound) {
-		return outcome{abandon: true, err: "transaction not found"}, false, nil
+		return req, &outcome{abandon: true, err: "transaction not found"}, nil
 	}
 	if err != nil {
-		return outcome{}, false, fmt.Errorf("read transaction: %w", err)
+		return req, nil, fmt.Errorf("read transaction: %w", err)
 	}
 	if !tx.Status.Terminal() {
-		return outcome{abandon: true, err: fmt.Sprintf(
-			"transaction is %s again (its block left the chain); a new callback follows when it ends", tx.Status)}, false, nil
+		return req, &outcome{abandon: true, err: fmt.Sprintf(
+			"transaction is %s again (its block left the chain); a new callback follows when it ends", tx.Status)}, nil
 	}
 	user, err := d.cfg.Store.UserByID(ctx, tx.Owner)
 	if err != nil {
-		return outcome{}, false, fmt.Errorf("read owner %s: %w", tx.Owner, err)
+		return req, nil, fmt.Errorf("read owner %s: %w", tx.Owner, err)
 	}
 	body, err := CallbackBody(tx)
 	if err != nil {
-		return outcome{}, false, err
+		return req, nil, err
 	}
+	return callbackRequest{id: cb.ID, body: body, owner: user}, nil, nil
+}
 
+// SubscriptionDeletedError is the last error of the outbox rows of a
+// deleted subscription: DeleteSubscription abandons its pending rows with
+// it, and the dispatcher a row whose subscription it no longer finds.
+const SubscriptionDeletedError = "subscription deleted"
+
+// eventRequest is the request of a subscription's delivery: the stored
+// body ({"event": ...}) under X-Callback-Id the delivery's id, or an
+// outcome without an attempt (skip) when the subscription is deleted.
+func (d *Dispatcher) eventRequest(ctx context.Context, cb Callback) (req callbackRequest, skip *outcome, err error) {
+	ev, err := d.cfg.Store.SubscriptionEventByID(ctx, cb.EventID)
+	if errors.Is(err, ErrNotFound) {
+		return req, &outcome{abandon: true, err: "delivery not found"}, nil
+	}
+	if err != nil {
+		return req, nil, fmt.Errorf("read delivery: %w", err)
+	}
+	subID := cmp.Or(cb.SubscriptionID, ev.SubscriptionID)
+	sub, err := d.cfg.Store.SubscriptionByID(ctx, subID)
+	if errors.Is(err, ErrNotFound) {
+		return req, &outcome{abandon: true, err: SubscriptionDeletedError}, nil
+	}
+	if err != nil {
+		return req, nil, fmt.Errorf("read subscription %s: %w", subID, err)
+	}
+	user, err := d.cfg.Store.UserByID(ctx, sub.Owner)
+	if err != nil {
+		return req, nil, fmt.Errorf("read owner %s: %w", sub.Owner, err)
+	}
+	body, err := EventCallbackBody(ev.Body)
+	if err != nil {
+		return req, &outcome{abandon: true, err: err.Error()}, nil
+	}
+	return callbackRequest{id: cb.EventID, body: body, owner: user}, nil, nil
+}
+
+// post sends r to url, signed with its owner's callback secret, and tells
+// the outcome.
+func (d *Dispatcher) post(ctx context.Context, url string, r callbackRequest) (out outcome, attempted bool, err error) {
 	actx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, cb.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(r.body))
 	if err != nil {
 		return outcome{abandon: true, err: fmt.Sprintf("bad callback URL: %v", err)}, false, nil
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", d.cfg.UserAgent)
-	req.Header.Set(HeaderCallbackID, cb.ID)
+	req.Header.Set(HeaderCallbackID, r.id)
 	if d.cfg.Secrets == nil {
 		return outcome{}, false, errors.New("dispatcher: no Secrets to open callback secrets with")
 	}
-	secret, err := d.cfg.Secrets.OpenCallbackSecret(user.ID, user.CallbackSecret)
+	secret, err := d.cfg.Secrets.OpenCallbackSecret(r.owner.ID, r.owner.CallbackSecret)
 	if err != nil {
 		return outcome{}, false, fmt.Errorf("callback secret: %w", err)
 	}
-	req.Header.Set(HeaderCallbackSignature, Sign(secret, d.cfg.Clock.Now(), body))
+	req.Header.Set(HeaderCallbackSignature, Sign(secret, d.cfg.Clock.Now(), r.body))
 	res, err := d.client.Do(req)
 	if err != nil {
 		switch {

@@ -25,6 +25,10 @@ type memOutbox struct {
 	order []string
 	txs   map[string]*engine.Transaction
 	users map[string]*engine.User
+	// subs and events are the subscriptions (deleted ones absent) and
+	// their deliveries.
+	subs   map[string]*engine.Subscription
+	events map[string]*engine.SubscriptionEvent
 	// claims holds the claim of each claimed row.
 	claims map[string]memClaim
 }
@@ -46,7 +50,7 @@ func testSecrets() *engine.KeySealer {
 
 func newMemOutbox() *memOutbox {
 	return &memOutbox{rows: map[string]*engine.Callback{}, txs: map[string]*engine.Transaction{}, users: map[string]*engine.User{},
-		claims: map[string]memClaim{}}
+		subs: map[string]*engine.Subscription{}, events: map[string]*engine.SubscriptionEvent{}, claims: map[string]memClaim{}}
 }
 
 // add stores a terminal transaction of a user with secret and one pending
@@ -181,6 +185,24 @@ func (m *memOutbox) UserByID(_ context.Context, id string) (*engine.User, error)
 	defer m.mu.Unlock()
 	if u, ok := m.users[id]; ok {
 		return u, nil
+	}
+	return nil, engine.ErrNotFound
+}
+
+func (m *memOutbox) SubscriptionByID(_ context.Context, id string) (*engine.Subscription, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.subs[id]; ok {
+		return s, nil
+	}
+	return nil, engine.ErrNotFound
+}
+
+func (m *memOutbox) SubscriptionEventByID(_ context.Context, id string) (*engine.SubscriptionEvent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ev, ok := m.events[id]; ok {
+		return ev, nil
 	}
 	return nil, engine.ErrNotFound
 }

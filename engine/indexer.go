@@ -323,8 +323,9 @@ func ParseTransferLog(network string, l *types.Log) (TokenTransfer, bool) {
 }
 
 // checkReorg compares the stored block hashes, highest first, with the
-// chain and rewinds the index above the highest block still on the chain
-// (and at most to head+1, for a chain that got shorter).
+// chain and rewinds the index to the block after the highest stored one
+// still on the chain (and at most to head+1, for a chain that got
+// shorter).
 func (ix *Indexer) checkReorg(ctx context.Context, head uint64) (*uint64, error) {
 	blocks, err := ix.store.IndexedBlocks(ctx, ix.net.Name, int(ix.cfg.KeepBlocks))
 	if err != nil {
@@ -337,7 +338,13 @@ func (ix *Indexer) checkReorg(ctx context.Context, head uint64) (*uint64, error)
 			return nil, fmt.Errorf("indexer %s: header %d: %w", ix.net.Name, b.Number, err)
 		}
 		if err == nil && h != nil && h.Hash() == b.Hash {
-			break // this block and all its ancestors are on the chain
+			// This block and all its ancestors are on the chain; the
+			// blocks after it may not be, stored or not (a range read at
+			// once stores only its blocks with logs and its last).
+			if orphan != nil {
+				*orphan = b.Number + 1
+			}
+			break
 		}
 		n := b.Number
 		orphan = &n

@@ -343,3 +343,24 @@ func TestFormatUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexerReorgBetweenStoredBlocks: a reorg that replaces blocks
+// between two stored hashes (a range read at once stores only its blocks
+// with logs and its last) is undone from the block after the highest one
+// still on the chain, not from the lowest stored one that left it: a
+// transfer the new branch has in between is indexed.
+func TestIndexerReorgBetweenStoredBlocks(t *testing.T) {
+	tok, x, y := common.HexToAddress("0xA"), common.HexToAddress("0x1111"), common.HexToAddress("0x2222")
+	chain := newFakeIndexChain(30)
+	chain.transfer(5, tok, x, y, 1)
+	store := newMemIndexStore()
+	store.contracts = []*Contract{{ID: "a", Network: "dev", Address: tok, BWType: TypeERC20, Block: 0}}
+	ix := NewIndexer(&Network{Name: "dev"}, chain, store, IndexerConfig{Range: 100}, slog.New(slog.DiscardHandler))
+	pollAll(t, ix)
+	chain.reorg(15, 30)
+	chain.transfer(20, tok, y, x, 2)
+	pollAll(t, ix)
+	if got := store.values(tok); !slices.Equal(got, []string{"5:1", "20:2"}) {
+		t.Fatalf("after a reorg between stored blocks 5 and 29: %v, want [5:1 20:2]", got)
+	}
+}

@@ -481,6 +481,8 @@ type Store interface {
 	FencedFollowerStore
 	AttemptStore
 	RateCounterStore
+	SubscriptionStore
+	SubscriptionProcessorStore
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database.

@@ -147,12 +147,20 @@ func (f SubscriptionFilter) Matches(l *types.Log) bool {
 	return true
 }
 
+// MaxQueryList bounds the addresses, and the values of one topic position,
+// of one eth_getLogs query: nodes refuse longer lists (geth's default log
+// query limit is 1,000). A union longer than that is dropped from the query
+// (any value at that position), which returns more logs for the matcher to
+// sort out, never fewer.
+const MaxQueryList = 500
+
 // SubscriptionQueries returns the eth_getLogs queries of one block range
 // that together return every log one of filters can match, however many
 // filters there are: one over the union of the contracts' addresses and
 // event ids, and one for the filters without an address (deposits) over the
-// union of their topics. The node's answer may hold logs that no single
-// filter matches (the union is wider); SubscriptionMatcher sorts them out.
+// union of their topics; a union longer than MaxQueryList is left out of
+// its query. The node's answer may hold logs that no single filter matches
+// (the union is wider); SubscriptionMatcher sorts them out.
 func SubscriptionQueries(filters []SubscriptionFilter, from, to uint64) []ethereum.FilterQuery {
 	var (
 		addrs      = map[common.Address]bool{}
@@ -191,16 +199,20 @@ func SubscriptionQueries(filters []SubscriptionFilter, from, to uint64) []ethere
 		return q
 	}
 	if len(addrs) > 0 {
-		out = append(out, bounds(ethereum.FilterQuery{
-			Addresses: sortedKeys(addrs),
-			Topics:    [][]common.Hash{sortedKeys(events)},
-		}))
+		q := ethereum.FilterQuery{Topics: [][]common.Hash{bounded(events)}}
+		if len(addrs) <= MaxQueryList {
+			q.Addresses = sortedKeys(addrs)
+		}
+		if q.Topics[0] == nil {
+			q.Topics = nil
+		}
+		out = append(out, bounds(q))
 	}
 	if anyAddrN > 0 {
 		topics := make([][]common.Hash, 3)
 		for i := range 3 {
 			if !anyAddrAll[i] {
-				topics[i] = sortedKeys(anyAddr[i])
+				topics[i] = bounded(anyAddr[i])
 			}
 		}
 		for len(topics) > 0 && len(topics[len(topics)-1]) == 0 {
@@ -209,6 +221,15 @@ func SubscriptionQueries(filters []SubscriptionFilter, from, to uint64) []ethere
 		out = append(out, bounds(ethereum.FilterQuery{Topics: topics}))
 	}
 	return out
+}
+
+// bounded returns the members of set in order, or nil (any value) when
+// they are more than MaxQueryList.
+func bounded(set map[common.Hash]bool) []common.Hash {
+	if len(set) > MaxQueryList {
+		return nil
+	}
+	return sortedKeys(set)
 }
 
 // SubscriptionMatcher matches logs to the subscriptions of one network in

@@ -200,3 +200,45 @@ func TestDepositFilter(t *testing.T) {
 		t.Fatalf("deposit filter: in %v out %v short %v approval %v", f.Matches(in), f.Matches(out), f.Matches(short), f.Matches(approval))
 	}
 }
+
+// TestSubscriptionQueriesBoundLists: a union longer than MaxQueryList
+// (addresses, event ids, deposit recipients) is left out of its query, so
+// no node refuses it, and every matching log is still returned.
+func TestSubscriptionQueriesBoundLists(t *testing.T) {
+	var list []SubscriptionFilter
+	var accounts []common.Address
+	for i := range MaxQueryList + 1 {
+		a := common.BigToAddress(big.NewInt(int64(5000 + i)))
+		accounts = append(accounts, a)
+		list = append(list, SubscriptionFilter{Address: a, Topics: [][]common.Hash{{crypto.Keccak256Hash(a.Bytes())}}})
+	}
+	list = append(list, DepositFilter(accounts))
+	queries := SubscriptionQueries(list, 1, 1)
+	if len(queries) != 2 {
+		t.Fatalf("%d queries, want 2", len(queries))
+	}
+	for _, q := range queries {
+		if len(q.Addresses) > MaxQueryList {
+			t.Fatalf("a query lists %d addresses", len(q.Addresses))
+		}
+		for i, pos := range q.Topics {
+			if len(pos) > MaxQueryList {
+				t.Fatalf("a query lists %d values at topic %d", len(pos), i)
+			}
+		}
+	}
+	last := accounts[MaxQueryList]
+	for _, l := range []*types.Log{
+		{Address: last, Topics: []common.Hash{crypto.Keccak256Hash(last.Bytes())}},
+		{Address: common.HexToAddress("0xfeed"), Topics: []common.Hash{TransferTopic, addrTopic(last), addrTopic(last)}},
+	} {
+		if !slices.ContainsFunc(queries, func(q ethereum.FilterQuery) bool { return queryAccepts(q, l) }) {
+			t.Fatalf("log %s %v matches a subscription but no query returns it: %+v", l.Address, l.Topics, queries)
+		}
+	}
+	// Within the bounds, the lists are kept.
+	small := SubscriptionQueries(list[:3], 1, 1)
+	if len(small) != 1 || len(small[0].Addresses) != 3 || len(small[0].Topics) != 1 || len(small[0].Topics[0]) != 3 {
+		t.Fatalf("queries of 3 subscriptions: %+v", small)
+	}
+}

@@ -111,7 +111,8 @@ type SubscriptionStore interface {
 type SubscriptionStep struct {
 	Network string
 	// Events are the new deliveries, each with one pending outbox row per
-	// callback URL of its subscription (due at once), in order.
+	// callback URL of its subscription (due at once), in order; a
+	// subscription deleted meanwhile gets its rows but no outbox rows.
 	Events []SubscriptionEvent
 	// Retracted are the ids of deliveries a reorg took back (their Removed
 	// rows are among Events): they are not returned by LiveDeliveries
@@ -139,9 +140,9 @@ type SubscriptionProcessorStore interface {
 	// SubscriptionBlocks returns up to limit stored block hashes of the
 	// network, highest first.
 	SubscriptionBlocks(ctx context.Context, network string, limit int) ([]IndexedBlock, error)
-	// LiveDeliveries returns the deliveries of the network's subscriptions
-	// in blocks at or above from that are not Removed rows and not
-	// Retracted, by subscription, then Seq.
+	// LiveDeliveries returns the deliveries of the network's live (not
+	// deleted) subscriptions in blocks at or above from that are not
+	// Removed rows and not Retracted, by subscription, then Seq.
 	LiveDeliveries(ctx context.Context, network string, from uint64) ([]SubscriptionEvent, error)
 	// SaveSubscriptionStep stores step in one database transaction, fenced
 	// by the network's lease (FencedFollowerStore's rule; the zero fence

@@ -52,6 +52,9 @@ type Config struct {
 	NewHeads func() Heads
 	// Metrics receives heads, reorgs and outcomes; nil discards them.
 	Metrics engine.Metrics
+	// OnHead is called with each new head the watcher has processed (the
+	// subscriptions actor follows it); nil: not called.
+	OnHead func(head uint64)
 }
 
 // Props returns the props of the watcher of cfg.Network.
@@ -141,6 +144,9 @@ func (a *Actor) poll(c actor.Context) {
 		a.cfg.Log.Warn("watcher poll failed", "network", a.cfg.Network.Name, "err", err, "retry_in", a.nextPoll(err))
 	} else {
 		a.failures = 0
+		if res.Head > a.head && a.cfg.OnHead != nil {
+			a.cfg.OnHead(res.Head)
+		}
 		a.head = res.Head
 	}
 	for _, id := range res.Reorged {

@@ -163,6 +163,21 @@ func (c *chain) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types
 	return v, err
 }
 
+// HeaderAndLogs implements engine.LogBatcher (one round trip when the
+// wrapped chain batches, one call after the other otherwise).
+func (c *chain) HeaderAndLogs(ctx context.Context, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error) {
+	b, ok := c.next.(engine.LogBatcher)
+	if !ok {
+		return engine.HeaderAndLogsEach(ctx, c, number, qs) // each call counted
+	}
+	start := time.Now()
+	h, logs, err := b.HeaderAndLogs(ctx, number, qs)
+	c.observe("batch", start, err)
+	c.m.rpcBatched.WithLabelValues(c.network, "eth_getBlockByNumber").Inc()
+	c.m.rpcBatched.WithLabelValues(c.network, "eth_getLogs").Add(float64(len(qs)))
+	return h, logs, err
+}
+
 // TransactionCount forwards eth_getBlockTransactionCountByHash when the
 // wrapped chain has it.
 func (c *chain) TransactionCount(ctx context.Context, blockHash common.Hash) (uint, error) {

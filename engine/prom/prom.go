@@ -81,6 +81,8 @@ type Metrics struct {
 	// the rate counter store failed.
 	rateFallbacks prometheus.Counter
 	trackedAccts  prometheus.GaugeFunc
+
+	subs subscriptionMetrics
 }
 
 var _ engine.Metrics = (*Metrics)(nil)
@@ -154,11 +156,12 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 	for _, w := range []string{"second", "hour"} {
 		m.rateLimited.WithLabelValues(w)
 	}
-	for _, c := range []prometheus.Collector{
+	m.subs = newSubscriptionMetrics()
+	for _, c := range append([]prometheus.Collector{
 		m.accepted, m.submitted, m.completed, m.failed, m.completion, m.queued, m.inFlight, m.nextNonce,
 		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcBatched, m.rpcDuration,
 		m.httpRequests, m.httpDuration, m.rateLimited, m.rateFallbacks, m.trackedAccts,
-	} {
+	}, m.subs.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register txengine metrics: %w", err)
 		}

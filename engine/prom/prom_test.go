@@ -36,6 +36,8 @@ func exercise(t *testing.T, m *Metrics) {
 	m.ObserveHTTP("GET", "/x", 200, time.Millisecond)
 	m.RateLimited("second")
 	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(t.Context(), nil)
+	m.SubscriptionPoll("dev", engine.SubscriptionResult{Subscriptions: 3, Lag: 2, Delivered: 5, Retracted: 1}, nil)
+	m.CallbackOutcome("event", "delivered")
 }
 
 // exerciseAccount makes every per-account call for a on network dev.
@@ -359,5 +361,39 @@ func TestZeroCounters(t *testing.T) {
 	m.Head("dev", 1, time.Now())
 	if v := testutil.ToFloat64(m.reorgs.WithLabelValues("dev")); v != 0 || testutil.CollectAndCount(reg, "txengine_network_reorgs_total", "txengine_network_reorged_blocks_total") != 2 {
 		t.Errorf("reorg series after a head: %v", v)
+	}
+}
+
+// TestSubscriptionMetrics: a poll sets the live and lag gauges and adds its
+// deliveries; a failed poll counts a failure and leaves the gauges as they
+// were; callback outcomes count by kind and outcome.
+func TestSubscriptionMetrics(t *testing.T) {
+	m, _ := newTest(t, Config{})
+	m.SubscriptionPoll("dev", engine.SubscriptionResult{Subscriptions: 7, Lag: 3, Delivered: 4, Retracted: 2}, nil)
+	m.SubscriptionPoll("dev", engine.SubscriptionResult{Delivered: 1}, errors.New("node down"))
+	s := m.subs
+	for _, c := range []struct {
+		name string
+		got  prometheus.Collector
+		want float64
+	}{
+		{"live", s.live.WithLabelValues("dev"), 7},
+		{"lag", s.lag.WithLabelValues("dev"), 3},
+		{"log events", s.events.WithLabelValues("dev", "log"), 5},
+		{"removed events", s.events.WithLabelValues("dev", "removed"), 2},
+		{"poll failures", s.pollErrors.WithLabelValues("dev"), 1},
+	} {
+		if v := testutil.ToFloat64(c.got); v != c.want {
+			t.Errorf("%s = %v, want %v", c.name, v, c.want)
+		}
+	}
+	m.CallbackOutcome("event", "retry")
+	m.CallbackOutcome("event", "retry")
+	m.CallbackOutcome("transaction", "delivered")
+	if v := testutil.ToFloat64(s.callbacks.WithLabelValues("event", "retry")); v != 2 {
+		t.Errorf("event retries = %v, want 2", v)
+	}
+	if v := testutil.ToFloat64(s.callbacks.WithLabelValues("event", "delivered")); v != 0 {
+		t.Errorf("event delivered = %v, want 0", v)
 	}
 }

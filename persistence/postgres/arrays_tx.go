@@ -111,23 +111,29 @@ func markSubmittedChunk(ctx context.Context, tx sqlstore.Conn, chunk []sqlstore.
 }
 
 // InsertOutbox implements sqlstore.OutboxWriter: one INSERT of arrays per
-// chunk, in order (seq follows it).
+// chunk, in order (seq follows it). The empty string of an id and the 0 of
+// event_seq of a row without event_id are NULL.
 func (dialect) InsertOutbox(ctx context.Context, tx sqlstore.Conn, rows []sqlstore.OutboxRow) error {
 	return chunked(len(rows), func(lo, hi int) error {
 		chunk := rows[lo:hi]
-		ids := make(pq.StringArray, len(chunk))
-		txIDs := make(pq.StringArray, len(chunk))
-		urls := make(pq.StringArray, len(chunk))
-		ats := make([]time.Time, len(chunk))
+		n := len(chunk)
+		ids, txIDs, eventIDs, subIDs, urls := make(pq.StringArray, n), make(pq.StringArray, n),
+			make(pq.StringArray, n), make(pq.StringArray, n), make(pq.StringArray, n)
+		seqs := make(pq.Int64Array, n)
+		held := make(pq.BoolArray, n)
+		ats := make([]time.Time, n)
 		for i, r := range chunk {
-			ids[i], txIDs[i], urls[i], ats[i] = r.ID, r.TxID, r.URL, r.At
+			ids[i], txIDs[i], eventIDs[i], subIDs[i], seqs[i], held[i], urls[i], ats[i] =
+				r.ID, r.TxID, r.EventID, r.SubscriptionID, r.EventSeq, r.Held, r.URL, r.At
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO callback_outbox
-			(id, tx_id, url, status, attempts, next_attempt, last_error, created)
-			SELECT v.id, v.tx_id, v.url, ?, 0, v.at, '', v.at
-			FROM unnest(?::text[], ?::text[], ?::text[], ?::timestamptz[]) WITH ORDINALITY AS v(id, tx_id, url, at, ord)
+			(id, tx_id, event_id, subscription_id, event_seq, held, url, status, attempts, next_attempt, last_error, created)
+			SELECT v.id, NULLIF(v.tx_id, ''), NULLIF(v.event_id, ''), NULLIF(v.subscription_id, ''),
+				CASE WHEN v.event_id = '' THEN NULL ELSE v.event_seq END, v.held, v.url, ?, 0, v.at, '', v.at
+			FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::boolean[], ?::text[], ?::timestamptz[])
+				WITH ORDINALITY AS v(id, tx_id, event_id, subscription_id, event_seq, held, url, at, ord)
 			ORDER BY v.ord`,
-			string(engine.CallbackPending), ids, txIDs, urls, tsArray(ats))
+			string(engine.CallbackPending), ids, txIDs, eventIDs, subIDs, seqs, held, urls, tsArray(ats))
 		return err
 	})
 }
@@ -161,6 +167,31 @@ func (dialect) MarkMined(ctx context.Context, tx sqlstore.Conn, rows []sqlstore.
 		_, err := tx.Exec(ctx, strings.Replace(markMinedStatement, "%s", from.Cond, 1),
 			append([]any{ids, statuses, blockNumbers, blockHashes, gasUsed,
 				pq.GenericArray{A: events}, pq.GenericArray{A: errs}, tsArray(ended), pq.GenericArray{A: hashes}}, from.Args...)...)
+		return err
+	})
+}
+
+// InsertDeliveries implements sqlstore.DeliveryWriter: one INSERT of arrays
+// per chunk.
+func (dialect) InsertDeliveries(ctx context.Context, tx sqlstore.Conn, rows []sqlstore.DeliveryRow) error {
+	return chunked(len(rows), func(lo, hi int) error {
+		chunk := rows[lo:hi]
+		n := len(chunk)
+		ids, subs, blockHashes, txHashes, bodies := make(pq.StringArray, n), make(pq.StringArray, n),
+			make(pq.StringArray, n), make(pq.StringArray, n), make(pq.StringArray, n)
+		seqs, blocks, logIndexes := make(pq.Int64Array, n), make(pq.Int64Array, n), make(pq.Int64Array, n)
+		removed := make(pq.BoolArray, n)
+		created := make([]time.Time, n)
+		for i, r := range chunk {
+			ids[i], subs[i], seqs[i], blocks[i], blockHashes[i], txHashes[i] =
+				r.ID, r.SubscriptionID, r.Seq, r.BlockNumber, r.BlockHash, r.TxHash
+			logIndexes[i], removed[i], bodies[i], created[i] = r.LogIndex, r.Removed, r.Body, r.Created
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO subscription_events
+			(id, subscription_id, seq, block_number, block_hash, tx_hash, log_index, removed, body, created)
+			SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[],
+				?::boolean[], ?::text[], ?::timestamptz[])`,
+			ids, subs, seqs, blocks, blockHashes, txHashes, logIndexes, removed, bodies, tsArray(created))
 		return err
 	})
 }

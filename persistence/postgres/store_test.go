@@ -314,6 +314,13 @@ func TestMigration0012PlainSecrets(t *testing.T) {
 	storetest.PlainSecrets0012(t, old, exec, reopen)
 }
 
+// TestMigration0013Outbox: the outbox rows stored before migration 0013
+// keep their columns when tx_id becomes nullable.
+func TestMigration0013Outbox(t *testing.T) {
+	old, exec, reopen := openAtVersion(t, 12)
+	storetest.Outbox0013(t, old, exec, reopen)
+}
+
 // BenchmarkAccountReads is the store's part of an account's pump on an
 // idle account: the in-flight summary and the ready transactions, two
 // queries with arguments. binary=no is lib/pq's default protocol (each

@@ -178,6 +178,13 @@ func TestMigration0012PlainSecrets(t *testing.T) {
 	storetest.PlainSecrets0012(t, old, exec, reopen)
 }
 
+// TestMigration0013Outbox: the outbox rows stored before migration 0013
+// survive the rebuild of callback_outbox.
+func TestMigration0013Outbox(t *testing.T) {
+	old, exec, reopen := openAtVersion(t, 12)
+	storetest.Outbox0013(t, old, exec, reopen)
+}
+
 // openAtVersion opens a fresh store with the migrations up to version only;
 // it returns it, a statement runner on it (? placeholders), and reopen,
 // which closes it and returns the store with every migration applied.

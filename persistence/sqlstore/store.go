@@ -16,7 +16,7 @@
 // unless the dialect implements the optional interface declared next to
 // the code that uses it (IdempotencyWriter, TxInserter, SubmitWriter,
 // MinedWriter, OutboxWriter, ReadyReader, IndexWriter, Resealer,
-// RequestCounter, LatestTransfersQuery).
+// RequestCounter, LatestTransfersQuery, DeliveryWriter).
 //
 // Semantics: a unique key that is taken is engine.ErrConflict, a missing
 // row or a reference to one (foreign key) is engine.ErrNotFound, every

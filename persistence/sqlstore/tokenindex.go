@@ -172,14 +172,20 @@ func eachRow[R any](ctx context.Context, tx Conn, query string, rows []R, args f
 
 // IndexedBlocks returns up to limit stored block hashes, highest first.
 func (s *Store) IndexedBlocks(ctx context.Context, network string, limit int) ([]engine.IndexedBlock, error) {
+	return s.blocks(ctx, "token_index_blocks", "indexed blocks", network, limit)
+}
+
+// blocks returns up to limit block hashes of the network stored in table
+// (a table of (network, number, hash): what, in errors), highest first.
+func (s *Store) blocks(ctx context.Context, table, what, network string, limit int) ([]engine.IndexedBlock, error) {
 	var rows []sqlrow.Block
-	if err := s.r.Select(ctx, &rows, `SELECT number, hash FROM token_index_blocks WHERE network = ?
+	if err := s.r.Select(ctx, &rows, `SELECT number, hash FROM `+table+` WHERE network = ?
 		ORDER BY number DESC LIMIT ?`, network, limit); err != nil {
-		return nil, s.wrap(err, "indexed blocks of %s", network)
+		return nil, s.wrap(err, "%s of %s", what, network)
 	}
 	out, err := sqlrow.Blocks(rows)
 	if err != nil {
-		return nil, s.errorf("indexed blocks of %s: %w", network, err)
+		return nil, s.errorf("%s of %s: %w", what, network, err)
 	}
 	return out, nil
 }

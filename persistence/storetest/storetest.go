@@ -98,6 +98,15 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"NetworkFence", testNetworkFence},
 		{"SealedValues", testSealedValues},
 		{"KeyRotation", testKeyRotation},
+		{"SubscriptionRoundTrip", testSubscriptionRoundTrip},
+		{"ListSubscriptions", testListSubscriptions},
+		{"DeleteSubscription", testDeleteSubscription},
+		{"CountSubscriptions", testCountSubscriptions},
+		{"SubscriptionStep", testSubscriptionStep},
+		{"SubscriptionStepFenced", testSubscriptionStepFenced},
+		{"SubscriptionStepLarge", testSubscriptionStepLarge},
+		{"EventOutboxOrder", testEventOutboxOrder},
+		{"EventOutboxRace", testEventOutboxRace},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

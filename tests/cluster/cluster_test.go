@@ -33,13 +33,16 @@ func TestSingleNodeBaseline(t *testing.T) {
 // killed with SIGKILL once a third of them are accepted. Requests to the
 // dead node fail; the client tries the next node with the same
 // Idempotency-Key. Every accepted transfer completes exactly once (see
-// checkExactlyOnce), the work of the dead node included. The killed node
+// checkExactlyOnce), the work of the dead node included, and an events
+// subscription on the token, processed by the lease holder, delivers each
+// one's Transfer once, without gaps, across the kill. The killed node
 // then starts again, rejoins, and a second small burst completes too.
 func TestClusterBurstKill(t *testing.T) {
 	s := newStack(t, automanaged, 3)
 	accts := s.createAccounts(200, 12)
 	s.waitFunded(accts, 90*time.Second)
 	jobs := newJobs(accts, 5, len(s.nodes))
+	sub := s.subscribe()
 
 	// The victim is the node that runs the network's watcher (it holds the
 	// network's lease), the most work to take over; node1 if none does.
@@ -68,6 +71,7 @@ func TestClusterBurstKill(t *testing.T) {
 	t.Logf("drained: every accepted transfer ended %s after the burst, %s after the kill",
 		time.Since(drain).Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
 	s.checkExactlyOnce(accts, jobs, rows, 2)
+	sub.check(t, rows, 2*time.Minute)
 	if t.Failed() {
 		return
 	}

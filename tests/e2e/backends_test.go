@@ -121,7 +121,14 @@ var holderRE = regexp.MustCompile(`held by (0x[0-9a-fA-F]{40}) \(operator's defa
 // default account, which holds the supply.
 func deployToken(t *testing.T, dataDir string, env []string, network, name, symbol, supply string) common.Address {
 	t.Helper()
-	cmd := exec.Command(binary, "token", "deploy", "--network", network, "--name", name, "--symbol", symbol, "--supply", supply)
+	return deployTokenArgs(t, dataDir, env, nil, network, name, symbol, supply)
+}
+
+// deployTokenArgs is deployToken with extra arguments (--config).
+func deployTokenArgs(t *testing.T, dataDir string, env, args []string, network, name, symbol, supply string) common.Address {
+	t.Helper()
+	args = append(append([]string{"token", "deploy"}, args...), "--network", network, "--name", name, "--symbol", symbol, "--supply", supply)
+	cmd := exec.Command(binary, args...)
 	cmd.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dataDir), env...)
 	out, err := combinedOutput(t, cmd)
 	if err != nil {

@@ -179,19 +179,23 @@ func Contracts[T TimeColumn](rows []Contract[T]) ([]*engine.Contract, error) {
 
 // CallbackColumns are the columns of callback_outbox a read returns (into a
 // Callback).
-const CallbackColumns = `id, tx_id, url, status, attempts, next_attempt, last_error, created, delivered`
+const CallbackColumns = `id, tx_id, event_id, subscription_id, event_seq, url, status, attempts, next_attempt, last_error, created, delivered`
 
-// Callback is a row of callback_outbox.
+// Callback is a row of callback_outbox: a transaction's (TxID) or a
+// subscription's delivery (EventID, SubscriptionID, EventSeq).
 type Callback[T TimeColumn] struct {
-	ID          string `db:"id"`
-	TxID        string `db:"tx_id"`
-	URL         string `db:"url"`
-	Status      string `db:"status"`
-	Attempts    int    `db:"attempts"`
-	NextAttempt T      `db:"next_attempt"`
-	LastError   string `db:"last_error"`
-	Created     T      `db:"created"`
-	Delivered   T      `db:"delivered"`
+	ID             string         `db:"id"`
+	TxID           sql.NullString `db:"tx_id"`
+	EventID        sql.NullString `db:"event_id"`
+	SubscriptionID sql.NullString `db:"subscription_id"`
+	EventSeq       sql.NullInt64  `db:"event_seq"`
+	URL            string         `db:"url"`
+	Status         string         `db:"status"`
+	Attempts       int            `db:"attempts"`
+	NextAttempt    T              `db:"next_attempt"`
+	LastError      string         `db:"last_error"`
+	Created        T              `db:"created"`
+	Delivered      T              `db:"delivered"`
 }
 
 // Callback converts the row.
@@ -205,15 +209,18 @@ func (r *Callback[T]) Callback() (engine.Callback, error) {
 		return engine.Callback{}, fmt.Errorf("callback %s: %w", r.ID, err)
 	}
 	return engine.Callback{
-		ID:          r.ID,
-		TxID:        r.TxID,
-		URL:         r.URL,
-		Status:      engine.CallbackStatus(r.Status),
-		Attempts:    r.Attempts,
-		NextAttempt: next,
-		LastError:   r.LastError,
-		Created:     created,
-		Delivered:   nullTime(r.Delivered),
+		ID:             r.ID,
+		TxID:           r.TxID.String,
+		EventID:        r.EventID.String,
+		SubscriptionID: r.SubscriptionID.String,
+		EventSeq:       r.EventSeq.Int64,
+		URL:            r.URL,
+		Status:         engine.CallbackStatus(r.Status),
+		Attempts:       r.Attempts,
+		NextAttempt:    next,
+		LastError:      r.LastError,
+		Created:        created,
+		Delivered:      nullTime(r.Delivered),
 	}, nil
 }
 

@@ -1,0 +1,675 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/uuid"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/internal/sqlrow"
+)
+
+// Event subscriptions (migrations/0013_subscriptions.sql):
+// engine.SubscriptionStore for the API and engine.SubscriptionProcessorStore
+// for the network's subscription processor. A deleted subscription keeps
+// its row (deleted is set) and its deliveries; its pending outbox rows are
+// abandoned.
+
+// subscriptionColumns are the columns of subscriptions, inserted and read
+// (a read adds the insertion order as seq).
+const subscriptionColumns = `id, owner, network, kind, contract_id, address, event, signature, abi, filters,
+	topics, callbacks, confirmations, from_block, next_block, last_seq, created`
+
+// subscriptionRow is a row of subscriptions.
+type subscriptionRow struct {
+	Seq           int64          `db:"seq"`
+	ID            string         `db:"id"`
+	Owner         string         `db:"owner"`
+	Network       string         `db:"network"`
+	Kind          string         `db:"kind"`
+	ContractID    sql.NullString `db:"contract_id"`
+	Address       string         `db:"address"`
+	Event         string         `db:"event"`
+	Signature     string         `db:"signature"`
+	ABI           string         `db:"abi"`
+	Filters       sql.NullString `db:"filters"`
+	Topics        string         `db:"topics"`
+	Callbacks     string         `db:"callbacks"`
+	Confirmations int64          `db:"confirmations"`
+	FromBlock     int64          `db:"from_block"`
+	NextBlock     int64          `db:"next_block"`
+	LastSeq       int64          `db:"last_seq"`
+	Created       timeCol        `db:"created"`
+}
+
+// subscription converts the row.
+func (r *subscriptionRow) subscription() (*engine.Subscription, error) {
+	fail := func(err error) (*engine.Subscription, error) {
+		return nil, fmt.Errorf("subscription %s: %w", r.ID, err)
+	}
+	sub := &engine.Subscription{
+		ID: r.ID, Owner: r.Owner, Network: r.Network, Kind: r.Kind, ContractID: r.ContractID.String,
+		Event: r.Event, Signature: r.Signature, ABI: json.RawMessage(r.ABI), LastSeq: r.LastSeq, Seq: r.Seq,
+	}
+	var err error
+	if sub.Address, err = sqlrow.FromAddress("address", r.Address); err != nil {
+		return fail(err)
+	}
+	if err := sqlrow.FromNullJSON("filters", r.Filters, &sub.Filters); err != nil {
+		return fail(err)
+	}
+	if err := json.Unmarshal([]byte(r.Topics), &sub.Topics); err != nil {
+		return fail(fmt.Errorf("topics: %w", err))
+	}
+	if err := json.Unmarshal([]byte(r.Callbacks), &sub.Callbacks); err != nil {
+		return fail(fmt.Errorf("callbacks: %w", err))
+	}
+	if sub.Callbacks == nil {
+		sub.Callbacks = []string{}
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+		dst  *uint64
+	}{{"confirmations", r.Confirmations, &sub.Confirmations}, {"from_block", r.FromBlock, &sub.FromBlock}, {"next_block", r.NextBlock, &sub.Next}} {
+		if *f.dst, err = sqlrow.Uint64Of(f.name, f.v); err != nil {
+			return fail(err)
+		}
+	}
+	created, ok := r.Created.At()
+	if !ok {
+		return fail(fmt.Errorf("created is NULL"))
+	}
+	sub.Created = created
+	return sub, nil
+}
+
+// subscriptions converts rows, in order.
+func subscriptions(rows []subscriptionRow) ([]*engine.Subscription, error) {
+	return convertRows(rows, (*subscriptionRow).subscription)
+}
+
+// convertRows converts rows with conv, in order (an empty slice for none).
+func convertRows[R, V any](rows []R, conv func(*R) (V, error)) ([]V, error) {
+	out := make([]V, 0, len(rows))
+	for i := range rows {
+		v, err := conv(&rows[i])
+		if err != nil {
+			return nil, fmt.Errorf("decode a row: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// selectSubscriptions is the SELECT of subscriptions with the insertion
+// order as seq; a WHERE clause follows.
+func (s *Store) selectSubscriptions() string {
+	return `SELECT ` + s.seq + ` AS seq, ` + subscriptionColumns + ` FROM subscriptions`
+}
+
+// CreateSubscription implements engine.SubscriptionStore.
+func (s *Store) CreateSubscription(ctx context.Context, sub *engine.Subscription, idem *engine.IdempotencyRecord) error {
+	args, err := s.subscriptionArgs(sub)
+	if err != nil {
+		return s.errorf("create subscription %s: %w", sub.ID, err)
+	}
+	return s.inTx(ctx, func(tx Conn) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO subscriptions (`+subscriptionColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...); err != nil {
+			return s.wrap(err, "create subscription %s", sub.ID)
+		}
+		return s.insertIdempotency(ctx, tx, idem)
+	})
+}
+
+// subscriptionArgs encodes sub in the order of subscriptionColumns.
+func (s *Store) subscriptionArgs(sub *engine.Subscription) ([]any, error) {
+	filters, err := sqlrow.NullJSON("filters", sub.Filters, len(sub.Filters) == 0)
+	if err != nil {
+		return nil, err
+	}
+	topics, err := json.Marshal(sub.Topics)
+	if err != nil {
+		return nil, fmt.Errorf("topics: %w", err)
+	}
+	callbacks := sub.Callbacks
+	if callbacks == nil {
+		callbacks = []string{}
+	}
+	cbs, err := json.Marshal(callbacks)
+	if err != nil {
+		return nil, fmt.Errorf("callbacks: %w", err)
+	}
+	abi := string(sub.ABI)
+	if !json.Valid(sub.ABI) {
+		return nil, fmt.Errorf("abi is not JSON")
+	}
+	var nums [3]int64
+	for i, f := range []struct {
+		name string
+		v    uint64
+	}{{"confirmations", sub.Confirmations}, {"fromBlock", sub.FromBlock}, {"next", sub.Next}} {
+		if nums[i], err = sqlrow.Int64Of(f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	return []any{sub.ID, sub.Owner, sub.Network, sub.Kind, sqlrow.NullString(sub.ContractID), sqlrow.Address(sub.Address),
+		sub.Event, sub.Signature, abi, filters, string(topics), string(cbs), nums[0], nums[1], nums[2], sub.LastSeq,
+		s.ts(sub.Created)}, nil
+}
+
+// SubscriptionByID implements engine.SubscriptionStore.
+func (s *Store) SubscriptionByID(ctx context.Context, id string) (*engine.Subscription, error) {
+	var r subscriptionRow
+	if err := s.r.Get(ctx, &r, s.selectSubscriptions()+` WHERE id = ? AND deleted IS NULL`, id); err != nil {
+		return nil, s.wrap(err, "subscription %s", id)
+	}
+	return decoded(r.subscription())
+}
+
+// ListSubscriptions implements engine.SubscriptionStore: keyset pagination
+// on (created, insertion order), one range of subscriptions_owner_created.
+func (s *Store) ListSubscriptions(ctx context.Context, owner string, after *engine.SubscriptionCursor, limit int) ([]*engine.Subscription, error) {
+	if limit <= 0 {
+		return []*engine.Subscription{}, nil
+	}
+	q, args := s.selectSubscriptions()+` WHERE owner = ? AND deleted IS NULL`, []any{owner}
+	if after != nil {
+		q += ` AND (created, ` + s.seq + `) > (?, ?)`
+		args = append(args, s.ts(after.Created), after.Seq)
+	}
+	var rows []subscriptionRow
+	if err := s.r.Select(ctx, &rows, q+` ORDER BY created, `+s.seq+` LIMIT ?`, append(args, limit)...); err != nil {
+		return nil, s.wrap(err, "list the subscriptions of %s", owner)
+	}
+	out, err := subscriptions(rows)
+	if err != nil {
+		return nil, s.errorf("list the subscriptions of %s: %w", owner, err)
+	}
+	return out, nil
+}
+
+// DeleteSubscription implements engine.SubscriptionStore: the soft delete
+// and the abandon of the subscription's pending outbox rows, in one
+// database transaction.
+func (s *Store) DeleteSubscription(ctx context.Context, owner, id string) error {
+	return s.inTx(ctx, func(tx Conn) error {
+		res, err := tx.Exec(ctx, `UPDATE subscriptions SET deleted = ? WHERE id = ? AND owner = ? AND deleted IS NULL`,
+			s.ts(time.Now()), id, owner)
+		if err != nil {
+			return s.wrap(err, "delete subscription %s", id)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return s.wrap(err, "delete subscription %s", id)
+		} else if n == 0 {
+			return s.notFound("delete subscription %s of %s: no such subscription", id, owner)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE callback_outbox SET status = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL
+			WHERE subscription_id = ? AND status = '`+string(engine.CallbackPending)+`'`,
+			string(engine.CallbackAbandoned), engine.SubscriptionDeletedError, id); err != nil {
+			return s.wrap(err, "abandon the callbacks of subscription %s", id)
+		}
+		return nil
+	})
+}
+
+// CountSubscriptions implements engine.SubscriptionStore.
+func (s *Store) CountSubscriptions(ctx context.Context, root string) (int, error) {
+	var n int
+	if err := s.r.Get(ctx, &n, `SELECT COUNT(*) FROM subscriptions s JOIN users u ON u.id = s.owner
+		WHERE (u.root_id = ? OR u.id = ?) AND s.deleted IS NULL`, root, root); err != nil {
+		return 0, s.wrap(err, "count the subscriptions of root %s", root)
+	}
+	return n, nil
+}
+
+// subscriptionEventColumns are the columns of subscription_events, inserted
+// and read.
+const subscriptionEventColumns = `id, subscription_id, seq, block_number, block_hash, tx_hash, log_index, removed, body, created`
+
+// subscriptionEventRow is a row of subscription_events.
+type subscriptionEventRow struct {
+	ID             string  `db:"id"`
+	SubscriptionID string  `db:"subscription_id"`
+	Seq            int64   `db:"seq"`
+	BlockNumber    int64   `db:"block_number"`
+	BlockHash      string  `db:"block_hash"`
+	TxHash         string  `db:"tx_hash"`
+	LogIndex       int64   `db:"log_index"`
+	Removed        bool    `db:"removed"`
+	Body           string  `db:"body"`
+	Created        timeCol `db:"created"`
+}
+
+// event converts the row.
+func (r *subscriptionEventRow) event() (engine.SubscriptionEvent, error) {
+	fail := func(err error) (engine.SubscriptionEvent, error) {
+		return engine.SubscriptionEvent{}, fmt.Errorf("delivery %s: %w", r.ID, err)
+	}
+	ev := engine.SubscriptionEvent{ID: r.ID, SubscriptionID: r.SubscriptionID, Seq: r.Seq, Removed: r.Removed,
+		Body: json.RawMessage(r.Body)}
+	var err error
+	if ev.BlockNumber, err = sqlrow.Uint64Of("block_number", r.BlockNumber); err != nil {
+		return fail(err)
+	}
+	li, err := sqlrow.Uint64Of("log_index", r.LogIndex)
+	if err != nil {
+		return fail(err)
+	}
+	ev.LogIndex = uint(li)
+	for _, h := range []struct {
+		name string
+		v    string
+		dst  *common.Hash
+	}{{"block_hash", r.BlockHash, &ev.BlockHash}, {"tx_hash", r.TxHash, &ev.TxHash}} {
+		b, err := sqlrow.HexBytes(h.v)
+		if err != nil || len(b) != common.HashLength {
+			return fail(fmt.Errorf("%s %q is not a hash", h.name, h.v))
+		}
+		*h.dst = common.BytesToHash(b)
+	}
+	created, ok := r.Created.At()
+	if !ok {
+		return fail(fmt.Errorf("created is NULL"))
+	}
+	ev.Created = created
+	return ev, nil
+}
+
+// subscriptionEvents converts rows, in order (an empty slice for none).
+func subscriptionEvents(rows []subscriptionEventRow) ([]engine.SubscriptionEvent, error) {
+	return convertRows(rows, (*subscriptionEventRow).event)
+}
+
+// SubscriptionEvents implements engine.SubscriptionStore: one range of the
+// unique (subscription_id, seq).
+func (s *Store) SubscriptionEvents(ctx context.Context, id string, afterSeq int64, limit int) ([]engine.SubscriptionEvent, error) {
+	if limit <= 0 {
+		return []engine.SubscriptionEvent{}, nil
+	}
+	var rows []subscriptionEventRow
+	if err := s.r.Select(ctx, &rows, `SELECT `+subscriptionEventColumns+` FROM subscription_events
+		WHERE subscription_id = ? AND seq > ? ORDER BY seq LIMIT ?`, id, afterSeq, limit); err != nil {
+		return nil, s.wrap(err, "deliveries of subscription %s", id)
+	}
+	out, err := subscriptionEvents(rows)
+	if err != nil {
+		return nil, s.errorf("deliveries of subscription %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// SubscriptionEventByID implements engine.SubscriptionStore.
+func (s *Store) SubscriptionEventByID(ctx context.Context, id string) (*engine.SubscriptionEvent, error) {
+	var r subscriptionEventRow
+	if err := s.r.Get(ctx, &r, `SELECT `+subscriptionEventColumns+` FROM subscription_events WHERE id = ?`, id); err != nil {
+		return nil, s.wrap(err, "delivery %s", id)
+	}
+	ev, err := r.event()
+	if err != nil {
+		return nil, s.errorf("delivery %s: %w", id, err)
+	}
+	return &ev, nil
+}
+
+// LiveSubscriptions implements engine.SubscriptionProcessorStore: one range
+// of subscriptions_network_live, whatever the number of subscriptions.
+func (s *Store) LiveSubscriptions(ctx context.Context, network string) ([]*engine.Subscription, error) {
+	var rows []subscriptionRow
+	if err := s.r.Select(ctx, &rows, s.selectSubscriptions()+` WHERE network = ? AND deleted IS NULL
+		ORDER BY created, `+s.seq, network); err != nil {
+		return nil, s.wrap(err, "live subscriptions of %s", network)
+	}
+	out, err := subscriptions(rows)
+	if err != nil {
+		return nil, s.errorf("live subscriptions of %s: %w", network, err)
+	}
+	return out, nil
+}
+
+// OwnerAddresses implements engine.SubscriptionProcessorStore: one
+// statement per chunk of owners; an owner without accounts is absent.
+func (s *Store) OwnerAddresses(ctx context.Context, owners []string) (map[string][]common.Address, error) {
+	out := map[string][]common.Address{}
+	err := s.list("owner", owners, func(c Chunk) error {
+		var rows []struct {
+			Owner   string `db:"owner"`
+			Address string `db:"address"`
+		}
+		if err := s.r.Select(ctx, &rows, `SELECT owner, address FROM accounts WHERE `+c.Cond+`
+			ORDER BY owner, created, id`, c.Args...); err != nil {
+			return s.wrap(err, "addresses of %d owners", len(owners))
+		}
+		for _, r := range rows {
+			a, err := sqlrow.FromAddress("address", r.Address)
+			if err != nil {
+				return s.errorf("addresses of %s: %w", r.Owner, err)
+			}
+			out[r.Owner] = append(out[r.Owner], a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SubscriptionBlocks implements engine.SubscriptionProcessorStore.
+func (s *Store) SubscriptionBlocks(ctx context.Context, network string, limit int) ([]engine.IndexedBlock, error) {
+	return s.blocks(ctx, "subscription_blocks", "subscription blocks", network, limit)
+}
+
+// LiveDeliveries implements engine.SubscriptionProcessorStore: the
+// deliveries of the network's live subscriptions (a deleted one's are not
+// retracted any more), by subscription and seq, each subscription's from
+// subscription_events_block.
+func (s *Store) LiveDeliveries(ctx context.Context, network string, from uint64) ([]engine.SubscriptionEvent, error) {
+	fromBlock, err := sqlrow.Int64Of("from", from)
+	if err != nil {
+		return nil, s.errorf("live deliveries of %s: %w", network, err)
+	}
+	var rows []subscriptionEventRow
+	if err := s.r.Select(ctx, &rows, `SELECT `+sqlrow.Prefixed("e.", subscriptionEventColumns)+`
+		FROM subscriptions s JOIN subscription_events e ON e.subscription_id = s.id
+		WHERE s.network = ? AND s.deleted IS NULL AND e.block_number >= ?
+			AND e.removed = `+s.no+` AND e.retracted = `+s.no+`
+		ORDER BY e.subscription_id, e.seq`, network, fromBlock); err != nil {
+		return nil, s.wrap(err, "live deliveries of %s from %d", network, from)
+	}
+	out, err := subscriptionEvents(rows)
+	if err != nil {
+		return nil, s.errorf("live deliveries of %s: %w", network, err)
+	}
+	return out, nil
+}
+
+// SaveSubscriptionStep implements engine.SubscriptionProcessorStore: in one
+// database transaction, fenced (lockNetworkFence), the deliveries with one
+// outbox row per callback URL of their subscription (none for a deleted
+// subscription), the retractions, each subscription's next block and last
+// seq, and the block hashes.
+func (s *Store) SaveSubscriptionStep(ctx context.Context, f engine.NetworkFence, step engine.SubscriptionStep) error {
+	network := step.Network
+	if !f.IsZero() && f.Network != network {
+		return s.errorf("save the subscription step of %s: fenced by the lease of %s", network, f.Network)
+	}
+	events, err := deliveryRows(step.Events)
+	if err != nil {
+		return s.errorf("save the subscription step of %s: %w", network, err)
+	}
+	return s.inTx(ctx, func(tx Conn) error {
+		if err := s.lockNetworkFence(ctx, tx, f); err != nil {
+			return err
+		}
+		if err := s.lockSubscriptions(ctx, tx, subscriptionIDs(step.Events)); err != nil {
+			return err
+		}
+		if err := s.insertDeliveries(ctx, tx, events); err != nil {
+			return s.wrap(err, "save %d deliveries of %s", len(events), network)
+		}
+		if err := s.enqueueDeliveries(ctx, tx, step.Events); err != nil {
+			return err
+		}
+		err := s.list("id", step.Retracted, func(c Chunk) error {
+			_, err := tx.Exec(ctx, `UPDATE subscription_events SET retracted = `+s.yes+` WHERE `+c.Cond, c.Args...)
+			return s.wrap(err, "retract %d deliveries", len(step.Retracted))
+		})
+		if err != nil {
+			return err
+		}
+		if err := s.advanceSubscriptions(ctx, tx, step); err != nil {
+			return err
+		}
+		return s.saveSubscriptionBlocks(ctx, tx, step)
+	})
+}
+
+// DeliveryRow is one row of subscription_events to insert, in the
+// columns' encodings.
+type DeliveryRow struct {
+	ID, SubscriptionID string
+	Seq, BlockNumber   int64
+	BlockHash, TxHash  string
+	LogIndex           int64
+	Removed            bool
+	Body               string
+	Created            time.Time
+}
+
+// DeliveryWriter is the optional bulk statement of a Dialect that inserts
+// the deliveries of a subscription step in tx, in a fixed number of
+// statements whatever their number (a backfill step may hold thousands).
+// Without it, the store runs a prepared statement per row.
+type DeliveryWriter interface {
+	InsertDeliveries(ctx context.Context, tx Conn, rows []DeliveryRow) error
+}
+
+// insertDeliveries inserts rows (DeliveryWriter, or one prepared statement
+// per row).
+func (s *Store) insertDeliveries(ctx context.Context, tx Conn, rows []DeliveryRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if w, ok := s.d.(DeliveryWriter); ok {
+		return w.InsertDeliveries(ctx, tx, rows)
+	}
+	return eachRow(ctx, tx, `INSERT INTO subscription_events (`+subscriptionEventColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rows, func(r DeliveryRow) []any {
+		return []any{r.ID, r.SubscriptionID, r.Seq, r.BlockNumber, r.BlockHash, r.TxHash, r.LogIndex, r.Removed,
+			r.Body, s.ts(r.Created)}
+	})
+}
+
+// deliveryRows encodes events.
+func deliveryRows(events []engine.SubscriptionEvent) ([]DeliveryRow, error) {
+	out := make([]DeliveryRow, len(events))
+	for i, ev := range events {
+		if ev.ID == "" || ev.SubscriptionID == "" || ev.Seq <= 0 {
+			return nil, fmt.Errorf("delivery %q of subscription %q: id, subscription and a positive seq (%d) are required",
+				ev.ID, ev.SubscriptionID, ev.Seq)
+		}
+		if !json.Valid(ev.Body) {
+			return nil, fmt.Errorf("delivery %s: body is not JSON", ev.ID)
+		}
+		bn, err := sqlrow.Int64Of("blockNumber", ev.BlockNumber)
+		if err != nil {
+			return nil, fmt.Errorf("delivery %s: %w", ev.ID, err)
+		}
+		li, err := sqlrow.Int64Of("logIndex", uint64(ev.LogIndex))
+		if err != nil {
+			return nil, fmt.Errorf("delivery %s: %w", ev.ID, err)
+		}
+		out[i] = DeliveryRow{ID: ev.ID, SubscriptionID: ev.SubscriptionID, Seq: ev.Seq, BlockNumber: bn,
+			BlockHash: ev.BlockHash.Hex(), TxHash: ev.TxHash.Hex(), LogIndex: li, Removed: ev.Removed,
+			Body: string(ev.Body), Created: createdOrNow(ev.Created)}
+	}
+	return out, nil
+}
+
+// subscriptionIDs returns the subscriptions of events, each once, in order.
+func subscriptionIDs(events []engine.SubscriptionEvent) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, ev := range events {
+		if !seen[ev.SubscriptionID] {
+			seen[ev.SubscriptionID] = true
+			ids = append(ids, ev.SubscriptionID)
+		}
+	}
+	return ids
+}
+
+// createdOrNow is t, or now when t is zero.
+func createdOrNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Now()
+	}
+	return t
+}
+
+// lockSubscriptions locks the rows of subscriptions ids in tx, in id
+// order: the writes that decide which outbox rows of a subscription are
+// held (SaveSubscriptionStep, and releaseNext after a row left pending)
+// take it first, one after the other.
+func (s *Store) lockSubscriptions(ctx context.Context, tx Conn, ids []string) error {
+	lock := s.d.Lock(LockNoKeyUpdate)
+	if lock == "" {
+		return nil // writers are serialised
+	}
+	sorted := slices.Sorted(slices.Values(ids))
+	return s.list("id", sorted, func(c Chunk) error {
+		var locked []string
+		err := tx.Select(ctx, &locked, `SELECT id FROM subscriptions WHERE `+c.Cond+` ORDER BY id`+lock, c.Args...)
+		return s.wrap(err, "lock %d subscriptions", len(ids))
+	})
+}
+
+// enqueueDeliveries inserts, in order, one pending outbox row per callback
+// URL of each delivery's subscription, due when the delivery was created,
+// with a fresh id (X-Callback-Id is the delivery's id). The rows of a
+// deleted subscription are not enqueued. A row is held when a pending row
+// of its subscription and URL comes before it: one stored already (at most
+// one of those is not held, the lowest, so the held ones need not be
+// read), or one of events. The caller locked the subscriptions' rows.
+func (s *Store) enqueueDeliveries(ctx context.Context, tx Conn, events []engine.SubscriptionEvent) error {
+	ids := subscriptionIDs(events)
+	urls := map[string][]string{}
+	type pair struct{ sub, url string }
+	queued := map[pair]bool{}
+	err := s.list("subscription_id", ids, func(c Chunk) error {
+		var rows []struct {
+			Sub string `db:"subscription_id"`
+			URL string `db:"url"`
+		}
+		if err := tx.Select(ctx, &rows, `SELECT subscription_id, url FROM callback_outbox
+			WHERE status = '`+string(engine.CallbackPending)+`' AND held = `+s.no+` AND `+c.Cond, c.Args...); err != nil {
+			return s.wrap(err, "pending callbacks of %d subscriptions", len(ids))
+		}
+		for _, r := range rows {
+			queued[pair{r.Sub, r.URL}] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = s.list("id", ids, func(c Chunk) error {
+		var rows []struct {
+			ID        string `db:"id"`
+			Callbacks string `db:"callbacks"`
+		}
+		if err := tx.Select(ctx, &rows, `SELECT id, callbacks FROM subscriptions WHERE deleted IS NULL AND `+c.Cond,
+			c.Args...); err != nil {
+			return s.wrap(err, "callbacks of %d subscriptions", len(ids))
+		}
+		for _, r := range rows {
+			var list []string
+			if err := json.Unmarshal([]byte(r.Callbacks), &list); err != nil {
+				return s.errorf("callbacks of subscription %s: %w", r.ID, err)
+			}
+			urls[r.ID] = list
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var rows []OutboxRow
+	for _, ev := range events {
+		for _, u := range urls[ev.SubscriptionID] {
+			p := pair{ev.SubscriptionID, u}
+			rows = append(rows, OutboxRow{ID: uuid.NewString(), EventID: ev.ID, SubscriptionID: ev.SubscriptionID,
+				EventSeq: ev.Seq, URL: u, Held: queued[p], At: createdOrNow(ev.Created)})
+			queued[p] = true
+		}
+	}
+	return s.insertOutbox(ctx, tx, rows)
+}
+
+// advanceSubscriptions sets the next block of the subscriptions of
+// step.Next, one statement per distinct value (the subscriptions of one
+// confirmation depth share it), and the last seq of those with deliveries.
+func (s *Store) advanceSubscriptions(ctx context.Context, tx Conn, step engine.SubscriptionStep) error {
+	byNext := map[uint64][]string{}
+	for id, next := range step.Next {
+		byNext[next] = append(byNext[next], id)
+	}
+	nexts := make([]uint64, 0, len(byNext))
+	for n := range byNext {
+		nexts = append(nexts, n)
+	}
+	slices.Sort(nexts)
+	for _, next := range nexts {
+		ids := byNext[next]
+		slices.Sort(ids)
+		n, err := sqlrow.Int64Of("next", next)
+		if err != nil {
+			return s.errorf("advance subscriptions of %s: %w", step.Network, err)
+		}
+		err = s.list("id", ids, func(c Chunk) error {
+			_, err := tx.Exec(ctx, `UPDATE subscriptions SET next_block = ? WHERE `+c.Cond, append([]any{n}, c.Args...)...)
+			return s.wrap(err, "advance %d subscriptions of %s to %d", len(ids), step.Network, next)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// The deliveries just inserted hold each subscription's highest seq:
+	// one statement per chunk sets last_seq to it (the unique
+	// (subscription_id, seq) serves the MAX).
+	ids := subscriptionIDs(step.Events)
+	return s.list("id", ids, func(c Chunk) error {
+		_, err := tx.Exec(ctx, `UPDATE subscriptions SET last_seq = (SELECT MAX(e.seq) FROM subscription_events e
+			WHERE e.subscription_id = subscriptions.id) WHERE `+c.Cond, c.Args...)
+		return s.wrap(err, "set the last seq of %d subscriptions", len(ids))
+	})
+}
+
+// saveSubscriptionBlocks forgets the blocks at or above step.ForgetFrom,
+// stores step.Blocks (a number stored again takes the new hash) and prunes
+// those more than step.KeepBlocks below the highest.
+func (s *Store) saveSubscriptionBlocks(ctx context.Context, tx Conn, step engine.SubscriptionStep) error {
+	if step.ForgetFrom != nil {
+		from, err := sqlrow.Int64Of("forgetFrom", *step.ForgetFrom)
+		if err != nil {
+			return s.errorf("forget subscription blocks of %s: %w", step.Network, err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM subscription_blocks WHERE network = ? AND number >= ?`,
+			step.Network, from); err != nil {
+			return s.wrap(err, "forget subscription blocks of %s from %d", step.Network, from)
+		}
+	}
+	blocks := make([]sqlrow.Block, 0, len(step.Blocks))
+	for _, b := range step.Blocks {
+		n, err := sqlrow.Int64Of("number", b.Number)
+		if err != nil {
+			return s.errorf("subscription blocks of %s: %w", step.Network, err)
+		}
+		blocks = append(blocks, sqlrow.Block{Number: n, Hash: b.Hash.Hex()})
+	}
+	if err := eachRow(ctx, tx, `INSERT INTO subscription_blocks (network, number, hash) VALUES (?, ?, ?)
+		ON CONFLICT (network, number) DO UPDATE SET hash = excluded.hash`,
+		blocks, func(b sqlrow.Block) []any { return []any{step.Network, b.Number, b.Hash} }); err != nil {
+		return s.wrap(err, "save %d subscription blocks of %s", len(blocks), step.Network)
+	}
+	if step.KeepBlocks > 0 {
+		keep, err := sqlrow.Int64Of("keepBlocks", step.KeepBlocks)
+		if err != nil {
+			return s.errorf("prune subscription blocks of %s: %w", step.Network, err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM subscription_blocks WHERE network = ?
+			AND number < (SELECT MAX(number) FROM subscription_blocks WHERE network = ?) - ?`,
+			step.Network, step.Network, keep); err != nil {
+			return s.wrap(err, "prune subscription blocks of %s", step.Network)
+		}
+	}
+	return nil
+}
