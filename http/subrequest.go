@@ -159,15 +159,7 @@ func (s *Server) bodyTarget(network, address *string, rawABI json.RawMessage, ty
 	if address == nil {
 		return txTarget{}, engine.Invalid("address", "address is required")
 	}
-	addr, err := engine.ParseAddress("address", *address)
-	if err != nil {
-		return txTarget{}, err
-	}
-	parsed, raw, bwtype, err := contractABI(rawABI, typ)
-	if err != nil {
-		return txTarget{}, err
-	}
-	return txTarget{network: nw, address: addr, abi: parsed, rawABI: raw, bwtype: bwtype}, nil
+	return addressTarget(nw, *address, rawABI, typ)
 }
 
 // bodyNetwork returns the configured network name of a body field network;
