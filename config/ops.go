@@ -47,6 +47,9 @@ type Quotas struct {
 	// MaxAccounts caps the accounts of a tree's users
 	// (TXENGINE_QUOTA_MAX_ACCOUNTS; default 10000).
 	MaxAccounts int `yaml:"maxAccounts"`
+	// MaxSubscriptions caps the event subscriptions (not deleted) of a
+	// tree's users (TXENGINE_QUOTA_MAX_SUBSCRIPTIONS; default 1000).
+	MaxSubscriptions int `yaml:"maxSubscriptions"`
 	// FaucetPerOwner caps the new accounts of a tree that a network's
 	// faucet funds per FaucetPeriod (TXENGINE_QUOTA_FAUCET_PER_OWNER;
 	// default 100). Each account is funded at most once per network.
@@ -83,7 +86,7 @@ type Health struct {
 func (c *Config) opsDefaults() {
 	c.Metrics = Metrics{MaxAccounts: 1000}
 	c.RateLimit = RateLimit{PerSecond: 10, PerHour: 3600, AuthFailuresPerSecond: 20, AuthFailuresPerHour: 600}
-	c.Quotas = Quotas{MaxUsers: 1000, MaxAccounts: 10_000, FaucetPerOwner: 100, FaucetPeriod: 24 * time.Hour}
+	c.Quotas = Quotas{MaxUsers: 1000, MaxAccounts: 10_000, MaxSubscriptions: 1000, FaucetPerOwner: 100, FaucetPeriod: 24 * time.Hour}
 	c.Health = Health{MaxHeadAge: 2 * time.Minute}
 	c.ShutdownTimeout = 15 * time.Second
 	c.HTTP = HTTP{RequestTimeout: 30 * time.Second, TrustedProxies: []string{}}
@@ -105,6 +108,7 @@ func (c *Config) applyOpsEnv(getenv func(string) string) error {
 		{"TXENGINE_RATE_LIMIT_AUTH_FAILURES_PER_HOUR", &c.RateLimit.AuthFailuresPerHour},
 		{"TXENGINE_QUOTA_MAX_USERS", &c.Quotas.MaxUsers},
 		{"TXENGINE_QUOTA_MAX_ACCOUNTS", &c.Quotas.MaxAccounts},
+		{"TXENGINE_QUOTA_MAX_SUBSCRIPTIONS", &c.Quotas.MaxSubscriptions},
 		{"TXENGINE_QUOTA_FAUCET_PER_OWNER", &c.Quotas.FaucetPerOwner},
 	}
 	for _, e := range ints {
@@ -180,7 +184,8 @@ func (c *Config) validateOps() error {
 	for _, q := range []struct {
 		key string
 		v   int
-	}{{"quotas.maxUsers", c.Quotas.MaxUsers}, {"quotas.maxAccounts", c.Quotas.MaxAccounts}, {"quotas.faucetPerOwner", c.Quotas.FaucetPerOwner}} {
+	}{{"quotas.maxUsers", c.Quotas.MaxUsers}, {"quotas.maxAccounts", c.Quotas.MaxAccounts},
+		{"quotas.maxSubscriptions", c.Quotas.MaxSubscriptions}, {"quotas.faucetPerOwner", c.Quotas.FaucetPerOwner}} {
 		if q.v < 0 {
 			return fmt.Errorf("%s: must not be negative (0 is unlimited), got %d", q.key, q.v)
 		}

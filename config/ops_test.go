@@ -117,17 +117,17 @@ func TestOpsSettings(t *testing.T) {
 // TestQuotas: the quota defaults, their TXENGINE_QUOTA_* overrides (0 is
 // unlimited) and the refusal of bad values naming the key.
 func TestQuotas(t *testing.T) {
-	if d := Default().Quotas; d != (Quotas{MaxUsers: 1000, MaxAccounts: 10_000, FaucetPerOwner: 100, FaucetPeriod: 24 * time.Hour}) {
+	if d := Default().Quotas; d != (Quotas{MaxUsers: 1000, MaxAccounts: 10_000, MaxSubscriptions: 1000, FaucetPerOwner: 100, FaucetPeriod: 24 * time.Hour}) {
 		t.Fatalf("defaults: %+v", d)
 	}
 	cfg, err := Load("", env(map[string]string{
-		"TXENGINE_QUOTA_MAX_USERS": "0", "TXENGINE_QUOTA_MAX_ACCOUNTS": "50",
+		"TXENGINE_QUOTA_MAX_USERS": "0", "TXENGINE_QUOTA_MAX_ACCOUNTS": "50", "TXENGINE_QUOTA_MAX_SUBSCRIPTIONS": "7",
 		"TXENGINE_QUOTA_FAUCET_PER_OWNER": "3", "TXENGINE_QUOTA_FAUCET_PERIOD": "1h",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Quotas != (Quotas{MaxUsers: 0, MaxAccounts: 50, FaucetPerOwner: 3, FaucetPeriod: time.Hour}) {
+	if cfg.Quotas != (Quotas{MaxUsers: 0, MaxAccounts: 50, MaxSubscriptions: 7, FaucetPerOwner: 3, FaucetPeriod: time.Hour}) {
 		t.Fatalf("env not applied: %+v", cfg.Quotas)
 	}
 	for _, tt := range []struct {
@@ -136,6 +136,7 @@ func TestQuotas(t *testing.T) {
 	}{
 		{map[string]string{"TXENGINE_QUOTA_MAX_USERS": "-1"}, "quotas.maxUsers"},
 		{map[string]string{"TXENGINE_QUOTA_MAX_ACCOUNTS": "-5"}, "quotas.maxAccounts"},
+		{map[string]string{"TXENGINE_QUOTA_MAX_SUBSCRIPTIONS": "-1"}, "quotas.maxSubscriptions"},
 		{map[string]string{"TXENGINE_QUOTA_FAUCET_PER_OWNER": "-1"}, "quotas.faucetPerOwner"},
 		{map[string]string{"TXENGINE_QUOTA_FAUCET_PER_OWNER": "lots"}, "TXENGINE_QUOTA_FAUCET_PER_OWNER"},
 		{map[string]string{"TXENGINE_QUOTA_FAUCET_PERIOD": "10s"}, "quotas.faucetPeriod"},

@@ -173,3 +173,34 @@ func FuzzCreateContractBody(f *testing.F) {
 		fuzzBody(t, env, "PUT", "/contracts", body)
 	})
 }
+
+// FuzzCreateSubscriptionBody: POST /subscriptions never answers 5xx and
+// always answers the documented envelope, whatever the ABI, event, filters
+// and fromBlock.
+func FuzzCreateSubscriptionBody(f *testing.F) {
+	direct := `"network":"dev","address":"` + fuzzAddr + `"`
+	odd := `[{"type":"event","name":"E","inputs":[{"name":"s","type":"string","indexed":true},{"name":"b","type":"bytes","indexed":true},` +
+		`{"name":"t","type":"tuple","indexed":true,"components":[{"name":"x","type":"uint8"}]}]},` +
+		`{"type":"event","name":"E","inputs":[{"name":"a","type":"uint256[]","indexed":true}]},{"type":"event","name":7}]`
+	for _, s := range append(fuzzBodySeeds,
+		`{`+direct+`,"type":"erc20","event":"Transfer","filters":{"to":"`+fuzzAddr2+`"}}`,
+		`{`+direct+`,"type":"erc721","event":"Transfer","filters":{"tokenId":["1","2"]},"fromBlock":"7"}`,
+		`{`+direct+`,"abi":`+odd+`,"event":"E(string,bytes,(uint8))","filters":{"s":"x","b":"0x01","t":{"x":"1"}}}`,
+		`{`+direct+`,"abi":`+odd+`,"event":"E(uint256[])","filters":{"a":["1"]}}`,
+		`{`+direct+`,"abi":`+odd+`,"event":"E"}`,
+		`{`+direct+`,"abi":[{"type":"event","name":"E","anonymous":true,"inputs":[]}],"event":"E"}`,
+		`{`+direct+`,"abi":[{"type":"event","inputs":[]}],"event":""}`,
+		`{`+direct+`,"type":"erc20","event":"Transfer","filters":{"to":[null]},"fromBlock":null}`,
+		`{`+direct+`,"type":"erc20","event":"Transfer","filters":{"value":{}},"confirmations":9007199254740993}`,
+		`{`+direct+`,"type":"erc20","event":"Transfer","fromBlock":18446744073709551616}`,
+		`{"contractId":"00000000-0000-0000-0000-000000000000","event":"Transfer"}`,
+		`{"kind":"deposits","network":"dev","fromBlock":"latest","callbacks":["https://example.com/x"]}`,
+		`{"kind":"deposits","network":"dev","filters":null,"abi":null}`,
+	) {
+		f.Add(s)
+	}
+	env := fuzzEnv(f)
+	f.Fuzz(func(t *testing.T, body string) {
+		fuzzBody(t, env, "POST", "/subscriptions", body)
+	})
+}

@@ -17,6 +17,9 @@ type QuotaConfig struct {
 	MaxUsers int
 	// MaxAccounts caps the accounts of a tree's users.
 	MaxAccounts int
+	// MaxSubscriptions caps the subscriptions (not deleted) of a tree's
+	// users.
+	MaxSubscriptions int
 	// FaucetPerOwner caps the new accounts of a tree that one network's
 	// faucet funds per FaucetPeriod (sliding).
 	FaucetPerOwner int

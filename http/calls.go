@@ -269,25 +269,10 @@ func (s *Server) prepareBatchItem(c *gin.Context, raw json.RawMessage) (prepared
 			return preparedCall{}, err
 		}
 	default:
-		if item.Network == nil || *item.Network == "" {
-			return preparedCall{}, engine.Invalid("network", "contractId or network is required")
-		}
-		nw, found := s.networks[*item.Network]
-		if !found || nw.Chain == nil {
-			return preparedCall{}, engine.Invalid("network", "network %q is not configured", *item.Network)
-		}
-		if item.Address == nil {
-			return preparedCall{}, engine.Invalid("address", "address is required")
-		}
-		addr, err := engine.ParseAddress("address", *item.Address)
-		if err != nil {
+		var err error
+		if tg, err = s.bodyTarget(item.Network, item.Address, item.ABI, item.Type); err != nil {
 			return preparedCall{}, err
 		}
-		parsed, rawABI, bwtype, err := contractABI(item.ABI, item.Type)
-		if err != nil {
-			return preparedCall{}, err
-		}
-		tg = txTarget{network: nw, address: addr, abi: parsed, rawABI: rawABI, bwtype: bwtype}
 	}
 	return s.prepareCall(c, tg, *item.Method, callRequest{Arg: item.Arg, From: item.From})
 }

@@ -83,7 +83,13 @@ func (s *Server) directTarget(c *gin.Context, rawABI json.RawMessage, typ *strin
 	if !found || nw.Chain == nil {
 		return txTarget{}, notFound("network", "network %q is not configured", name)
 	}
-	addr, err := engine.ParseAddress("address", c.Param("address"))
+	return addressTarget(nw, c.Param("address"), rawABI, typ)
+}
+
+// addressTarget returns the contract at address (field address) on nw
+// that abi or type describes.
+func addressTarget(nw *engine.Network, address string, rawABI json.RawMessage, typ *string) (txTarget, error) {
+	addr, err := engine.ParseAddress("address", address)
 	if err != nil {
 		return txTarget{}, err
 	}

@@ -61,6 +61,7 @@ type Store interface {
 	NFTOwners(ctx context.Context, network string, contracts []common.Address) ([]common.Address, error)
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
+	engine.SubscriptionStore
 }
 
 var _ Store = engine.Store(nil)
@@ -171,6 +172,9 @@ type Server struct {
 	draining atomic.Bool
 	// idemLocks serialises requests with the same user and Idempotency-Key.
 	idemLocks keyedMutex
+	// subLocks serialises the subscription creations of one user tree
+	// (the cap is counted before the insert).
+	subLocks keyedMutex
 	// users caches the users of tokens for a short while.
 	users userCache
 	// contracts caches registered contracts and their parsed ABIs.
@@ -295,5 +299,11 @@ func (s *Server) routes() *gin.Engine {
 	api.GET("/contracts/network/:network/gas-price", s.gasPrice)
 	api.POST("/contracts/network/:network/address/:address/call/:method", s.callDirect)
 	api.POST("/contracts/network/:network/address/:address/send/:method", s.idempotent, s.sendDirect)
+
+	api.POST("/subscriptions", s.idempotent, s.createSubscription)
+	api.GET("/subscriptions", s.listSubscriptions)
+	api.GET("/subscriptions/:id", s.getSubscription)
+	api.DELETE("/subscriptions/:id", s.deleteSubscription)
+	api.GET("/subscriptions/:id/events", s.subscriptionEvents)
 	return r
 }

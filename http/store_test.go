@@ -69,7 +69,7 @@ func (s *testStore) rows(t testing.TB) int {
 	return s.count(t, `SELECT (SELECT COUNT(*) FROM users) + (SELECT COUNT(*) FROM api_tokens) +
 		(SELECT COUNT(*) FROM accounts) + (SELECT COUNT(*) FROM contracts) +
 		(SELECT COUNT(*) FROM transactions) + (SELECT COUNT(*) FROM idempotency_keys) +
-		(SELECT COUNT(*) FROM faucet_grants)`)
+		(SELECT COUNT(*) FROM faucet_grants) + (SELECT COUNT(*) FROM subscriptions)`)
 }
 
 // exec runs a statement on the store (a change no API makes, such as a

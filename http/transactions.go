@@ -42,8 +42,9 @@ const (
 	maxTxLimit     = 1000
 )
 
-// txListCursor is the content of the opaque cursor of GET /transactions:
-// the keyset of the last row and the sort it belongs to.
+// txListCursor is the content of the opaque cursor of GET /transactions
+// and GET /subscriptions: the keyset of the last row and the sort it
+// belongs to.
 type txListCursor struct {
 	Created int64 `json:"c"`
 	Seq     int64 `json:"s"`
@@ -77,12 +78,10 @@ func (s *Server) listTransactions(c *gin.Context) {
 		body.Data = append(body.Data, engine.ViewTransaction(tx))
 	}
 	if next != nil {
-		raw, err := json.Marshal(txListCursor{Created: next.Created.UnixMilli(), Seq: next.Seq, Asc: f.Ascending})
-		if err != nil {
-			s.fail(c, fmt.Errorf("encode cursor: %w", err))
+		if body.Next, err = encodeListCursor(*next, f.Ascending); err != nil {
+			s.fail(c, err)
 			return
 		}
-		body.Next = base64.RawURLEncoding.EncodeToString(raw)
 	}
 	c.JSON(http.StatusOK, body)
 }
@@ -148,17 +147,36 @@ func txFilterOf(c *gin.Context) (engine.TxFilter, error) {
 		f.Limit = n
 	}
 	if v := c.Query("cursor"); v != "" {
-		var cur txListCursor
-		raw, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil || json.Unmarshal(raw, &cur) != nil || cur.Seq <= 0 {
-			return f, engine.Invalid("cursor", "cursor is not a cursor this service returned")
+		if f.After, err = decodeListCursor(v, f.Ascending); err != nil {
+			return f, err
 		}
-		if cur.Asc != f.Ascending {
-			return f, engine.Invalid("cursor", "cursor belongs to another sort order")
-		}
-		f.After = &engine.TxCursor{Created: time.UnixMilli(cur.Created).UTC(), Seq: cur.Seq}
 	}
 	return f, nil
+}
+
+// encodeListCursor makes the opaque cursor of a listing by creation time
+// (GET /transactions, GET /subscriptions) after the row at cur, sorted
+// ascending or not.
+func encodeListCursor(cur engine.TxCursor, ascending bool) (string, error) {
+	raw, err := json.Marshal(txListCursor{Created: cur.Created.UnixMilli(), Seq: cur.Seq, Asc: ascending})
+	if err != nil {
+		return "", fmt.Errorf("encode cursor: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// decodeListCursor reads a cursor of encodeListCursor made for the sort
+// order ascending; anything else is invalid_argument on cursor.
+func decodeListCursor(v string, ascending bool) (*engine.TxCursor, error) {
+	var cur txListCursor
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || json.Unmarshal(raw, &cur) != nil || cur.Seq <= 0 {
+		return nil, engine.Invalid("cursor", "cursor is not a cursor this service returned")
+	}
+	if cur.Asc != ascending {
+		return nil, engine.Invalid("cursor", "cursor belongs to another sort order")
+	}
+	return &engine.TxCursor{Created: time.UnixMilli(cur.Created).UTC(), Seq: cur.Seq}, nil
 }
 
 // cancelTransaction serves DELETE /transactions/{id}: a transaction still

@@ -145,3 +145,24 @@ func decodeLogCursor(version, s string) (block uint64, index uint, err error) {
 	}
 	return block, uint(idx), nil
 }
+
+// encodeSeqCursor makes the opaque cursor of GET /subscriptions/{id}/events
+// after the delivery of sequence seq (0: from the first).
+func encodeSeqCursor(seq int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("q1:" + strconv.FormatInt(seq, 10)))
+}
+
+// decodeSeqCursor reads a cursor of encodeSeqCursor; anything else is 400
+// invalid_argument on field cursor.
+func decodeSeqCursor(s string) (int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return 0, engine.Invalid("cursor", "cursor is not one this listing returned")
+	}
+	v, found := strings.CutPrefix(string(raw), "q1:")
+	seq, err := strconv.ParseInt(v, 10, 64)
+	if !found || err != nil || seq < 0 || strconv.FormatInt(seq, 10) != v {
+		return 0, engine.Invalid("cursor", "cursor is not one this listing returned")
+	}
+	return seq, nil
+}

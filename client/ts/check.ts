@@ -38,4 +38,24 @@ const page: ListTransactionsQuery = { limit: 100, cursor: "opaque" };
 // @ts-expect-error a status outside the enum
 const badStatus: Transaction["status"] = "pending";
 
-export { body, created, describe, token, wrong, page, badStatus };
+// A subscription's deliveries: the pull list always carries next (a
+// poller continues from it), a callback body wraps one delivery in event.
+type EventsPage = operations["listSubscriptionEvents"]["responses"][200]["content"]["application/json"];
+type EventCallback = components["schemas"]["EventCallback"];
+type NewSubscription = components["schemas"]["CreateSubscriptionRequest"];
+
+function poll(p: EventsPage): string {
+  const removed = p.data.filter((ev) => ev.removed).map((ev) => `${ev.sequence} ${ev.transactionHash}`);
+  return `${removed.join(",")} ${p.next}`;
+}
+
+function delivered(cb: EventCallback): string {
+  return `${cb.event.id} ${cb.event.event} ${cb.event.blockNumber}`;
+}
+
+const deposits: NewSubscription = { kind: "deposits", network: "dev", fromBlock: "latest" };
+const fromPast: NewSubscription = { contractId: "00000000-0000-0000-0000-000000000000", event: "Transfer", fromBlock: 0, filters: { to: body.to } };
+// @ts-expect-error a kind outside the enum
+const badKind: NewSubscription = { kind: "blocks", network: "dev" };
+
+export { body, created, describe, token, wrong, page, badStatus, poll, delivered, deposits, fromPast, badKind };

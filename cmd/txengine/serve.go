@@ -120,7 +120,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	api := apihttp.NewServer(apihttp.Config{
 		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
 		RateLimit: limits,
-		Quotas: apihttp.QuotaConfig{MaxUsers: cfg.Quotas.MaxUsers, MaxAccounts: cfg.Quotas.MaxAccounts,
+		Quotas: apihttp.QuotaConfig{MaxUsers: cfg.Quotas.MaxUsers, MaxAccounts: cfg.Quotas.MaxAccounts, MaxSubscriptions: cfg.Quotas.MaxSubscriptions,
 			FaucetPerOwner: cfg.Quotas.FaucetPerOwner, FaucetPeriod: cfg.Quotas.FaucetPeriod,
 			FaucetNetworks: slices.Sorted(maps.Keys(nets.faucets))},
 		RequestTimeout: cfg.HTTP.RequestTimeout,
