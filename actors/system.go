@@ -243,9 +243,13 @@ func (s *System) startIndexer(net *engine.Network) error {
 // subscriptionProps returns the props of the subscriptions actor of net,
 // whose writes carry fence.
 func (s *System) subscriptionProps(net *engine.Network, fence engine.NetworkFence) (*actor.Props, error) {
-	var observe func(string, engine.SubscriptionResult, error)
-	if s.cfg.Metrics != nil {
-		observe = s.cfg.Metrics.SubscriptionPoll
+	observe := func(network string, res engine.SubscriptionResult, err error) {
+		if s.cfg.Metrics != nil {
+			s.cfg.Metrics.SubscriptionPoll(network, res, err)
+		}
+		if res.Delivered+res.Retracted > 0 {
+			s.NudgeCallbacks() // their callbacks go out now, not at the next poll of the outbox
+		}
 	}
 	props, err := subscriptions.Props(subscriptions.Config{
 		Network: net, Store: s.cfg.Store, Fence: fence, Clock: s.cfg.Clock, Log: s.cfg.Log, Observe: observe,

@@ -21,8 +21,9 @@ type Config struct {
 	Fence engine.NetworkFence
 	Clock engine.Clock
 	Log   *slog.Logger
-	// Interval is the pause between polls when no new head arrives
-	// (default: the network's PollInterval, at least 100 ms).
+	// Interval is the pause between polls when no new head arrives: a
+	// safety net, the watcher's new heads drive the actor (default:
+	// SafetyPollFactor times the network's PollInterval, at least 1 s).
 	Interval time.Duration
 	// Processor tunes the engine's processor (ranges, steps per poll).
 	Processor engine.SubscriptionConfig
@@ -38,7 +39,7 @@ func Props(cfg Config) (*actor.Props, error) {
 		return nil, fmt.Errorf("subscriptions %s: the chain client cannot read logs", cfg.Network.Name)
 	}
 	if cfg.Interval <= 0 {
-		cfg.Interval = max(cfg.Network.PollInterval, 100*time.Millisecond)
+		cfg.Interval = max(SafetyPollFactor*cfg.Network.PollInterval, time.Second)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -63,6 +64,12 @@ type Actor struct {
 	failures  int
 }
 
+// SafetyPollFactor multiplies the network's poll interval between the
+// polls of the actor's own timer: the watcher's new heads drive it, the
+// timer only guards against heads that stop coming (as the watcher's own
+// timer does while its head subscription is up).
+const SafetyPollFactor = 10
+
 // pollTimeout bounds one poll.
 const pollTimeout = time.Minute
 
@@ -75,11 +82,15 @@ func (a *Actor) Receive(c actor.Context) {
 	case *actor.Started:
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		c.Send(c.Self(), tick{})
-	case *actor.Stopping, *actor.Restarting:
-		a.timer.Stop()
-		if a.cancel != nil {
-			a.cancel()
+	case *actor.Stopping:
+		a.shutdown()
+		// This node no longer processes the network (its lease went to
+		// another, or the service stops): its gauges say so.
+		if a.cfg.Observe != nil {
+			a.cfg.Observe(a.cfg.Network.Name, engine.SubscriptionResult{}, nil)
 		}
+	case *actor.Restarting:
+		a.shutdown()
 	case tick:
 		a.poll(c, nil)
 	case *NewHead:
@@ -88,6 +99,14 @@ func (a *Actor) Receive(c actor.Context) {
 		}
 	case *StatusRequest:
 		c.Respond(&Status{Result: a.last, Err: a.lastErr})
+	}
+}
+
+// shutdown stops the timer and cancels a poll in flight.
+func (a *Actor) shutdown() {
+	a.timer.Stop()
+	if a.cancel != nil {
+		a.cancel()
 	}
 }
 
