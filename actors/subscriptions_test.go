@@ -112,3 +112,62 @@ func TestSubscriptionFollowsReorg(t *testing.T) {
 		t.Fatalf("the late subscription got %+v, want only the log of block %s", all, again.BlockHash)
 	}
 }
+
+// TestSubscriptionRestartDeliversOnce: a subscription that nothing matches
+// has its next block stored only every CheckpointBlocks blocks, not at
+// every block; after a restart the processor reads those blocks again, and
+// still delivers each log once: to the subscription that had deliveries
+// (its next block was stored with them) nothing twice, to the other the
+// log that arrives after the restart.
+func TestSubscriptionRestartDeliversOnce(t *testing.T) {
+	f := newFixture(t, 4, time.Minute)
+	ctx := context.Background()
+	x, y := common.HexToAddress("0x5eb5"), common.HexToAddress("0x5eb6")
+	head, err := f.net.Chain.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.subscribeTransfers(x, head.Number.Uint64()+1)
+	b := f.subscribeTransfers(y, head.Number.Uint64()+1)
+	// One block per transfer, mined by the test: fewer blocks than a
+	// checkpoint's.
+	f.sim.Pause(true)
+	for i := range 3 {
+		tx := f.transfer(x, int64(i+1))
+		if _, err := f.sys.Submit(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+		f.waitStatus(tx.ID, engine.StatusSubmitted, nil)
+		f.sim.Backend.Commit()
+		f.waitStatus(tx.ID, engine.StatusCompleted, nil)
+	}
+	f.deliveries(a.ID, 3)
+	f.sys.Close()
+	f.sim.Pause(false)
+	stored, err := f.store.SubscriptionByID(ctx, b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := f.net.Chain.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Next != b.Next || now.Number.Uint64() < b.Next+2 {
+		t.Fatalf("b's stored next block is %d at head %d, want still %d (no checkpoint yet, no delivery)", stored.Next, now.Number, b.Next)
+	}
+
+	f.start()
+	tx := f.transfer(y, 7)
+	if _, err := f.sys.Submit(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	done := f.waitStatus(tx.ID, engine.StatusCompleted, nil)
+	got := f.deliveries(b.ID, 1)
+	time.Sleep(300 * time.Millisecond)
+	if all, _ := f.store.SubscriptionEvents(ctx, a.ID, 0, 100); len(all) != 3 {
+		t.Fatalf("a has %d deliveries after the restart, want its 3", len(all))
+	}
+	if all, _ := f.store.SubscriptionEvents(ctx, b.ID, 0, 100); len(all) != 1 || got[0].TxHash != *done.Hash || got[0].Seq != 1 {
+		t.Fatalf("b has %+v, want the one transfer to y", all)
+	}
+}

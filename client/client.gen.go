@@ -904,7 +904,7 @@ type Subscription struct {
 	Kind      SubscriptionKind   `json:"kind"`
 	Network   string             `json:"network"`
 
-	// NextBlock Progress (read-only): the next block the service reads; every block below it is delivered.
+	// NextBlock Progress (read-only): every block below it is delivered. It is saved with each delivery and at least every 100 blocks, so between deliveries it may trail the service's progress by up to 100 blocks that held nothing for this subscription.
 	NextBlock int `json:"nextBlock"`
 
 	// Signature Canonical signature.

@@ -61,6 +61,15 @@ type SubscriptionConfig struct {
 	// KeepBlocks is how many recent block hashes are kept to detect reorgs
 	// (default 256); a reorg deeper than that is not undone.
 	KeepBlocks uint64
+	// CheckpointBlocks is how far a subscription's next block may run
+	// ahead of the stored one when nothing is delivered to it (default
+	// 100). A step stores the next block of the subscriptions it delivered
+	// to, and of those this far ahead: with 10,000 subscriptions a block
+	// writes the few that matched, not 10,000 rows. Restarting from a
+	// stored next block that lags reads again blocks that delivered
+	// nothing to the subscription (the next block is stored with every
+	// delivery), so nothing is delivered twice.
+	CheckpointBlocks uint64
 }
 
 // SubscriptionResult tells the actor what a Poll did.
@@ -105,6 +114,14 @@ type SubscriptionProcessor struct {
 	// abis caches the parsed ABI of each subscription by id (a
 	// subscription's event never changes).
 	abis map[string]*abi.ABI
+	// live caches the network's live subscriptions, as of version: this
+	// processor is the only writer of their next blocks and sequence
+	// numbers, so they are read again only when one is created or
+	// deleted, or after a failed poll.
+	live    []*Subscription
+	version SubscriptionsVersion
+	// stored is the next block of each cached subscription as stored.
+	stored map[string]uint64
 }
 
 // NewSubscriptionProcessor returns the processor of net's subscriptions.
@@ -117,6 +134,9 @@ func NewSubscriptionProcessor(net *Network, chain IndexChain, store Subscription
 	}
 	if cfg.KeepBlocks == 0 {
 		cfg.KeepBlocks = 256
+	}
+	if cfg.CheckpointBlocks == 0 {
+		cfg.CheckpointBlocks = 100
 	}
 	if clock == nil {
 		clock = SystemClock{}
@@ -141,8 +161,20 @@ const TransferEventABI = `[{"type":"event","name":"Transfer","anonymous":false,"
 // network's lease (the zero fence in single-node mode); head is the
 // network's head when the caller knows it (the watcher saw it), nil to ask
 // the node.
-func (p *SubscriptionProcessor) Poll(ctx context.Context, fence NetworkFence, head *uint64) (SubscriptionResult, error) {
-	var res SubscriptionResult
+func (p *SubscriptionProcessor) Poll(ctx context.Context, fence NetworkFence, head *uint64) (res SubscriptionResult, err error) {
+	defer func() {
+		if err != nil {
+			p.live = nil // sequence numbers may be ahead of the store: read them again
+		}
+	}()
+	subs, err := p.subscriptions(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Subscriptions = len(subs)
+	if len(subs) == 0 {
+		return res, nil
+	}
 	if head != nil {
 		res.Head = *head
 	} else {
@@ -151,15 +183,6 @@ func (p *SubscriptionProcessor) Poll(ctx context.Context, fence NetworkFence, he
 			return res, fmt.Errorf("subscriptions %s: head: %w", p.net.Name, err)
 		}
 		res.Head = h.Number.Uint64()
-	}
-	subs, err := p.store.LiveSubscriptions(ctx, p.net.Name)
-	if err != nil {
-		return res, fmt.Errorf("subscriptions %s: live subscriptions: %w", p.net.Name, err)
-	}
-	res.Subscriptions = len(subs)
-	p.forgetDeleted(subs)
-	if len(subs) == 0 {
-		return res, nil
 	}
 	if err := p.checkReorg(ctx, fence, res.Head, subs, &res); err != nil {
 		return res, err
@@ -185,6 +208,29 @@ func (p *SubscriptionProcessor) Poll(ctx context.Context, fence NetworkFence, he
 	}
 	res.Lag = lag(subs, res.Head)
 	return res, nil
+}
+
+// subscriptions returns the network's live subscriptions: the cached ones
+// while their version holds.
+func (p *SubscriptionProcessor) subscriptions(ctx context.Context) ([]*Subscription, error) {
+	v, err := p.store.SubscriptionsVersion(ctx, p.net.Name)
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions %s: version: %w", p.net.Name, err)
+	}
+	if p.live != nil && v == p.version {
+		return p.live, nil
+	}
+	subs, err := p.store.LiveSubscriptions(ctx, p.net.Name)
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions %s: live subscriptions: %w", p.net.Name, err)
+	}
+	p.forgetDeleted(subs)
+	p.live, p.version = subs, v
+	p.stored = make(map[string]uint64, len(subs))
+	for _, s := range subs {
+		p.stored[s.ID] = s.Next
+	}
+	return subs, nil
 }
 
 // forgetDeleted drops the cached ABIs of subscriptions no longer live.
@@ -325,8 +371,14 @@ func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, gr
 			}
 		}
 	}
+	delivered := make(map[string]bool, len(step.Events))
+	for _, ev := range step.Events {
+		delivered[ev.SubscriptionID] = true
+	}
 	for _, s := range group {
-		step.Next[s.ID] = to + 1
+		if delivered[s.ID] || to+1 >= p.stored[s.ID]+p.cfg.CheckpointBlocks {
+			step.Next[s.ID] = to + 1
+		}
 	}
 	if err := p.store.SaveSubscriptionStep(ctx, fence, step); err != nil {
 		return 0, fmt.Errorf("subscriptions %s: save blocks %d-%d: %w", p.net.Name, from, to, err)
@@ -334,6 +386,7 @@ func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, gr
 	for _, s := range group {
 		s.Next = to + 1
 	}
+	p.storedNext(step.Next)
 	return len(step.Events), nil
 }
 
@@ -495,8 +548,16 @@ func (p *SubscriptionProcessor) checkReorg(ctx context.Context, fence NetworkFen
 	for id, next := range step.Next {
 		byID[id].Next = next
 	}
+	p.storedNext(step.Next)
 	res.Rewound, res.Retracted = &from, len(step.Retracted)
 	return nil
+}
+
+// storedNext records the next blocks a step stored.
+func (p *SubscriptionProcessor) storedNext(next map[string]uint64) {
+	for id, n := range next {
+		p.stored[id] = n
+	}
 }
 
 // retraction returns the Removed delivery of ev, numbered after s.LastSeq

@@ -45,7 +45,9 @@ type Subscription struct {
 	// FromBlock is the first block whose logs are delivered.
 	FromBlock uint64
 	// Next is the next block to process: every block below it is
-	// delivered (set by SaveSubscriptionStep).
+	// delivered (set by SaveSubscriptionStep). The processor stores it
+	// with each delivery and at least every CheckpointBlocks blocks, so the
+	// stored value may lag its progress by blocks that delivered nothing.
 	Next uint64
 	// LastSeq is the Seq of the subscription's last delivery (0: none).
 	LastSeq int64
@@ -129,9 +131,21 @@ type SubscriptionStep struct {
 	KeepBlocks uint64
 }
 
+// SubscriptionsVersion changes whenever a subscription of a network is
+// created or deleted: the count of its live subscriptions and the highest
+// insertion order among them (a creation raises the highest, a deletion
+// lowers the count, and a deletion with a creation does both).
+type SubscriptionsVersion struct {
+	Count  int
+	MaxSeq int64
+}
+
 // SubscriptionProcessorStore is what a network's subscription processor
 // needs of the store.
 type SubscriptionProcessorStore interface {
+	// SubscriptionsVersion returns the version of the network's live
+	// subscriptions: the processor reads them again only when it changed.
+	SubscriptionsVersion(ctx context.Context, network string) (SubscriptionsVersion, error)
 	// LiveSubscriptions returns the network's subscriptions not deleted,
 	// in creation order.
 	LiveSubscriptions(ctx context.Context, network string) ([]*Subscription, error)

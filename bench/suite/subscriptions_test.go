@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,8 +20,10 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/txengine/txengine/bench/benchtable"
+	"github.com/txengine/txengine/internal/freeport"
 	"github.com/txengine/txengine/internal/gethtest"
 	"github.com/txengine/txengine/internal/rpcproxy"
+	"github.com/txengine/txengine/internal/servicetest"
 )
 
 // subCounts are the numbers of subscriptions of the subscription rows
@@ -44,13 +47,26 @@ const subProbes = 15
 // calls per block over that window, and the delay from the moment the
 // block arrived as a new head (the benchmark's own subscription to geth)
 // to the moment its delivery reached the callback, median and p95.
+//
+// With TXENGINE_PROFILE=<dir> the service is a profiling build and a CPU
+// profile of the probe window of the largest count is written to
+// <dir>/subscriptions-cpu.pprof.
 func TestBenchSubscriptions(t *testing.T) {
 	if os.Getenv("TXENGINE_BENCH") != "subscriptions" {
 		t.Skip("the subscription rows run alone with TXENGINE_BENCH=subscriptions")
 	}
+	var env []string
+	if os.Getenv("TXENGINE_PROFILE") != "" {
+		bin, err := servicetest.Build(t.TempDir(), servicetest.Package, false, "pprof")
+		if err != nil {
+			t.Fatalf("build the profiling binary: %v", err)
+		}
+		t.Setenv("TXENGINE_BENCH_BIN", bin)
+		env = append(env, fmt.Sprintf("TXENGINE_PPROF=127.0.0.1:%d", freeport.Get(t)))
+	}
 	b := build(t)
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
-	rows := benchSubscriptions(t, b, logf)
+	rows := benchSubscriptions(t, b, env, logf)
 	var out strings.Builder
 	benchtable.Markdown(&out, benchtable.Run{Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Rows: rows})
 	fmt.Print("\n" + out.String())
@@ -91,10 +107,16 @@ type headClock struct {
 	seen map[uint64]time.Time
 }
 
-func benchSubscriptions(t *testing.T, b bins, logf func(string, ...any)) []benchtable.Row {
+func benchSubscriptions(t *testing.T, b bins, env []string, logf func(string, ...any)) []benchtable.Row {
 	node := gethtest.Start(t, gethtest.Period(1))
 	proxy := rpcproxy.Start(t, node.HTTPURL)
-	st := startGethStackOn(t, node, b.txengine, []string{"TXENGINE_NETWORK_HTTP_URL=" + proxy.URL(), "TXENGINE_CALLBACKS_ALLOW_PRIVATE=true"})
+	st := startGethStackOn(t, node, b.txengine, append(env, "TXENGINE_NETWORK_HTTP_URL="+proxy.URL(), "TXENGINE_CALLBACKS_ALLOW_PRIVATE=true"))
+	var pprofAddr string
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "TXENGINE_PPROF="); ok {
+			pprofAddr = v
+		}
+	}
 	hc := &http.Client{Timeout: 30 * time.Second}
 	var toks []struct {
 		ID string `json:"id"`
@@ -150,7 +172,15 @@ func benchSubscriptions(t *testing.T, b bins, logf func(string, ...any)) []bench
 		if n > 0 {
 			logf("%d subscriptions created in %s", n, time.Since(began).Round(time.Millisecond))
 		}
+		var profiled sync.WaitGroup
+		if pprofAddr != "" && n == subCounts[len(subCounts)-1] {
+			profiled.Go(func() {
+				fetch(t, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=15", pprofAddr),
+					filepath.Join(os.Getenv("TXENGINE_PROFILE"), "subscriptions-cpu.pprof"))
+			})
+		}
 		rows = append(rows, subRow(t, st, hc, proxy, heads, probe, token, probeTo, n, logf)...)
+		profiled.Wait()
 	}
 	return rows
 }

@@ -334,6 +334,20 @@ func (s *Store) LiveSubscriptions(ctx context.Context, network string) ([]*engin
 	return out, nil
 }
 
+// SubscriptionsVersion implements engine.SubscriptionProcessorStore: one
+// statement over the partial index of the network's live rows.
+func (s *Store) SubscriptionsVersion(ctx context.Context, network string) (engine.SubscriptionsVersion, error) {
+	var v struct {
+		Count  int   `db:"n"`
+		MaxSeq int64 `db:"m"`
+	}
+	if err := s.r.Get(ctx, &v, `SELECT COUNT(*) AS n, COALESCE(MAX(`+s.seq+`), 0) AS m
+		FROM subscriptions WHERE network = ? AND deleted IS NULL`, network); err != nil {
+		return engine.SubscriptionsVersion{}, s.wrap(err, "version of the subscriptions of %s", network)
+	}
+	return engine.SubscriptionsVersion{Count: v.Count, MaxSeq: v.MaxSeq}, nil
+}
+
 // OwnerAddresses implements engine.SubscriptionProcessorStore: one
 // statement per chunk of owners; an owner without accounts is absent.
 func (s *Store) OwnerAddresses(ctx context.Context, owners []string) (map[string][]common.Address, error) {

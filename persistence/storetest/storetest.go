@@ -102,6 +102,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"ListSubscriptions", testListSubscriptions},
 		{"DeleteSubscription", testDeleteSubscription},
 		{"CountSubscriptions", testCountSubscriptions},
+		{"SubscriptionsVersion", testSubscriptionsVersion},
 		{"SubscriptionStep", testSubscriptionStep},
 		{"SubscriptionStepFenced", testSubscriptionStepFenced},
 		{"SubscriptionStepLarge", testSubscriptionStepLarge},

@@ -764,3 +764,47 @@ func testEventOutboxRace(t *testing.T, s engine.Store) {
 	}
 	t.Fatal("the queue does not drain")
 }
+
+// testSubscriptionsVersion: the version of a network's live subscriptions
+// changes with every creation and deletion (also a deletion and a creation
+// together), not with a step, and not with another network's changes.
+func testSubscriptionsVersion(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	u := newUser(t, s, 0)
+	net := "version-" + newID()
+	version := func() engine.SubscriptionsVersion {
+		t.Helper()
+		v, err := s.SubscriptionsVersion(ctx, net)
+		must(t, err)
+		return v
+	}
+	empty := version()
+	if empty != (engine.SubscriptionsVersion{}) {
+		t.Fatalf("version without subscriptions = %+v", empty)
+	}
+	a := createSub(t, s, newSubscription(t, u.ID, net, 1))
+	v1 := version()
+	b := createSub(t, s, newSubscription(t, u.ID, net, 2))
+	v2 := version()
+	if v1 == empty || v2 == v1 || v2.Count != 2 {
+		t.Fatalf("versions %+v, %+v, %+v: creations must change it", empty, v1, v2)
+	}
+	must(t, s.SaveSubscriptionStep(ctx, engine.NetworkFence{}, engine.SubscriptionStep{Network: net,
+		Events: []engine.SubscriptionEvent{delivery(t, a, 1, 10, randomHash(t), 0, 3)}, Next: map[string]uint64{a.ID: 11, b.ID: 11}}))
+	createSub(t, s, newSubscription(t, u.ID, "another-"+newID(), 4))
+	if v := version(); v != v2 {
+		t.Fatalf("version %+v after a step and another network's creation, want %+v", v, v2)
+	}
+	must(t, s.DeleteSubscription(ctx, u.ID, a.ID))
+	v3 := version()
+	if v3 == v2 || v3.Count != 1 {
+		t.Fatalf("version %+v after a deletion (was %+v)", v3, v2)
+	}
+	// The newest deleted and one created: the count is back, the version
+	// is not.
+	must(t, s.DeleteSubscription(ctx, u.ID, b.ID))
+	createSub(t, s, newSubscription(t, u.ID, net, 5))
+	if v := version(); v == v3 || v.Count != 1 {
+		t.Fatalf("version %+v after a deletion and a creation, was %+v", v, v3)
+	}
+}
