@@ -379,6 +379,22 @@ func TestGeneratedClientEveryOperation(t *testing.T) {
 		expect(t, "user limits", err, r4, 200)
 	}
 
+	// Subscriptions.
+	{
+		event := "Transfer"
+		r1, err := c.CreateSubscriptionWithResponse(ctx, nil, api.CreateSubscriptionJSONRequestBody{ContractId: &tok.Id, Event: &event})
+		expect(t, "create subscription", err, r1, 201)
+		id := r1.JSON201.Data.Id
+		r2, err := c.ListSubscriptionsWithResponse(ctx, nil)
+		expect(t, "list subscriptions", err, r2, 200)
+		r3, err := c.GetSubscriptionWithResponse(ctx, id, nil)
+		expect(t, "get subscription", err, r3, 200)
+		r4, err := c.ListSubscriptionEventsWithResponse(ctx, id, nil)
+		expect(t, "subscription events", err, r4, 200)
+		r5, err := c.DeleteSubscriptionWithResponse(ctx, id, nil)
+		expect(t, "delete subscription", err, r5, 200)
+	}
+
 	// Every operation of the served document was called.
 	if err := s.contract.load(s.URL); err != nil {
 		t.Fatal(err)
