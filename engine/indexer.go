@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -322,38 +321,19 @@ func ParseTransferLog(network string, l *types.Log) (TokenTransfer, bool) {
 	return t, true
 }
 
-// checkReorg compares the stored block hashes, highest first, with the
-// chain and rewinds the index to the block after the highest stored one
-// still on the chain (and at most to head+1, for a chain that got
-// shorter).
+// checkReorg rewinds the index to the ReorgPoint of the stored block
+// hashes, if any.
 func (ix *Indexer) checkReorg(ctx context.Context, head uint64) (*uint64, error) {
 	blocks, err := ix.store.IndexedBlocks(ctx, ix.net.Name, int(ix.cfg.KeepBlocks))
 	if err != nil {
 		return nil, fmt.Errorf("indexer %s: indexed blocks: %w", ix.net.Name, err)
 	}
-	var orphan *uint64
-	for _, b := range blocks {
-		h, err := ix.chain.HeaderByNumber(ctx, new(big.Int).SetUint64(b.Number))
-		if err != nil && !errors.Is(err, ethereum.NotFound) {
-			return nil, fmt.Errorf("indexer %s: header %d: %w", ix.net.Name, b.Number, err)
+	orphan, err := ReorgPoint(ctx, ix.chain, blocks, head)
+	if err != nil || orphan == nil {
+		if err != nil {
+			err = fmt.Errorf("indexer %s: %w", ix.net.Name, err)
 		}
-		if err == nil && h != nil && h.Hash() == b.Hash {
-			// This block and all its ancestors are on the chain; the
-			// blocks after it may not be, stored or not (a range read at
-			// once stores only its blocks with logs and its last).
-			if orphan != nil {
-				*orphan = b.Number + 1
-			}
-			break
-		}
-		n := b.Number
-		orphan = &n
-	}
-	if orphan == nil {
-		return nil, nil
-	}
-	if *orphan > head+1 {
-		*orphan = head + 1
+		return nil, err
 	}
 	ix.log.Warn("reorg: rewinding the transfer index", "from_block", *orphan)
 	if err := ix.store.RewindIndex(ctx, ix.net.Name, *orphan); err != nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -480,37 +479,23 @@ func (p *SubscriptionProcessor) abiOf(s *Subscription) (*abi.ABI, error) {
 	return &a, nil
 }
 
-// checkReorg compares the stored block hashes, highest first, with the
-// chain. When some are no longer on it, the subscriptions are rewound to
-// the block after the highest one still on it: their deliveries from there
-// on are retracted, newest first, and their next block becomes at most
-// that block.
+// checkReorg compares the stored block hashes with the chain. When some
+// are no longer on it, the subscriptions are rewound to their ReorgPoint:
+// their deliveries from there on are retracted, newest first, and their
+// next block becomes at most that block.
 func (p *SubscriptionProcessor) checkReorg(ctx context.Context, fence NetworkFence, head uint64, subs []*Subscription, res *SubscriptionResult) error {
 	blocks, err := p.store.SubscriptionBlocks(ctx, p.net.Name, int(p.cfg.KeepBlocks))
 	if err != nil {
 		return fmt.Errorf("subscriptions %s: processed blocks: %w", p.net.Name, err)
 	}
-	var orphan *uint64
-	for _, b := range blocks {
-		h, err := p.chain.HeaderByNumber(ctx, newUint(b.Number))
-		if err != nil && !errors.Is(err, ethereum.NotFound) {
-			return fmt.Errorf("subscriptions %s: header %d: %w", p.net.Name, b.Number, err)
-		}
-		if err == nil && h != nil && h.Hash() == b.Hash {
-			// This block and its ancestors are on the chain: what
-			// follows it may not be, whether stored or not.
-			if orphan != nil {
-				*orphan = b.Number + 1
-			}
-			break
-		}
-		n := b.Number
-		orphan = &n
+	orphan, err := ReorgPoint(ctx, p.chain, blocks, head)
+	if err != nil {
+		return fmt.Errorf("subscriptions %s: %w", p.net.Name, err)
 	}
 	if orphan == nil {
 		return nil
 	}
-	from := min(*orphan, head+1)
+	from := *orphan
 	live, err := p.store.LiveDeliveries(ctx, p.net.Name, from)
 	if err != nil {
 		return fmt.Errorf("subscriptions %s: deliveries from block %d: %w", p.net.Name, from, err)

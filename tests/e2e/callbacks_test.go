@@ -138,22 +138,44 @@ func TestCallbacks(t *testing.T) {
 	}
 }
 
-func testCallbacks(t *testing.T, b backend) {
-	rc := newHookReceiver(t, func(path string, n int) int {
-		if path == "/flaky" && n == 1 {
-			return http.StatusServiceUnavailable
-		}
-		return http.StatusOK
-	})
+// flakyOnce answers 503 to the first request to /flaky, 200 otherwise.
+func flakyOnce(path string, n int) int {
+	if path == "/flaky" && n == 1 {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusOK
+}
+
+// hooked is a service of a backend whose callbacks go to a receiver on
+// loopback.
+type hooked struct {
+	*service
+	rc *hookReceiver
+	// secret is the operator's callbackSecret.
+	secret string
+	// restart starts the service again on its data dir (after a kill or
+	// a stop).
+	restart func() *service
+}
+
+// startHooked starts the service of b with a receiver answering answer.
+// The receiver listens on loopback, which only the embedded default
+// accepts without TXENGINE_CALLBACKS_ALLOW_PRIVATE (configured networks
+// refuse private callback URLs unless allowed).
+func startHooked(t *testing.T, b backend, answer func(path string, n int) int) hooked {
+	t.Helper()
+	rc := newHookReceiver(t, answer)
 	dir := t.TempDir()
 	d := b.setup(t, dir)
-	// The receiver listens on loopback, which only the embedded default
-	// accepts without this (configured networks refuse private callback URLs
-	// unless allowed).
 	d.env = append(d.env, "TXENGINE_CALLBACKS_ALLOW_PRIVATE=true")
 	s := d.start(t, dir)
-	me := s.must(200, "GET", "/users/me", s.Token, nil).(map[string]any)
-	secret := me["callbackSecret"].(string)
+	secret := s.must(200, "GET", "/users/me", s.Token, nil).(map[string]any)["callbackSecret"].(string)
+	return hooked{service: s, rc: rc, secret: secret, restart: func() *service { return d.start(t, dir) }}
+}
+
+func testCallbacks(t *testing.T, b backend) {
+	h := startHooked(t, b, flakyOnce)
+	s, rc, secret := h.service, h.rc, h.secret
 	tok := operatorToken(t, s, b.network)
 	to := s.must(201, "POST", "/accounts", s.Token, nil).(map[string]any)["address"].(string)
 

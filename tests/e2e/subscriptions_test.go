@@ -125,17 +125,8 @@ func TestSubscriptions(t *testing.T) {
 }
 
 func testSubscriptions(t *testing.T, b backend) {
-	rc := newHookReceiver(t, func(path string, n int) int {
-		if path == "/flaky" && n == 1 {
-			return http.StatusServiceUnavailable
-		}
-		return http.StatusOK
-	})
-	dir := t.TempDir()
-	d := b.setup(t, dir)
-	d.env = append(d.env, "TXENGINE_CALLBACKS_ALLOW_PRIVATE=true")
-	s := d.start(t, dir)
-	secret := s.must(200, "GET", "/users/me", s.Token, nil).(map[string]any)["callbackSecret"].(string)
+	h := startHooked(t, b, flakyOnce)
+	s, rc, secret := h.service, h.rc, h.secret
 	tok := operatorToken(t, s, b.network)
 	tokID := tok["id"].(string)
 	x, y := hhAddress(), hhAddress()
@@ -289,12 +280,8 @@ func TestSubscriptionsSurviveKill(t *testing.T) {
 			b = c
 		}
 	}
-	rc := newHookReceiver(t, func(string, int) int { return http.StatusOK })
-	dir := t.TempDir()
-	d := b.setup(t, dir)
-	d.env = append(d.env, "TXENGINE_CALLBACKS_ALLOW_PRIVATE=true")
-	s := d.start(t, dir)
-	secret := s.must(200, "GET", "/users/me", s.Token, nil).(map[string]any)["callbackSecret"].(string)
+	h := startHooked(t, b, func(string, int) int { return http.StatusOK })
+	s, rc, secret := h.service, h.rc, h.secret
 	tokID := operatorToken(t, s, b.network)["id"].(string)
 	x := hhAddress()
 	subID := s.must(201, "POST", "/subscriptions", s.Token, map[string]any{
@@ -315,7 +302,7 @@ func TestSubscriptionsSurviveKill(t *testing.T) {
 		return len(evs) >= 3
 	})
 	s.kill()
-	s = d.start(t, dir)
+	s = h.restart()
 	send(s, 10)
 	hashes := map[string]bool{}
 	for _, id := range ids {
@@ -326,7 +313,7 @@ func TestSubscriptionsSurviveKill(t *testing.T) {
 		hashes[strings.ToLower(tx["transactionHash"].(string))] = true
 	}
 	s.stop()
-	s = d.start(t, dir)
+	s = h.restart()
 	send(s, 5)
 	for _, id := range ids[30:] {
 		tx := s.waitTerminal(id, s.Token, 120*time.Second)
