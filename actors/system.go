@@ -21,7 +21,6 @@ import (
 	"github.com/txengine/txengine/actors/faucet"
 	"github.com/txengine/txengine/actors/indexer"
 	"github.com/txengine/txengine/actors/internal/lifecycle"
-	"github.com/txengine/txengine/actors/subscriptions"
 	"github.com/txengine/txengine/actors/watcher"
 	"github.com/txengine/txengine/engine"
 )
@@ -164,36 +163,45 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		s.faucets[name] = s.sys.Root.Spawn(lifecycle.Guarded(faucet.Props(f, cfg.Log)))
 	}
 	for name, net := range cfg.Networks {
-		// Single-node mode: the zero fence (nothing checked), outcomes the
-		// store skipped are logged.
-		store := newFollowerStore(cfg.Store, engine.NetworkFence{Network: name}, cfg.Log, nil)
-		wcfg := watcher.Config{Network: net, Store: store, Clock: cfg.Clock, Log: cfg.Log, Waker: s, Conditions: s.conds, Metrics: cfg.Metrics}
-		if cfg.NewHeads != nil {
-			wcfg.NewHeads = func() watcher.Heads { return cfg.NewHeads(net) }
-		}
-		if err := s.startIndexer(net); err != nil {
+		if err := s.followNetwork(ctx, name, net); err != nil {
 			s.Close()
 			return nil, err
-		}
-		props, err := s.subscriptionProps(net, engine.NetworkFence{Network: name})
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		subs := s.sys.Root.Spawn(lifecycle.Guarded(props))
-		s.subscribers[name] = subs
-		wcfg.OnHead = s.newHeadTo(subs)
-		s.watchers[name] = s.sys.Root.Spawn(lifecycle.Guarded(watcher.Props(wcfg)))
-		ids, err := cfg.Store.PendingAccounts(ctx, name)
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("recover accounts of %s: %w", name, err)
-		}
-		for _, id := range ids {
-			s.Wake(id, name, false)
 		}
 	}
 	return s, nil
+}
+
+// followNetwork starts, in single-node mode, the indexer, the
+// subscriptions actor and the watcher of network name, and wakes the
+// accounts with pending work on it.
+func (s *System) followNetwork(ctx context.Context, name string, net *engine.Network) error {
+	cfg := s.cfg
+	// Single-node mode: the zero fence (nothing checked), outcomes the
+	// store skipped are logged.
+	store := newFollowerStore(cfg.Store, engine.NetworkFence{Network: name}, cfg.Log, nil)
+	wcfg := watcher.Config{Network: net, Store: store, Clock: cfg.Clock, Log: cfg.Log, Waker: s, Conditions: s.conds, Metrics: cfg.Metrics}
+	if cfg.NewHeads != nil {
+		wcfg.NewHeads = func() watcher.Heads { return cfg.NewHeads(net) }
+	}
+	if err := s.startIndexer(net); err != nil {
+		return err
+	}
+	props, err := s.subscriptionProps(net, engine.NetworkFence{Network: name})
+	if err != nil {
+		return err
+	}
+	subs := s.sys.Root.Spawn(lifecycle.Guarded(props))
+	s.subscribers[name] = subs
+	wcfg.OnHead = s.newHeadTo(subs)
+	s.watchers[name] = s.sys.Root.Spawn(lifecycle.Guarded(watcher.Props(wcfg)))
+	ids, err := cfg.Store.PendingAccounts(ctx, name)
+	if err != nil {
+		return fmt.Errorf("recover accounts of %s: %w", name, err)
+	}
+	for _, id := range ids {
+		s.Wake(id, name, false)
+	}
+	return nil
 }
 
 // startClusterMode starts a cluster member: the callback dispatcher (it
@@ -238,33 +246,6 @@ func (s *System) startIndexer(net *engine.Network) error {
 	}
 	s.indexers[net.Name] = s.sys.Root.Spawn(lifecycle.Guarded(props))
 	return nil
-}
-
-// subscriptionProps returns the props of the subscriptions actor of net,
-// whose writes carry fence.
-func (s *System) subscriptionProps(net *engine.Network, fence engine.NetworkFence) (*actor.Props, error) {
-	observe := func(network string, res engine.SubscriptionResult, err error) {
-		if s.cfg.Metrics != nil {
-			s.cfg.Metrics.SubscriptionPoll(network, res, err)
-		}
-		if res.Delivered+res.Retracted > 0 {
-			s.NudgeCallbacks() // their callbacks go out now, not at the next poll of the outbox
-		}
-	}
-	props, err := subscriptions.Props(subscriptions.Config{
-		Network: net, Store: s.cfg.Store, Fence: fence, Clock: s.cfg.Clock, Log: s.cfg.Log, Observe: observe,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start subscriptions of %s: %w", net.Name, err)
-	}
-	return props, nil
-}
-
-// newHeadTo returns the watcher's OnHead that tells pid (a subscriptions
-// actor) of each new head.
-func (s *System) newHeadTo(pid *actor.PID) func(uint64) {
-	root := s.sys.Root
-	return func(head uint64) { root.Send(pid, &subscriptions.NewHead{Number: head}) }
 }
 
 // Submit hands tx to its account actor, which stores it durably (group

@@ -8,45 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/google/uuid"
 )
-
-// LogBatcher is implemented by chains that read a block's header and the
-// logs of several queries in one round trip (a JSON-RPC batch). It is
-// optional: the subscription processor falls back to one call each.
-type LogBatcher interface {
-	// HeaderAndLogs returns the header of block number and the logs of
-	// each query, in order. A missing block is ethereum.NotFound.
-	HeaderAndLogs(ctx context.Context, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error)
-}
-
-// HeaderAndLogs reads the header of block number and the logs of qs: in
-// one round trip when chain is a LogBatcher, else one call each.
-func HeaderAndLogs(ctx context.Context, chain IndexChain, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error) {
-	if b, ok := chain.(LogBatcher); ok {
-		return b.HeaderAndLogs(ctx, number, qs)
-	}
-	return HeaderAndLogsEach(ctx, chain, number, qs)
-}
-
-// HeaderAndLogsEach is the fallback of HeaderAndLogs: one call each.
-func HeaderAndLogsEach(ctx context.Context, chain IndexChain, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error) {
-	h, err := chain.HeaderByNumber(ctx, newUint(number))
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make([][]types.Log, len(qs))
-	for i, q := range qs {
-		if out[i], err = chain.FilterLogs(ctx, q); err != nil {
-			return nil, nil, err
-		}
-	}
-	return h, out, nil
-}
 
 // SubscriptionConfig tunes a SubscriptionProcessor; zero fields take
 // defaults.
@@ -389,50 +354,6 @@ func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, gr
 	return len(step.Events), nil
 }
 
-// mergeLogs returns the logs of the queries' results in chain order, each
-// once (a log two queries return is one log), without removed ones. The
-// logs of block to must be of the block whose header was read with them
-// (hash): otherwise the chain moved between the calls, and the step is
-// retried at the next poll.
-func mergeLogs(results [][]types.Log, to uint64, hash common.Hash) ([]types.Log, error) {
-	type key struct {
-		block common.Hash
-		index uint
-	}
-	seen := map[key]bool{}
-	var out []types.Log
-	for _, logs := range results {
-		for _, l := range logs {
-			if l.Removed || seen[key{l.BlockHash, l.Index}] {
-				continue
-			}
-			if l.BlockNumber == to && l.BlockHash != hash {
-				return nil, fmt.Errorf("logs of block %d are of block %s, its header of %s: the chain moved, retrying", to, l.BlockHash, hash)
-			}
-			seen[key{l.BlockHash, l.Index}] = true
-			out = append(out, l)
-		}
-	}
-	slices.SortFunc(out, func(a, b types.Log) int {
-		if a.BlockNumber != b.BlockNumber {
-			return cmpUint(a.BlockNumber, b.BlockNumber)
-		}
-		return cmpUint(uint64(a.Index), uint64(b.Index))
-	})
-	return out, nil
-}
-
-// cmpUint compares a and b.
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // delivery returns the delivery of l to s, numbered after s.LastSeq
 // (which it advances); ok is false when l does not decode as s's event (a
 // deposit subscription's Transfer of an ERC-721 token, for instance).
@@ -479,87 +400,9 @@ func (p *SubscriptionProcessor) abiOf(s *Subscription) (*abi.ABI, error) {
 	return &a, nil
 }
 
-// checkReorg compares the stored block hashes with the chain. When some
-// are no longer on it, the subscriptions are rewound to their ReorgPoint:
-// their deliveries from there on are retracted, newest first, and their
-// next block becomes at most that block.
-func (p *SubscriptionProcessor) checkReorg(ctx context.Context, fence NetworkFence, head uint64, subs []*Subscription, res *SubscriptionResult) error {
-	blocks, err := p.store.SubscriptionBlocks(ctx, p.net.Name, int(p.cfg.KeepBlocks))
-	if err != nil {
-		return fmt.Errorf("subscriptions %s: processed blocks: %w", p.net.Name, err)
-	}
-	orphan, err := ReorgPoint(ctx, p.chain, blocks, head)
-	if err != nil {
-		return fmt.Errorf("subscriptions %s: %w", p.net.Name, err)
-	}
-	if orphan == nil {
-		return nil
-	}
-	from := *orphan
-	live, err := p.store.LiveDeliveries(ctx, p.net.Name, from)
-	if err != nil {
-		return fmt.Errorf("subscriptions %s: deliveries from block %d: %w", p.net.Name, from, err)
-	}
-	step := SubscriptionStep{Network: p.net.Name, Next: map[string]uint64{}, ForgetFrom: &from, KeepBlocks: p.cfg.KeepBlocks}
-	byID := make(map[string]*Subscription, len(subs))
-	for _, s := range subs {
-		byID[s.ID] = s
-		if s.Next > from {
-			step.Next[s.ID] = from
-		}
-	}
-	// live is by subscription, then Seq: retract each subscription's
-	// deliveries newest first.
-	for end := len(live); end > 0; {
-		start := end - 1
-		for start > 0 && live[start-1].SubscriptionID == live[end-1].SubscriptionID {
-			start--
-		}
-		s := byID[live[start].SubscriptionID]
-		for i := end - 1; i >= start && s != nil; i-- {
-			ev, err := p.retraction(s, live[i])
-			if err != nil {
-				return err
-			}
-			step.Events = append(step.Events, ev)
-			step.Retracted = append(step.Retracted, live[i].ID)
-		}
-		end = start
-	}
-	p.log.Warn("reorg: retracting deliveries and rewinding subscriptions", "from_block", from, "retracted", len(step.Retracted))
-	if err := p.store.SaveSubscriptionStep(ctx, fence, step); err != nil {
-		return fmt.Errorf("subscriptions %s: rewind from block %d: %w", p.net.Name, from, err)
-	}
-	for id, next := range step.Next {
-		byID[id].Next = next
-	}
-	p.storedNext(step.Next)
-	res.Rewound, res.Retracted = &from, len(step.Retracted)
-	return nil
-}
-
 // storedNext records the next blocks a step stored.
 func (p *SubscriptionProcessor) storedNext(next map[string]uint64) {
 	for id, n := range next {
 		p.stored[id] = n
 	}
-}
-
-// retraction returns the Removed delivery of ev, numbered after s.LastSeq
-// (which it advances): the same body with a new id and sequence.
-func (p *SubscriptionProcessor) retraction(s *Subscription, ev SubscriptionEvent) (SubscriptionEvent, error) {
-	var view SubscriptionEventView
-	var values json.RawMessage
-	view.ReturnValues = &values
-	if err := json.Unmarshal(ev.Body, &view); err != nil {
-		return SubscriptionEvent{}, fmt.Errorf("subscriptions %s: stored delivery %s: %w", p.net.Name, ev.ID, err)
-	}
-	s.LastSeq++
-	view.ID, view.Sequence, view.Removed = uuid.NewString(), s.LastSeq, true
-	body, err := json.Marshal(view)
-	if err != nil {
-		return SubscriptionEvent{}, fmt.Errorf("subscriptions %s: retraction body: %w", p.net.Name, err)
-	}
-	ev.ID, ev.Seq, ev.Removed, ev.Body, ev.Created = view.ID, view.Sequence, true, body, p.clock.Now()
-	return ev, nil
 }
