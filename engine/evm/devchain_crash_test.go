@@ -172,7 +172,9 @@ func runAndKill(t *testing.T, dir string, period int, delay time.Duration) map[u
 	read := func(line string) {
 		var n uint64
 		var h string
-		if _, err := fmt.Sscanf(line, "head %d %s", &n, &h); err == nil {
+		// The kill may cut the last line short: a hash that is not whole
+		// was not seen whole (HexToHash would pad it into another one).
+		if _, err := fmt.Sscanf(line, "head %d %s", &n, &h); err == nil && len(h) == 2+2*common.HashLength {
 			heads[n] = common.HexToHash(h)
 		}
 	}
