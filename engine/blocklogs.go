@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -68,21 +69,7 @@ func mergeLogs(results [][]types.Log, to uint64, hash common.Hash) ([]types.Log,
 		}
 	}
 	slices.SortFunc(out, func(a, b types.Log) int {
-		if a.BlockNumber != b.BlockNumber {
-			return cmpUint(a.BlockNumber, b.BlockNumber)
-		}
-		return cmpUint(uint64(a.Index), uint64(b.Index))
+		return cmp.Or(cmp.Compare(a.BlockNumber, b.BlockNumber), cmp.Compare(a.Index, b.Index))
 	})
 	return out, nil
-}
-
-// cmpUint compares a and b.
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

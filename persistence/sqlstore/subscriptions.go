@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -90,20 +89,7 @@ func (r *subscriptionRow) subscription() (*engine.Subscription, error) {
 
 // subscriptions converts rows, in order.
 func subscriptions(rows []subscriptionRow) ([]*engine.Subscription, error) {
-	return convertRows(rows, (*subscriptionRow).subscription)
-}
-
-// convertRows converts rows with conv, in order (an empty slice for none).
-func convertRows[R, V any](rows []R, conv func(*R) (V, error)) ([]V, error) {
-	out := make([]V, 0, len(rows))
-	for i := range rows {
-		v, err := conv(&rows[i])
-		if err != nil {
-			return nil, fmt.Errorf("decode a row: %w", err)
-		}
-		out = append(out, v)
-	}
-	return out, nil
+	return sqlrow.Convert(rows, (*subscriptionRow).subscription)
 }
 
 // selectSubscriptions is the SELECT of subscriptions with the insertion
@@ -199,8 +185,8 @@ func (s *Store) ListSubscriptions(ctx context.Context, owner string, after *engi
 // database transaction.
 func (s *Store) DeleteSubscription(ctx context.Context, owner, id string) error {
 	return s.inTx(ctx, func(tx Conn) error {
-		res, err := tx.Exec(ctx, `UPDATE subscriptions SET deleted = ? WHERE id = ? AND owner = ? AND deleted IS NULL`,
-			s.ts(time.Now()), id, owner)
+		res, err := tx.Exec(ctx, `UPDATE subscriptions SET deleted = `+s.d.Now()+` WHERE id = ? AND owner = ? AND deleted IS NULL`,
+			id, owner)
 		if err != nil {
 			return s.wrap(err, "delete subscription %s", id)
 		}
@@ -283,7 +269,7 @@ func (r *subscriptionEventRow) event() (engine.SubscriptionEvent, error) {
 
 // subscriptionEvents converts rows, in order (an empty slice for none).
 func subscriptionEvents(rows []subscriptionEventRow) ([]engine.SubscriptionEvent, error) {
-	return convertRows(rows, (*subscriptionEventRow).event)
+	return sqlrow.Convert(rows, (*subscriptionEventRow).event)
 }
 
 // SubscriptionEvents implements engine.SubscriptionStore: one range of the

@@ -369,9 +369,7 @@ func (s *Store) saveSubscriptionBlocks(ctx context.Context, tx Conn, step engine
 		}
 		blocks = append(blocks, sqlrow.Block{Number: n, Hash: b.Hash.Hex()})
 	}
-	if err := eachRow(ctx, tx, `INSERT INTO subscription_blocks (network, number, hash) VALUES (?, ?, ?)
-		ON CONFLICT (network, number) DO UPDATE SET hash = excluded.hash`,
-		blocks, func(b sqlrow.Block) []any { return []any{step.Network, b.Number, b.Hash} }); err != nil {
+	if err := putBlocks(ctx, tx, "subscription_blocks", step.Network, blocks); err != nil {
 		return s.wrap(err, "save %d subscription blocks of %s", len(blocks), step.Network)
 	}
 	if step.KeepBlocks > 0 {

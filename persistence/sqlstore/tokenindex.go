@@ -142,13 +142,15 @@ func (s *Store) writeIndex(ctx context.Context, tx Conn, network string, next in
 	if err != nil {
 		return s.wrap(err, "save index streams of %s", network)
 	}
-	err = eachRow(ctx, tx, `INSERT INTO token_index_blocks (network, number, hash) VALUES (?, ?, ?)
+	return s.wrap(putBlocks(ctx, tx, "token_index_blocks", network, rows.Blocks), "save indexed blocks of %s", network)
+}
+
+// putBlocks stores block hashes of the network in table (a table of
+// (network, number, hash)); a number stored again takes the new hash.
+func putBlocks(ctx context.Context, tx Conn, table, network string, blocks []sqlrow.Block) error {
+	return eachRow(ctx, tx, `INSERT INTO `+table+` (network, number, hash) VALUES (?, ?, ?)
 		ON CONFLICT (network, number) DO UPDATE SET hash = excluded.hash`,
-		rows.Blocks, func(b sqlrow.Block) []any { return []any{network, b.Number, b.Hash} })
-	if err != nil {
-		return s.wrap(err, "save indexed blocks of %s", network)
-	}
-	return nil
+		blocks, func(b sqlrow.Block) []any { return []any{network, b.Number, b.Hash} })
 }
 
 // eachRow prepares query in tx and runs it with the arguments of each row

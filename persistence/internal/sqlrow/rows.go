@@ -110,7 +110,7 @@ func (r *Account[T]) Account() (*engine.Account, error) {
 
 // Accounts converts rows, in order.
 func Accounts[T TimeColumn](rows []Account[T]) ([]*engine.Account, error) {
-	return convert(rows, (*Account[T]).Account)
+	return Convert(rows, (*Account[T]).Account)
 }
 
 // ContractColumns are the columns of contracts, inserted and read.
@@ -174,7 +174,7 @@ func (r *Contract[T]) Contract() (*engine.Contract, error) {
 
 // Contracts converts rows, in order.
 func Contracts[T TimeColumn](rows []Contract[T]) ([]*engine.Contract, error) {
-	return convert(rows, (*Contract[T]).Contract)
+	return Convert(rows, (*Contract[T]).Contract)
 }
 
 // CallbackColumns are the columns of callback_outbox a read returns (into a
@@ -226,7 +226,7 @@ func (r *Callback[T]) Callback() (engine.Callback, error) {
 
 // Callbacks converts rows, in order (an empty slice for none).
 func Callbacks[T TimeColumn](rows []Callback[T]) ([]engine.Callback, error) {
-	return convert(rows, (*Callback[T]).Callback)
+	return Convert(rows, (*Callback[T]).Callback)
 }
 
 // Idempotency is a row of idempotency_keys.
@@ -323,7 +323,7 @@ func TransferPage(rows []Transfer, limit int) ([]engine.TokenTransfer, *engine.T
 	if more {
 		rows = rows[:limit]
 	}
-	out, err := convert(rows, (*Transfer).Transfer)
+	out, err := Convert(rows, (*Transfer).Transfer)
 	if err != nil || !more || len(out) == 0 {
 		return out, nil, err
 	}
@@ -362,7 +362,7 @@ type Block struct {
 
 // Blocks converts rows, in order.
 func Blocks(rows []Block) ([]engine.IndexedBlock, error) {
-	return convert(rows, func(r *Block) (engine.IndexedBlock, error) {
+	return Convert(rows, func(r *Block) (engine.IndexedBlock, error) {
 		n, err := Uint64Of("number", r.Number)
 		if err != nil {
 			return engine.IndexedBlock{}, err

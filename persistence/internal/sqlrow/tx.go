@@ -221,7 +221,7 @@ func (r *Tx[T]) Transaction() (*engine.Transaction, error) {
 
 // Transactions converts rows, in order.
 func Transactions[T TimeColumn](rows []Tx[T]) ([]*engine.Transaction, error) {
-	return convert(rows, (*Tx[T]).Transaction)
+	return Convert(rows, (*Tx[T]).Transaction)
 }
 
 // TxPage converts the rows of a listing that read one row more than limit
@@ -274,8 +274,8 @@ func EncodeMined(o engine.Mined) (MinedValues, error) {
 	return v, nil
 }
 
-// convert converts rows with conv, in order.
-func convert[R, V any](rows []R, conv func(*R) (V, error)) ([]V, error) {
+// Convert converts rows with conv, in order (an empty slice for none).
+func Convert[R, V any](rows []R, conv func(*R) (V, error)) ([]V, error) {
 	out := make([]V, 0, len(rows))
 	for i := range rows {
 		v, err := conv(&rows[i])
