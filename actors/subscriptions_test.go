@@ -34,6 +34,32 @@ func (f *fixture) subscribeTransfers(to common.Address, from uint64) *engine.Sub
 	return s
 }
 
+// mineUntilCompleted commits blocks on the paused simulated chain until
+// transaction id completes, and returns it: a row that says submitted may
+// still be on its way to the node (it is stored before it is sent), so the
+// first block may come without it.
+func (f *fixture) mineUntilCompleted(id string) *engine.Transaction {
+	f.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		f.sim.Backend.Commit()
+		settle := time.Now().Add(500 * time.Millisecond)
+		for time.Now().Before(settle) {
+			tx, err := f.store.TransactionByID(context.Background(), id)
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			if tx.Status == engine.StatusCompleted {
+				return tx
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("transaction %s not completed in 30 s of blocks", id)
+		}
+	}
+}
+
 // deliveries waits until subscription id has n deliveries and returns them.
 func (f *fixture) deliveries(id string, n int) []engine.SubscriptionEvent {
 	f.t.Helper()
@@ -73,8 +99,7 @@ func TestSubscriptionFollowsReorg(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitStatus(tx.ID, engine.StatusSubmitted, nil)
-	f.sim.Backend.Commit()
-	first := f.waitStatus(tx.ID, engine.StatusCompleted, nil)
+	first := f.mineUntilCompleted(tx.ID)
 	got := f.deliveries(sub.ID, 1)
 	if got[0].BlockHash != *first.BlockHash || got[0].TxHash != *first.Hash || got[0].Removed || got[0].Seq != 1 {
 		t.Fatalf("delivery %+v; the transfer is in block %s", got[0], first.BlockHash)
@@ -129,7 +154,7 @@ func TestSubscriptionRestartDeliversOnce(t *testing.T) {
 	}
 	a := f.subscribeTransfers(x, head.Number.Uint64()+1)
 	b := f.subscribeTransfers(y, head.Number.Uint64()+1)
-	// One block per transfer, mined by the test: fewer blocks than a
+	// Blocks mined by the test, a few per transfer: fewer than a
 	// checkpoint's.
 	f.sim.Pause(true)
 	for i := range 3 {
@@ -138,8 +163,7 @@ func TestSubscriptionRestartDeliversOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.waitStatus(tx.ID, engine.StatusSubmitted, nil)
-		f.sim.Backend.Commit()
-		f.waitStatus(tx.ID, engine.StatusCompleted, nil)
+		f.mineUntilCompleted(tx.ID)
 	}
 	f.deliveries(a.ID, 3)
 	f.sys.Close()

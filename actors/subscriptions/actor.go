@@ -59,9 +59,10 @@ type Actor struct {
 	timer     lifecycle.Timer
 	ctx       context.Context
 	cancel    context.CancelFunc
-	last      engine.SubscriptionResult
-	lastErr   error
-	failures  int
+	// last is the last successful poll (its head: a NewHead not above it
+	// is not news).
+	last     engine.SubscriptionResult
+	failures int
 }
 
 // SafetyPollFactor multiplies the network's poll interval between the
@@ -97,8 +98,6 @@ func (a *Actor) Receive(c actor.Context) {
 		if a.failures == 0 && m.Number > a.last.Head {
 			a.poll(c, &m.Number)
 		}
-	case *StatusRequest:
-		c.Respond(&Status{Result: a.last, Err: a.lastErr})
 	}
 }
 
@@ -115,7 +114,6 @@ func (a *Actor) poll(c actor.Context, head *uint64) {
 	ctx, cancel := context.WithTimeout(a.ctx, pollTimeout)
 	res, err := a.processor.Poll(ctx, a.cfg.Fence, head)
 	cancel()
-	a.lastErr = err
 	if err != nil {
 		a.failures++
 		a.cfg.Log.Warn("subscriptions poll failed", "network", a.cfg.Network.Name, "err", err)
