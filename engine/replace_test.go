@@ -286,10 +286,11 @@ func TestSenderRefusedResendFailsAndFills(t *testing.T) {
 	}
 }
 
-// TestSenderNotesNodeRefusal: a node that refuses to estimate for a
-// reason that is not the transaction's (it answers a JSON-RPC error) leaves
-// the transaction new, with node_refused and the node's words on its
-// record; a transport failure notes nothing.
+// TestSenderNotesNodeRefusal: a node that refuses to estimate a
+// transaction for a reason that is not a revert or a lack of funds (it
+// answers a JSON-RPC error) leaves the transaction new and parked (the
+// pump goes on), with node_refused and the node's words on its record; a
+// transport failure notes nothing.
 func TestSenderNotesNodeRefusal(t *testing.T) {
 	chain := &fakeChain{estimate: func(ethereum.CallMsg) (uint64, error) {
 		return 0, rpcError{code: -32602, msg: "duplicate field data"}
@@ -297,17 +298,15 @@ func TestSenderNotesNodeRefusal(t *testing.T) {
 	store := newMemStore()
 	s := newTestSender(t, chain, store, 4)
 	queue(t, s, "a")
-	if _, err := s.Pump(context.Background()); err == nil {
-		t.Fatal("Pump succeeded")
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatalf("Pump failed on one transaction's refusal: %v", err)
 	}
 	a := store.txs["a"]
 	if a.Status != StatusNew || a.Error == nil || a.Error.Code != TxNodeRefused || a.Error.Message != "duplicate field data" {
 		t.Fatalf("a: %s %+v", a.Status, a.Error)
 	}
 	chain.estimate = nil
-	if _, err := s.Pump(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	pumpAt(t, s, chain, 11) // a parked transaction is estimated again at the next block
 	if a := store.txs["a"]; a.Status != StatusSubmitted || a.Error != nil {
 		t.Fatalf("a once the node takes it: %s %+v", a.Status, a.Error)
 	}

@@ -109,17 +109,21 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 	nonce := s.next
 	for i, tx := range txs {
 		if estErrs[i] != nil {
-			if txErr := estimateFailure(estErrs[i], s.abiOf(ctx, tx)); txErr != nil {
+			txErr, gone := s.estimateRefused(ctx, tx, estErrs[i])
+			if txErr != nil {
 				s.log.Info("transaction fails estimation", "tx", tx.ID, "code", txErr.Code, "reason", txErr.Message)
 				if err := s.fail(ctx, tx.ID, txErr, load); err != nil {
 					return nil, nil, nil, err
 				}
 				continue
 			}
-			s.noteRefusal(ctx, tx, estErrs[i])
+			if gone {
+				continue // parked: the account's later transactions go on
+			}
 			nodeErr = fmt.Errorf("estimate gas of %s: %w", tx.ID, estErrs[i])
 			break
 		}
+		delete(s.parked, tx.ID)
 		g := gas[i] + gas[i]*s.net.GasMarginPercent/100
 		st, err := s.sign(ctx, tx, nonce, g, fees)
 		if err != nil {
@@ -129,6 +133,36 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 		nonce++
 	}
 	return chosen, signed, nodeErr, nil
+}
+
+// estimateRefused acts on the node's refusal (err) to estimate tx.
+// It returns the failure of tx when the refusal is its fault (a revert, a
+// call that needs more gas than a block allows, funds that cannot pay) or
+// the last of its parking (see parkedTx); gone when tx is parked instead.
+// Neither: the refusal is not tx's (a transport failure, a rate limit, a
+// node that cannot serve the call) and the batch stops there, to be tried
+// again soon.
+func (s *Sender) estimateRefused(ctx context.Context, tx *Transaction, err error) (txErr *TxError, gone bool) {
+	if txErr := estimateFailure(err, s.abiOf(ctx, tx)); txErr != nil {
+		delete(s.parked, tx.ID)
+		return txErr, false
+	}
+	if parkable(err) {
+		head, herr := s.net.Head(ctx, headFresh)
+		if herr != nil {
+			head, _ = s.net.LastHead()
+		}
+		txErr, ok := s.park(tx, head, err)
+		if txErr != nil {
+			return txErr, false
+		}
+		if ok {
+			s.noteRefusal(ctx, tx, err)
+			return nil, true
+		}
+	}
+	s.noteRefusal(ctx, tx, err)
+	return nil, false
 }
 
 // classifySends classifies the node's answers to a batch of sends in nonce
