@@ -143,6 +143,31 @@ func rateLimitAnswer(err error, msg string) bool {
 	return false
 }
 
+// nodeCallError marks the failure of a call to the node (not to the
+// store) during a pump: a rate limit, a transport failure, a timeout.
+type nodeCallError struct{ err error }
+
+func (e nodeCallError) Error() string { return e.err.Error() }
+func (e nodeCallError) Unwrap() error { return e.err }
+
+// nodeCall marks err (nil stays nil) as the failure of a call to the node.
+func nodeCall(err error) error {
+	if err == nil {
+		return nil
+	}
+	return nodeCallError{err}
+}
+
+// IsNodeTrouble reports whether err, a Pump's, is the node's (a call to it
+// failed: a rate limit, no answer in time, a connection lost; or it
+// limits our rate on broadcasts) rather than the store's: promise 13 has
+// it retried within seconds, not after the long pause a store that is
+// down is given.
+func IsNodeTrouble(err error) bool {
+	var nc nodeCallError
+	return errors.As(err, &nc) || IsRateLimit(err)
+}
+
 // IsRateLimit reports whether err says the node (or its provider) limits
 // our request rate: a pause of seconds, not minutes, is due.
 func IsRateLimit(err error) bool {

@@ -117,7 +117,7 @@ func (s *Sender) readyToSend(ctx context.Context, limit int) (ready []*Transacti
 	head, now, waiting := uint64(0), s.clock.Now(), 0
 	if len(s.parked) > 0 {
 		if head, err = s.net.Head(ctx, headFresh); err != nil {
-			return nil, false, err
+			return nil, false, nodeCall(err)
 		}
 		for _, p := range s.parked {
 			if !p.due(head, now) {

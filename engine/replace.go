@@ -102,7 +102,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 	}
 	head, err := s.net.Head(ctx, headFresh)
 	if err != nil {
-		return err
+		return nodeCall(err)
 	}
 	c := &s.care
 	if c.checked == 0 {
@@ -124,7 +124,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 	c.now, c.checked, c.checkedAt = false, head, time.Now()
 	chainNonce, err := s.path.NonceAt(ctx, s.account.Address)
 	if err != nil {
-		return fmt.Errorf("in flight: chain nonce: %w", err)
+		return fmt.Errorf("in flight: chain nonce: %w", nodeCall(err))
 	}
 	if chainNonce != c.chainNonce {
 		c.chainNonce, c.moved = chainNonce, head

@@ -241,7 +241,7 @@ func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
 	}
 	chainNonce, err := s.path.NonceAt(ctx, s.account.Address)
 	if err != nil {
-		return nil, fmt.Errorf("sync nonce: read chain nonce: %w", err)
+		return nil, fmt.Errorf("sync nonce: read chain nonce: %w", nodeCall(err))
 	}
 	next := chainNonce
 	if any && maxNonce+1 > next {

@@ -70,6 +70,9 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 	}
 	if nodeErr == nil && busy != NodeOK {
 		nodeErr = fmt.Errorf("%w: %s", ErrNodeBusy, busy)
+		if busy == NodeRateLimited {
+			nodeErr = nodeCall(nodeErr)
+		}
 	}
 	return kept, nodeErr
 }
@@ -104,7 +107,7 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 	}
 	gas, estErrs, err := s.path.Estimate(ctx, msgs)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), err)
+		return nil, nil, nil, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), nodeCall(err))
 	}
 	nonce := s.next
 	for i, tx := range txs {
@@ -120,7 +123,7 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 			if gone {
 				continue // parked: the account's later transactions go on
 			}
-			nodeErr = fmt.Errorf("estimate gas of %s: %w", tx.ID, estErrs[i])
+			nodeErr = fmt.Errorf("estimate gas of %s: %w", tx.ID, nodeCall(estErrs[i]))
 			break
 		}
 		delete(s.parked, tx.ID)

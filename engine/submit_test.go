@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
@@ -202,5 +205,66 @@ func TestSenderReleasesRefusedTailWithoutGap(t *testing.T) {
 	held := heldNonces(store.memStore)
 	if !gapless(held, 0) || len(held) != 3 {
 		t.Fatalf("held nonces %v, want 0, 1, 2", held)
+	}
+}
+
+// troubledChain is a fakeChain whose fee reads, estimates or nonce reads
+// fail as a flaky provider's do.
+type troubledChain struct {
+	*fakeChain
+	tipErr, nonceErr error
+}
+
+func (c *troubledChain) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
+	if c.tipErr != nil {
+		return nil, c.tipErr
+	}
+	return c.fakeChain.SuggestGasTipCap(ctx)
+}
+
+func (c *troubledChain) NonceAt(ctx context.Context, a common.Address, block *big.Int) (uint64, error) {
+	if c.nonceErr != nil {
+		return 0, c.nonceErr
+	}
+	return c.fakeChain.NonceAt(ctx, a, block)
+}
+
+// readFailing is a memStore whose reads of ready transactions fail.
+type readFailing struct{ *memStore }
+
+func (r readFailing) ReadyTransactionsOf(context.Context, string, map[string]int) (map[string][]*Transaction, error) {
+	return nil, errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+}
+
+// TestPumpNodeTroubleIsTold: a pump that a call to the node failed (a
+// fee read that timed out or was rate limited, an estimate whose
+// connection was lost, a nonce read) says so (IsNodeTrouble), so that the
+// account retries within seconds; a pump the store failed does not.
+func TestPumpNodeTroubleIsTold(t *testing.T) {
+	timeout := fmt.Errorf(`Post "http://127.0.0.1:8545": %w`, context.DeadlineExceeded)
+	refused := errors.New(`Post "http://127.0.0.1:8545": dial tcp 127.0.0.1:8545: connect: connection refused`)
+	for _, tt := range []struct {
+		name  string
+		chain *troubledChain
+	}{
+		{"fee read times out", &troubledChain{fakeChain: &fakeChain{}, tipErr: timeout}},
+		{"fee read rate limited", &troubledChain{fakeChain: &fakeChain{}, tipErr: NodeErrorSample{Status: 503, Message: "rate limit exceeded"}.Err()}},
+		{"estimate connection lost", &troubledChain{fakeChain: &fakeChain{estimate: func(ethereum.CallMsg) (uint64, error) { return 0, refused }}}},
+		{"nonce read times out", &troubledChain{fakeChain: &fakeChain{}, nonceErr: timeout}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newMemStore()
+			s := newSenderOn(t, tt.chain.fakeChain, store, 4)
+			s.net.Chain = tt.chain
+			queue(t, s, "a")
+			_, err := s.Pump(context.Background())
+			if err == nil || !IsNodeTrouble(err) {
+				t.Fatalf("Pump = %v; IsNodeTrouble %v, want true", err, IsNodeTrouble(err))
+			}
+		})
+	}
+	s := newSenderOn(t, &fakeChain{}, readFailing{newMemStore()}, 4)
+	if _, err := s.Pump(context.Background()); err == nil || IsNodeTrouble(err) {
+		t.Fatalf("Pump on a store that is down = %v; IsNodeTrouble %v, want false", err, IsNodeTrouble(err))
 	}
 }
