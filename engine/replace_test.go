@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"testing"
 
@@ -325,5 +326,31 @@ func TestNodeMessageHidesURLs(t *testing.T) {
 	err := errors.New(`Post "https://node.example/v3/secretkey": dial tcp: connection refused`)
 	if got := nodeMessage(err); got != `Post "<node>": dial tcp: connection refused` {
 		t.Fatalf("nodeMessage = %q", got)
+	}
+}
+
+// TestSenderCareStaysBounded: an account that always has something in
+// flight, whose transactions are mined as fast as they are sent, does not
+// remember every transaction it ever sent: what the sender tracks per
+// transaction (care.sent, care.signed) stays bounded by what is in
+// flight. Before, the entries of mined transactions were never removed.
+func TestSenderCareStaysBounded(t *testing.T) {
+	chain := &fakeChain{}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	most := 0
+	for i := 0; i < 300; i++ {
+		queue(t, s, fmt.Sprintf("t%d", i), fmt.Sprintf("u%d", i))
+		pumpAt(t, s, chain, uint64(10+i))
+		// The chain mines all but the newest: something stays in flight.
+		for _, tx := range store.txs {
+			if tx.Status == StatusSubmitted && tx.ID != fmt.Sprintf("u%d", i) {
+				tx.Status = StatusCompleted
+			}
+		}
+		most = max(most, len(s.care.sent), len(s.care.signed))
+	}
+	if bound := 2*4 + careSlack + 2; most > bound {
+		t.Fatalf("care held up to %d entries with at most 4 in flight, want at most %d", most, bound)
 	}
 }
