@@ -242,7 +242,8 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 		case next != nil:
 			out, owners = append(out, next), append(owners, tx)
 			c.sentAt(tx.ID, head, true)
-		case blocksSince(head, c.sent[tx.ID]) >= every && stalled >= every:
+		case c.sent[tx.ID] == 0 || blocksSince(head, c.sent[tx.ID]) >= every && stalled >= every:
+			// Asked to go again at this check (a broadcast refused for now), or due.
 			out, owners = append(out, old), append(owners, tx)
 			c.sentAt(tx.ID, head, false)
 		}

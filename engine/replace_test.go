@@ -354,3 +354,37 @@ func TestSenderCareStaysBounded(t *testing.T) {
 		t.Fatalf("care held up to %d entries with at most 4 in flight, want at most %d", most, bound)
 	}
 }
+
+// TestSenderResendsRateLimitedBroadcastAtNextCheck: a broadcast the
+// provider answered 429 while a later nonce of the batch was taken keeps
+// its nonce and is sent again at the next pump's check, within a block,
+// not after RebroadcastBlocks blocks without progress (promise 13: a rate
+// limit delays by seconds, not minutes).
+func TestSenderResendsRateLimitedBroadcastAtNextCheck(t *testing.T) {
+	limited := true
+	chain := &fakeChain{}
+	chain.send = func(tx *types.Transaction) error {
+		if limited && tx.Nonce() == 0 {
+			limited = false
+			return NodeErrorSample{Status: 429}.Err()
+		}
+		return nil
+	}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	queue(t, s, "a", "b")
+	pumpAt(t, s, chain, 10)
+	if a := store.txs["a"]; a.Status != StatusSubmitted || *a.Nonce != 0 || len(chain.sent) != 2 {
+		t.Fatalf("a %s nonce %v, %d sent", a.Status, a.Nonce, len(chain.sent))
+	}
+	pumpAt(t, s, chain, 11)
+	again := 0
+	for _, tx := range chain.sent {
+		if tx.Nonce() == 0 {
+			again++
+		}
+	}
+	if again != 2 {
+		t.Fatalf("nonce 0 broadcast %d times by the next block, want 2 (sent again after the 429)", again)
+	}
+}
