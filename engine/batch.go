@@ -180,15 +180,16 @@ func callKey(i int, m ethereum.CallMsg) string {
 	return b.String()
 }
 
-// EstimateEach estimates msgs one call after the other; a node error (not
-// a revert, not insufficient funds) ends it, leaving the rest unestimated
-// with that error.
+// EstimateEach estimates msgs one call after the other; an error that
+// does not concern its call alone (a transport failure, a rate limit, a
+// node that cannot serve calls: see concernsCallOnly) ends it, leaving the
+// rest unestimated with that error.
 func EstimateEach(ctx context.Context, chain ethereum.GasEstimator, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
 	gas := make([]uint64, len(msgs))
 	errs := make([]error, len(msgs))
 	for i, m := range msgs {
 		gas[i], errs[i] = chain.EstimateGas(ctx, m)
-		if errs[i] != nil && !IsRevert(errs[i]) && ClassifyNodeError(errs[i]) != NodeInsufficientFunds {
+		if errs[i] != nil && !concernsCallOnly(errs[i]) {
 			for j := i + 1; j < len(msgs); j++ {
 				errs[j] = errs[i]
 			}

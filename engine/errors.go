@@ -121,7 +121,9 @@ const (
 	TxAbandoned TxErrorCode = "abandoned"
 	// TxNodeRefused is noted on a transaction still new (status unchanged)
 	// while the node refuses to estimate or accept it for a reason that is
-	// not the transaction's (its message says why); it is tried again.
+	// not a revert (its message says why); it is tried again, and fails
+	// with this code when the node still refuses to estimate it after
+	// several blocks (see parkedTx).
 	TxNodeRefused TxErrorCode = "node_refused"
 )
 

@@ -85,9 +85,11 @@ func (n *Network) forgetFees() {
 	n.fees.mu.Unlock()
 }
 
-// fees returns the network's fee quote (cached for FeeQuoteTTL).
+// fees returns the network's fee quote (cached for FeeQuoteTTL); its
+// failure is the node's (IsNodeTrouble).
 func (s *Sender) fees(ctx context.Context) (feeQuote, error) {
-	return s.net.cachedFees(ctx, s.quoteFees)
+	q, err := s.net.cachedFees(ctx, s.quoteFees)
+	return q, nodeCall(err)
 }
 
 // feeSource is what a fee quote needs of the node: the head's base fee

@@ -3,7 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
+
+	"github.com/ethereum/go-ethereum/rpc"
 )
 
 // NodeErrorKind classifies an error a node returned for a broadcast, so the
@@ -39,6 +42,16 @@ const (
 )
 
 // ClassifyNodeError maps a broadcast error to a kind. A nil error is NodeOK.
+//
+// The order matters. The kinds that end a transaction for good
+// (insufficient funds, a gas limit, an invalid transaction) are tested
+// before the transient ones: their messages carry amounts ("balance
+// 1429000000, tx cost ...") that must never be read as something else. A
+// rate limit is recognised by the HTTP status of the answer (429, or 503
+// saying so) or the JSON-RPC code (-32005, "limit exceeded" in EIP-1474; 429
+// as some providers answer it), and by its words; never by a bare number in
+// the text. NodeErrorSamples lists the messages of each client this is
+// checked against.
 func ClassifyNodeError(err error) NodeErrorKind {
 	if err == nil {
 		return NodeOK
@@ -47,37 +60,118 @@ func ClassifyNodeError(err error) NodeErrorKind {
 		return NodeUnknown
 	}
 	msg := strings.ToLower(err.Error())
-	switch {
-	case strings.Contains(msg, "already known"), strings.Contains(msg, "known transaction"),
-		strings.Contains(msg, "already imported"), strings.Contains(msg, "alreadyknown"):
-		return NodeAlreadyKnown
-	case strings.Contains(msg, "nonce too low"), strings.Contains(msg, "nonce has already been used"),
-		strings.Contains(msg, "is lower than the current nonce"), strings.Contains(msg, "nonce is too low"):
-		return NodeNonceTooLow
-	case strings.Contains(msg, "nonce too high"), strings.Contains(msg, "is higher than the next one expected"):
-		return NodeNonceTooHigh
-	case strings.Contains(msg, "underpriced"), strings.Contains(msg, "fee cap less than block base fee"),
-		strings.Contains(msg, "max fee per gas less than block base fee"),
-		strings.Contains(msg, "too low for the next block"), strings.Contains(msg, "gas price too low"),
-		strings.Contains(msg, "replacement fee too low"):
-		return NodeUnderpriced
-	case strings.Contains(msg, "txpool is full"), strings.Contains(msg, "transaction pool is full"),
-		strings.Contains(msg, "too many pending"), strings.Contains(msg, "queue is full"):
-		return NodePoolFull
-	case strings.Contains(msg, "rate limit"), strings.Contains(msg, "too many requests"),
-		strings.Contains(msg, "429"), strings.Contains(msg, "exceeded") && strings.Contains(msg, "capacity"):
+	if k := matchKind(msg, settledKinds); k != "" {
+		return k
+	}
+	if k := matchKind(msg, finalKinds); k != "" {
+		return k
+	}
+	if k := matchKind(msg, transientKinds); k != "" {
+		return k
+	}
+	if rateLimitAnswer(err, msg) {
 		return NodeRateLimited
-	case strings.Contains(msg, "insufficient funds"), strings.Contains(msg, "sender doesn't have enough funds"):
-		return NodeInsufficientFunds
-	case strings.Contains(msg, "intrinsic gas too low"), strings.Contains(msg, "exceeds block gas limit"),
-		strings.Contains(msg, "gas limit reached"), strings.Contains(msg, "exceeds the block gas limit"):
-		return NodeGasLimit
-	case strings.Contains(msg, "invalid sender"), strings.Contains(msg, "invalid chain id"),
-		strings.Contains(msg, "only replay-protected"), strings.Contains(msg, "oversized data"),
-		strings.Contains(msg, "tip higher than fee cap"), strings.Contains(msg, "negative value"):
-		return NodeInvalid
 	}
 	return NodeUnknown
+}
+
+// kindWords is a kind and the words (lower case) that say it.
+type kindWords struct {
+	kind  NodeErrorKind
+	words []string
+}
+
+// matchKind is the kind of the first of table whose words msg contains;
+// "" when none.
+func matchKind(msg string, table []kindWords) NodeErrorKind {
+	for _, kw := range table {
+		for _, w := range kw.words {
+			if strings.Contains(msg, w) {
+				return kw.kind
+			}
+		}
+	}
+	return ""
+}
+
+// settledKinds: the node has the transaction already, or its nonce is
+// used. Tested first: these messages name no amount.
+var settledKinds = []kindWords{
+	{NodeAlreadyKnown, []string{"already known", "known transaction", "already imported", "alreadyknown", "existing txn with same hash", "existing tx with same hash"}},
+	{NodeNonceTooLow, []string{"nonce too low", "nonce has already been used", "is lower than the current nonce", "nonce is too low"}},
+}
+
+// finalKinds: the node refuses the transaction for what it is. Tested
+// before the transient kinds (see ClassifyNodeError).
+var finalKinds = []kindWords{
+	{NodeInsufficientFunds, []string{"insufficient funds", "sender doesn't have enough funds", "upfront cost exceeds account balance"}},
+	{NodeGasLimit, []string{"intrinsic gas too low", "intrinsic gas too high", "intrinsicgas", "intrinsic gas exceeds gas limit",
+		"exceeds block gas limit", "exceeds the block gas limit", "gas limit exceeded", "greater than the block gas limit", "gas limit reached",
+		"gas limit too high", "gas limit is too high", "transaction requires at least"}},
+	{NodeInvalid, []string{"invalid sender", "invalid chain id", "invalidtxchainid", "wrong chainid", "invalid signature", "invalidtxsignature",
+		"failed to recover sender", "only replay-protected", "oversized data", "tip higher than fee cap",
+		"priority fee per gas higher than max fee per gas", "max priority fee per gas exceeds max fee per gas",
+		"invalidmaxpriorityfeepergas", "negative value", "incompatible eip-155"}},
+}
+
+// transientKinds: refusals that pass by themselves (Transient).
+var transientKinds = []kindWords{
+	{NodeNonceTooHigh, []string{"nonce too high", "is higher than the next one expected", "nonce too far in future", "nonce is too distant"}},
+	{NodeUnderpriced, []string{"underpriced", "fee cap less than block base fee", "max fee per gas less than block base fee",
+		"too low for the next block", "gas price too low", "replacement fee too low", "fee too low",
+		"gas price below configured minimum", "gas price below current base fee", "insufficient gas price to replace",
+		"could not replace existing tx"}},
+	{NodePoolFull, []string{"txpool is full", "transaction pool is full", "too many pending", "queue is full", "sub-pool is full",
+		"account limit exceeded", "spammer"}},
+	{NodeRateLimited, []string{"rate limit", "too many requests", "request limit", "exceeded its compute units", "limit exceeded"}},
+}
+
+// rateLimitAnswer reports whether err is a rate limit by its HTTP status
+// (429; 503 with words of a limit) or its JSON-RPC code (-32005, EIP-1474's
+// "limit exceeded"; 429). msg is err's text in lower case.
+func rateLimitAnswer(err error, msg string) bool {
+	var he rpc.HTTPError
+	if errors.As(err, &he) {
+		return he.StatusCode == http.StatusTooManyRequests ||
+			he.StatusCode == http.StatusServiceUnavailable && (strings.Contains(msg, "rate") || strings.Contains(msg, "limit"))
+	}
+	var rpcErr jsonRPCError
+	if errors.As(err, &rpcErr) {
+		code := rpcErr.ErrorCode()
+		return code == -32005 || code == http.StatusTooManyRequests
+	}
+	return false
+}
+
+// nodeCallError marks the failure of a call to the node (not to the
+// store) during a pump: a rate limit, a transport failure, a timeout.
+type nodeCallError struct{ err error }
+
+func (e nodeCallError) Error() string { return e.err.Error() }
+func (e nodeCallError) Unwrap() error { return e.err }
+
+// nodeCall marks err (nil stays nil) as the failure of a call to the node.
+func nodeCall(err error) error {
+	if err == nil {
+		return nil
+	}
+	return nodeCallError{err}
+}
+
+// IsNodeTrouble reports whether err, a Pump's, is the node's (a call to it
+// failed: a rate limit, no answer in time, a connection lost; or it
+// limits our rate on broadcasts) rather than the store's: promise 13 has
+// it retried within seconds, not after the long pause a store that is
+// down is given.
+func IsNodeTrouble(err error) bool {
+	var nc nodeCallError
+	return errors.As(err, &nc) || IsRateLimit(err)
+}
+
+// IsRateLimit reports whether err says the node (or its provider) limits
+// our request rate: a pause of seconds, not minutes, is due.
+func IsRateLimit(err error) bool {
+	return err != nil && ClassifyNodeError(err) == NodeRateLimited
 }
 
 // CertainlyRejected reports whether the node certainly did not accept the

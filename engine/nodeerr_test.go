@@ -79,3 +79,58 @@ func TestFundsReserved(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeErrorSamples: every message variant of the table (geth, Erigon,
+// Nethermind, Besu, Hardhat, Anvil, providers; each with its source) is
+// classified as its row says, as go-ethereum's client returns it (a
+// JSON-RPC error object, or an HTTP error); an estimate row fails its
+// transaction with its code, or not at all when it is not its fault.
+func TestNodeErrorSamples(t *testing.T) {
+	clients := map[string]int{}
+	for _, s := range NodeErrorSamples() {
+		clients[s.Client]++
+		if s.Source == "" || s.Message == "" && s.Status == 0 {
+			t.Errorf("%s %q: no source or no message", s.Client, s.Message)
+		}
+		if got := ClassifyNodeError(s.Err()); got != s.Kind {
+			t.Errorf("%s %s %q (code %d, status %d) = %q, want %q", s.Client, s.Method, s.Message, s.Code, s.Status, got, s.Kind)
+		}
+		if s.Method != methodEstimate {
+			continue
+		}
+		var got TxErrorCode
+		if txErr := estimateFailure(s.Err(), nil); txErr != nil {
+			got = txErr.Code
+		}
+		if got != s.TxCode {
+			t.Errorf("%s estimate %q fails the transaction with %q, want %q", s.Client, s.Message, got, s.TxCode)
+		}
+	}
+	for _, c := range []string{"geth", "erigon", "nethermind", "besu", "hardhat", "anvil", "provider"} {
+		if clients[c] == 0 {
+			t.Errorf("no sample of %s", c)
+		}
+	}
+}
+
+// TestClassifyRateLimitNotByDigits: a final refusal whose amounts contain
+// 429 is final; a rate limit is known by its HTTP status or JSON-RPC code
+// even when its words say nothing.
+func TestClassifyRateLimitNotByDigits(t *testing.T) {
+	funds := sampleRPCError{code: -32000, msg: "insufficient funds for gas * price + value: balance 4290000, tx cost 9429000, overshot 5139000"}
+	if k := ClassifyNodeError(funds); k != NodeInsufficientFunds {
+		t.Errorf("insufficient funds with 429 in its amounts = %q", k)
+	}
+	if k := ClassifyNodeError(errors.New("intrinsic gas too low: gas 21000, minimum needed 21429")); k != NodeGasLimit {
+		t.Errorf("intrinsic gas with 429 in its amounts = %q", k)
+	}
+	if k := ClassifyNodeError(sampleRPCError{code: -32005, msg: "slow down"}); k != NodeRateLimited {
+		t.Errorf("JSON-RPC -32005 = %q, want rate_limited", k)
+	}
+	if k := ClassifyNodeError(fmt.Errorf("estimate: %w", NodeErrorSample{Status: 429}.Err())); k != NodeRateLimited {
+		t.Errorf("HTTP 429 without a body = %q, want rate_limited", k)
+	}
+	if IsRateLimit(errors.New("connection refused")) || !IsRateLimit(NodeErrorSample{Status: 429}.Err()) {
+		t.Error("IsRateLimit")
+	}
+}

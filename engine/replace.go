@@ -54,6 +54,43 @@ func newCare() care {
 // reset forgets everything: the window is empty.
 func (c *care) reset() { *c = newCare() }
 
+// keepOnly forgets what it tracks of transactions not in inflight (mined,
+// failed, released since): an account that always has something in
+// flight would otherwise remember every transaction it ever sent.
+func (c *care) keepOnly(inflight []*Transaction) {
+	live := make(map[string]bool, len(inflight))
+	for _, tx := range inflight {
+		live[tx.ID] = true
+	}
+	for _, m := range []map[string]uint64{c.sent, c.signed, c.consumed} {
+		for id := range m {
+			if !live[id] {
+				delete(m, id)
+			}
+		}
+	}
+}
+
+// careSlack is how many entries care may hold beyond twice the number of
+// transactions in flight before they are pruned between checks.
+const careSlack = 64
+
+// pruneCare bounds what care holds when the checks do not come (the
+// lowest nonce keeps moving, so nothing is stuck): once it holds more
+// than twice the transactions in flight (count) and careSlack, the ids no
+// longer in flight are forgotten (one read of them).
+func (s *Sender) pruneCare(ctx context.Context, count int) error {
+	if len(s.care.sent) <= 2*count+careSlack && len(s.care.signed) <= 2*count+careSlack {
+		return nil
+	}
+	inflight, err := s.store.InFlight(ctx, s.account.ID, s.net.Name)
+	if err != nil {
+		return fmt.Errorf("in flight: %w", err)
+	}
+	s.care.keepOnly(inflight)
+	return nil
+}
+
 // sentAt records that tx was broadcast (and signed, when signed) at head.
 func (c *care) sentAt(id string, head uint64, signed bool) {
 	c.sent[id] = head
@@ -102,7 +139,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 	}
 	head, err := s.net.Head(ctx, headFresh)
 	if err != nil {
-		return err
+		return nodeCall(err)
 	}
 	c := &s.care
 	if c.checked == 0 {
@@ -116,7 +153,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 	}
 	every := s.net.rebroadcastBlocks()
 	if !c.now && (blocksSince(head, c.checked) < every || blocksSince(head, c.moved) < every || time.Since(c.checkedAt) < s.minCheckEvery()) {
-		return nil
+		return s.pruneCare(ctx, sum.Count)
 	}
 	if blocksSince(head, c.moved) >= every {
 		s.win.shrink(head) // the lowest nonce stays pending: the chain takes less than we send
@@ -124,7 +161,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 	c.now, c.checked, c.checkedAt = false, head, time.Now()
 	chainNonce, err := s.path.NonceAt(ctx, s.account.Address)
 	if err != nil {
-		return fmt.Errorf("in flight: chain nonce: %w", err)
+		return fmt.Errorf("in flight: chain nonce: %w", nodeCall(err))
 	}
 	if chainNonce != c.chainNonce {
 		c.chainNonce, c.moved = chainNonce, head
@@ -133,6 +170,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 	if err != nil {
 		return fmt.Errorf("in flight: %w", err)
 	}
+	c.keepOnly(inflight)
 	var passed, pending []*Transaction
 	for _, tx := range inflight {
 		if tx.Nonce == nil {
@@ -204,7 +242,8 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 		case next != nil:
 			out, owners = append(out, next), append(owners, tx)
 			c.sentAt(tx.ID, head, true)
-		case blocksSince(head, c.sent[tx.ID]) >= every && stalled >= every:
+		case c.sent[tx.ID] == 0 || blocksSince(head, c.sent[tx.ID]) >= every && stalled >= every:
+			// Asked to go again at this check (a broadcast refused for now), or due.
 			out, owners = append(out, old), append(owners, tx)
 			c.sentAt(tx.ID, head, false)
 		}

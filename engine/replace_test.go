@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"testing"
 
@@ -286,10 +287,11 @@ func TestSenderRefusedResendFailsAndFills(t *testing.T) {
 	}
 }
 
-// TestSenderNotesNodeRefusal: a node that refuses to estimate for a
-// reason that is not the transaction's (it answers a JSON-RPC error) leaves
-// the transaction new, with node_refused and the node's words on its
-// record; a transport failure notes nothing.
+// TestSenderNotesNodeRefusal: a node that refuses to estimate a
+// transaction for a reason that is not a revert or a lack of funds (it
+// answers a JSON-RPC error) leaves the transaction new and parked (the
+// pump goes on), with node_refused and the node's words on its record; a
+// transport failure notes nothing.
 func TestSenderNotesNodeRefusal(t *testing.T) {
 	chain := &fakeChain{estimate: func(ethereum.CallMsg) (uint64, error) {
 		return 0, rpcError{code: -32602, msg: "duplicate field data"}
@@ -297,17 +299,15 @@ func TestSenderNotesNodeRefusal(t *testing.T) {
 	store := newMemStore()
 	s := newTestSender(t, chain, store, 4)
 	queue(t, s, "a")
-	if _, err := s.Pump(context.Background()); err == nil {
-		t.Fatal("Pump succeeded")
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatalf("Pump failed on one transaction's refusal: %v", err)
 	}
 	a := store.txs["a"]
 	if a.Status != StatusNew || a.Error == nil || a.Error.Code != TxNodeRefused || a.Error.Message != "duplicate field data" {
 		t.Fatalf("a: %s %+v", a.Status, a.Error)
 	}
 	chain.estimate = nil
-	if _, err := s.Pump(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	pumpAt(t, s, chain, 11) // a parked transaction is estimated again at the next block
 	if a := store.txs["a"]; a.Status != StatusSubmitted || a.Error != nil {
 		t.Fatalf("a once the node takes it: %s %+v", a.Status, a.Error)
 	}
@@ -326,5 +326,65 @@ func TestNodeMessageHidesURLs(t *testing.T) {
 	err := errors.New(`Post "https://node.example/v3/secretkey": dial tcp: connection refused`)
 	if got := nodeMessage(err); got != `Post "<node>": dial tcp: connection refused` {
 		t.Fatalf("nodeMessage = %q", got)
+	}
+}
+
+// TestSenderCareStaysBounded: an account that always has something in
+// flight, whose transactions are mined as fast as they are sent, does not
+// remember every transaction it ever sent: what the sender tracks per
+// transaction (care.sent, care.signed) stays bounded by what is in
+// flight. Before, the entries of mined transactions were never removed.
+func TestSenderCareStaysBounded(t *testing.T) {
+	chain := &fakeChain{}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	most := 0
+	for i := 0; i < 300; i++ {
+		queue(t, s, fmt.Sprintf("t%d", i), fmt.Sprintf("u%d", i))
+		pumpAt(t, s, chain, uint64(10+i))
+		// The chain mines all but the newest: something stays in flight.
+		for _, tx := range store.txs {
+			if tx.Status == StatusSubmitted && tx.ID != fmt.Sprintf("u%d", i) {
+				tx.Status = StatusCompleted
+			}
+		}
+		most = max(most, len(s.care.sent), len(s.care.signed))
+	}
+	if bound := 2*4 + careSlack + 2; most > bound {
+		t.Fatalf("care held up to %d entries with at most 4 in flight, want at most %d", most, bound)
+	}
+}
+
+// TestSenderResendsRateLimitedBroadcastAtNextCheck: a broadcast the
+// provider answered 429 while a later nonce of the batch was taken keeps
+// its nonce and is sent again at the next pump's check, within a block,
+// not after RebroadcastBlocks blocks without progress (promise 13: a rate
+// limit delays by seconds, not minutes).
+func TestSenderResendsRateLimitedBroadcastAtNextCheck(t *testing.T) {
+	limited := true
+	chain := &fakeChain{}
+	chain.send = func(tx *types.Transaction) error {
+		if limited && tx.Nonce() == 0 {
+			limited = false
+			return NodeErrorSample{Status: 429}.Err()
+		}
+		return nil
+	}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	queue(t, s, "a", "b")
+	pumpAt(t, s, chain, 10)
+	if a := store.txs["a"]; a.Status != StatusSubmitted || *a.Nonce != 0 || len(chain.sent) != 2 {
+		t.Fatalf("a %s nonce %v, %d sent", a.Status, a.Nonce, len(chain.sent))
+	}
+	pumpAt(t, s, chain, 11)
+	again := 0
+	for _, tx := range chain.sent {
+		if tx.Nonce() == 0 {
+			again++
+		}
+	}
+	if again != 2 {
+		t.Fatalf("nonce 0 broadcast %d times by the next block, want 2 (sent again after the 429)", again)
 	}
 }

@@ -34,17 +34,33 @@ func (s *Sender) abiOf(ctx context.Context, tx *Transaction) *abi.ABI {
 }
 
 // estimateFailure turns an estimation error into the failure of the
-// transaction when the error is the transaction's fault (revert,
-// insufficient funds), or nil when it is the node's. The revert reason is
-// decoded with the contract's ABI when known (custom errors).
+// transaction when the error is the transaction's fault: it reverts, it
+// needs more gas than a block allows ("gas required exceeds allowance", a
+// gas limit above the block's), or the account cannot pay; nil when it is
+// not (the node refuses for another reason, or did not answer). The revert
+// reason is decoded with the contract's ABI when known (custom errors).
 func estimateFailure(err error, a *abi.ABI) *TxError {
 	switch {
+	case needsTooMuchGas(err):
+		return &TxError{Code: TxInvalid, Message: "the transaction needs more gas than a block allows: " + nodeMessage(err)}
 	case IsRevert(err):
 		return &TxError{Code: TxReverted, Message: RevertMessage(a, err)}
 	case ClassifyNodeError(err) == NodeInsufficientFunds:
 		return &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
 	}
 	return nil
+}
+
+// needsTooMuchGas reports whether an estimate failed because the call
+// needs more gas than the node allows any transaction (go-ethereum: "gas
+// required exceeds allowance (N)", the block's gas limit or the node's gas
+// cap; Anvil: "Out of gas: gas required exceeds allowance: N"), or a gas
+// limit above the block's.
+func needsTooMuchGas(err error) bool {
+	if err == nil {
+		return false
+	}
+	return strings.Contains(strings.ToLower(err.Error()), "gas required exceeds allowance") || ClassifyNodeError(err) == NodeGasLimit
 }
 
 // revertReasonOf extracts the decoded revert reason from a JSON-RPC error

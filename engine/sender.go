@@ -84,8 +84,12 @@ type Sender struct {
 	// in the store.
 	load      accountLoad
 	countedAt time.Time
-	// drained is set when the last Pump found the queue empty.
+	// drained is set when the last Pump found the queue empty (none
+	// parked).
 	drained bool
+	// parked holds the queued transactions whose estimate the node
+	// refused, by id (park.go); at most maxParked.
+	parked map[string]*parkedTx
 }
 
 // accountLoad is an account's queue depth and in-flight count.
@@ -237,7 +241,7 @@ func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
 	}
 	chainNonce, err := s.path.NonceAt(ctx, s.account.Address)
 	if err != nil {
-		return nil, fmt.Errorf("sync nonce: read chain nonce: %w", err)
+		return nil, fmt.Errorf("sync nonce: read chain nonce: %w", nodeCall(err))
 	}
 	next := chainNonce
 	if any && maxNonce+1 > next {
@@ -347,10 +351,9 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	s.drained = false
 	var fees *feeQuote
 	for free > 0 {
-		asked := free
-		ready, err := s.path.ReadyTransactions(ctx, s.account.ID, asked)
+		ready, exhausted, err := s.readyToSend(ctx, free)
 		if err != nil {
-			return done, fmt.Errorf("pump: ready: %w", err)
+			return done, err
 		}
 		// again is set when a transaction left the queue without using the
 		// window (held back, failed) or came back to it: fetch once more.
@@ -380,9 +383,9 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 				break // the chain's nonce is not what we thought: resync first
 			}
 		}
-		if !again && len(ready) < asked {
-			s.drained = true
-			break // the queue is empty
+		if !again && exhausted {
+			s.drained = len(s.parked) == 0
+			break // the queue is empty (but for parked transactions)
 		}
 		if !again {
 			continue // the window decides (free is 0 now)

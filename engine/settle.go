@@ -52,7 +52,7 @@ func (s *Sender) finalNonce(ctx context.Context, head uint64) (nonce uint64, ok 
 	}
 	n, err := s.net.Chain.NonceAt(ctx, s.account.Address, new(big.Int).SetUint64(head-s.net.Confirmations))
 	if err != nil {
-		return 0, false, fmt.Errorf("in flight: final chain nonce: %w", err)
+		return 0, false, fmt.Errorf("in flight: final chain nonce: %w", nodeCall(err))
 	}
 	return n, true, nil
 }
@@ -98,7 +98,7 @@ func (s *Sender) minedVersions(ctx context.Context, head uint64, due []*Transact
 	}
 	receipts, err := Receipts(ctx, s.net.Chain, hashes)
 	if err != nil {
-		return nil, nil, fmt.Errorf("in flight: receipts of %d versions: %w", len(hashes), err)
+		return nil, nil, fmt.Errorf("in flight: receipts of %d versions: %w", len(hashes), nodeCall(err))
 	}
 	mined, lagging = map[string]*types.Receipt{}, map[string]bool{}
 	processed, local := s.net.processedThrough()

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"time"
 
@@ -310,6 +311,9 @@ func groupFailure(err error) bool {
 // JSON-RPC batch with those of other accounts when the chain is a
 // NonceBatcher.
 func (st *SubmitStage) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("submit stage: chain nonce: %w", err)
+	}
 	if _, ok := st.chain().(NonceBatcher); !ok {
 		return st.chain().NonceAt(ctx, addr, nil)
 	}

@@ -8,7 +8,6 @@ import (
 	"regexp"
 
 	ethereum "github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
@@ -35,22 +34,25 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 			tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted, tx.GasLimit = nil, nil, nil, nil, 0
 		}
 		if !errors.Is(err, ErrConflict) {
+			if !IsNotCommitted(err) {
+				// The outcome is unknown: the rows may be stored, with
+				// their nonces. Before another nonce is assigned the next
+				// one is read again from the store (and what it holds in
+				// flight is broadcast again): never reused.
+				s.synced = false
+			}
 			return 0, fmt.Errorf("persist %d signed transactions: %w", len(chosen), err)
 		}
 		if len(chosen) == 1 {
-			load.queued-- // cancelled meanwhile: the nonce was not used
+			// Cancelled meanwhile (the nonce was not used), or its nonce is
+			// held already by a stored row: read the next nonce again
+			// before the next is assigned, so a refusal is never retried
+			// with the same nonce.
+			load.queued--
+			s.synced = false
 			return 0, nodeErr
 		}
-		// One was cancelled meanwhile: go one by one.
-		n := 0
-		for _, tx := range chosen {
-			k, err := s.submitBatch(ctx, []*Transaction{tx}, fees, load)
-			n += k
-			if err != nil {
-				return n, err
-			}
-		}
-		return n, nodeErr
+		return s.submitEach(ctx, chosen, fees, load, nodeErr)
 	}
 	first := s.next
 	s.next += uint64(len(chosen))
@@ -67,8 +69,29 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 	}
 	if nodeErr == nil && busy != NodeOK {
 		nodeErr = fmt.Errorf("%w: %s", ErrNodeBusy, busy)
+		if busy == NodeRateLimited {
+			nodeErr = nodeCall(nodeErr)
+		}
 	}
 	return kept, nodeErr
+}
+
+// submitEach submits txs one by one, after a batch of them was refused
+// because one was cancelled meanwhile; it stops when the sender must sync
+// again.
+func (s *Sender) submitEach(ctx context.Context, txs []*Transaction, fees feeQuote, load *accountLoad, nodeErr error) (int, error) {
+	n := 0
+	for _, tx := range txs {
+		if !s.synced {
+			break
+		}
+		k, err := s.submitBatch(ctx, []*Transaction{tx}, fees, load)
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nodeErr
 }
 
 // estimateAndSign estimates the gas of txs and signs, with the next
@@ -83,22 +106,26 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 	}
 	gas, estErrs, err := s.path.Estimate(ctx, msgs)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), err)
+		return nil, nil, nil, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), nodeCall(err))
 	}
 	nonce := s.next
 	for i, tx := range txs {
 		if estErrs[i] != nil {
-			if txErr := estimateFailure(estErrs[i], s.abiOf(ctx, tx)); txErr != nil {
+			txErr, gone := s.estimateRefused(ctx, tx, estErrs[i])
+			if txErr != nil {
 				s.log.Info("transaction fails estimation", "tx", tx.ID, "code", txErr.Code, "reason", txErr.Message)
 				if err := s.fail(ctx, tx.ID, txErr, load); err != nil {
 					return nil, nil, nil, err
 				}
 				continue
 			}
-			s.noteRefusal(ctx, tx, estErrs[i])
-			nodeErr = fmt.Errorf("estimate gas of %s: %w", tx.ID, estErrs[i])
+			if gone {
+				continue // parked: the account's later transactions go on
+			}
+			nodeErr = fmt.Errorf("estimate gas of %s: %w", tx.ID, nodeCall(estErrs[i]))
 			break
 		}
+		delete(s.parked, tx.ID)
 		g := gas[i] + gas[i]*s.net.GasMarginPercent/100
 		st, err := s.sign(ctx, tx, nonce, g, fees)
 		if err != nil {
@@ -108,6 +135,36 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 		nonce++
 	}
 	return chosen, signed, nodeErr, nil
+}
+
+// estimateRefused acts on the node's refusal (err) to estimate tx.
+// It returns the failure of tx when the refusal is its fault (a revert, a
+// call that needs more gas than a block allows, funds that cannot pay) or
+// the last of its parking (see parkedTx); gone when tx is parked instead.
+// Neither: the refusal is not tx's (a transport failure, a rate limit, a
+// node that cannot serve the call) and the batch stops there, to be tried
+// again soon.
+func (s *Sender) estimateRefused(ctx context.Context, tx *Transaction, err error) (txErr *TxError, gone bool) {
+	if txErr := estimateFailure(err, s.abiOf(ctx, tx)); txErr != nil {
+		delete(s.parked, tx.ID)
+		return txErr, false
+	}
+	if parkable(err) {
+		head, herr := s.net.Head(ctx, headFresh)
+		if herr != nil {
+			head, _ = s.net.LastHead()
+		}
+		txErr, ok := s.park(tx, head, err)
+		if txErr != nil {
+			return txErr, false
+		}
+		if ok {
+			s.noteRefusal(ctx, tx, err)
+			return nil, true
+		}
+	}
+	s.noteRefusal(ctx, tx, err)
+	return nil, false
 }
 
 // classifySends classifies the node's answers to a batch of sends in nonce
@@ -144,75 +201,37 @@ func rejectedTail(kinds []NodeErrorKind) int {
 // released (nothing after them was assigned): a transient refusal
 // (underpriced, pool full, rate limit, nonce too high) puts the
 // transaction back in the queue, and the caller backs off; a final one
-// fails it. A final refusal followed by accepted transactions fails the
-// transaction with the node's reason and fills its nonce with a 0-value
-// transfer to itself, so no gap is ever left and later nonces proceed; a
-// transient one keeps its nonce and is sent again at the next check
-// (tend). A refusal for capacity halves the window.
+// fails it. The tail is released from its highest nonce down, one
+// database transaction each, so that whatever fails midway the nonces the
+// store still holds have no gap; after such a failure the next nonce is
+// read again from the store. A final refusal followed by accepted
+// transactions fails the transaction with the node's reason and fills its
+// nonce with a 0-value transfer to itself, so no gap is ever left and
+// later nonces proceed; a transient one keeps its nonce and is sent again
+// at the next check (tend). A refusal for capacity halves the window.
 func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transaction, signed []*types.Transaction, sendErrs []error, fees feeQuote, load *accountLoad) (kept int, busy NodeErrorKind, err error) {
 	head, _ := s.net.LastHead()
 	kinds := classifySends(sendErrs, load.inFlight > 0)
 	tail := rejectedTail(kinds)
-	now := s.clock.Now()
 	var fill []*Transaction
 	for i, tx := range chosen {
-		kind := kinds[i]
-		if capacityRefusal(kind) {
+		if capacityRefusal(kinds[i]) {
 			s.win.shrink(head)
 		}
-		switch {
-		case i >= tail && (kind == NodeNonceTooLow || kind.Transient()):
-			// Nothing after it took a nonce: back to the queue, in its place.
-			switch kind {
-			case NodeNonceTooLow, NodeNonceTooHigh:
-				s.synced = false
-			case NodeUnderpriced:
-				s.net.forgetFees()
+		if i >= tail {
+			if busy == NodeOK && kinds[i].Transient() {
+				busy = kinds[i]
 			}
-			if busy == NodeOK && kind.Transient() {
-				busy = kind
-			}
-			load.queued++
-			s.log.Warn("node refused the transaction for now; requeued", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind, "reason", nodeMessage(sendErrs[i]))
-			if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, nil, now); err != nil {
-				return kept, busy, fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
-			}
-		case i >= tail:
-			txErr := refusal(kind, sendErrs[i])
-			s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
-			if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, txErr, now); err != nil {
-				return kept, busy, fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
-			}
-			s.failed = append(s.failed, tx.ID)
-			s.metrics.TxFailed(s.accountRef(), s.net.Name, txErr.Code)
-		default:
-			kept++
-			load.inFlight++
-			s.metrics.TxSubmitted(s.accountRef(), s.net.Name)
-			s.care.sentAt(tx.ID, head, true)
-			switch {
-			case kind.Final():
-				// Later nonces were accepted: it fails with the node's
-				// reason and a filler takes its nonce.
-				cp := *tx
-				cp.Error = refusal(kind, sendErrs[i])
-				fill = append(fill, &cp)
-			case kind == NodeUnderpriced:
-				s.net.forgetFees()
-				s.care.signed[tx.ID] = 0 // replaced at a fresh quote at the next check
-				s.care.now = true
-			case kind != NodeOK && kind != NodeAlreadyKnown:
-				if kind == NodeNonceTooLow || kind == NodeNonceTooHigh {
-					s.synced = false
-				}
-				s.care.sent[tx.ID] = 0 // sent again at the next check
-				s.care.now = true
-				s.log.Warn("broadcast not accepted; will send it again", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
-			}
+			continue
+		}
+		kept++
+		load.inFlight++
+		if f := s.keep(tx, head, kinds[i], sendErrs[i]); f != nil {
+			fill = append(fill, f)
 		}
 	}
-	if tail < len(chosen) {
-		s.next = first + uint64(tail)
+	if err := s.releaseTail(ctx, first, tail, chosen, kinds, sendErrs, load); err != nil {
+		return kept, busy, err
 	}
 	if tookAll(kinds) {
 		s.win.fit(fees.blockGas, maxGas(signed))
@@ -224,101 +243,71 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 	return kept, busy, s.fillRefused(ctx, head, fill, signed, fees)
 }
 
-// pumpPath is how a Sender's pump reaches the store and the node for the
-// reads, writes and calls that a SubmitStage merges across accounts:
-// through the stage of its network (stagePath), or directly (directPath,
-// for stores that are not a StageStore).
-type pumpPath interface {
-	InFlightSummary(ctx context.Context, accountID string) (InFlightSummary, error)
-	ReadyTransactions(ctx context.Context, accountID string, limit int) ([]*Transaction, error)
-	// CountQueued is false when the store cannot count.
-	CountQueued(ctx context.Context, accountID string) (int, bool, error)
-	MarkSubmitted(ctx context.Context, f Fence, txs []*Transaction) error
-	MaxNonce(ctx context.Context, accountID string) (uint64, bool, error)
-	NonceAt(ctx context.Context, addr common.Address) (uint64, error)
-	Estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error)
-	Send(ctx context.Context, txs []*types.Transaction) ([]error, error)
-}
-
-// directPath calls the store and the node of one network, one account at
-// a time.
-type directPath struct {
-	store SenderStore
-	net   *Network
-}
-
-func (d directPath) InFlightSummary(ctx context.Context, id string) (InFlightSummary, error) {
-	return d.store.InFlightSummary(ctx, id, d.net.Name)
-}
-
-func (d directPath) ReadyTransactions(ctx context.Context, id string, limit int) ([]*Transaction, error) {
-	return d.store.ReadyTransactions(ctx, id, d.net.Name, limit)
-}
-
-func (d directPath) CountQueued(ctx context.Context, id string) (int, bool, error) {
-	qc, ok := d.store.(QueueCounter)
-	if !ok {
-		return 0, false, nil
+// keep records tx, which keeps its nonce, as sent at head and acts on the
+// node's answer (kind, err): a final refusal returns a copy of tx with the
+// node's reason, to fail by filling its nonce; an underpriced one is
+// replaced, any other refusal sent again, at the next check.
+func (s *Sender) keep(tx *Transaction, head uint64, kind NodeErrorKind, err error) *Transaction {
+	s.metrics.TxSubmitted(s.accountRef(), s.net.Name)
+	s.care.sentAt(tx.ID, head, true)
+	switch {
+	case kind.Final():
+		// Later nonces were accepted: it fails with the node's reason and
+		// a filler takes its nonce.
+		cp := *tx
+		cp.Error = refusal(kind, err)
+		return &cp
+	case kind == NodeUnderpriced:
+		s.net.forgetFees()
+		s.care.signed[tx.ID] = 0 // replaced at a fresh quote at the next check
+		s.care.now = true
+	case kind != NodeOK && kind != NodeAlreadyKnown:
+		if kind == NodeNonceTooLow || kind == NodeNonceTooHigh {
+			s.synced = false
+		}
+		s.care.sent[tx.ID] = 0 // sent again at the next check
+		s.care.now = true
+		s.log.Warn("broadcast not accepted; will send it again", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
 	}
-	n, err := qc.CountQueued(ctx, id, d.net.Name)
-	return n, true, err
+	return nil
 }
 
-func (d directPath) MarkSubmitted(ctx context.Context, f Fence, txs []*Transaction) error {
-	return d.store.MarkSubmittedMany(ctx, f, txs)
-}
-
-func (d directPath) MaxNonce(ctx context.Context, id string) (uint64, bool, error) {
-	return d.store.MaxNonce(ctx, id, d.net.Name)
-}
-
-func (d directPath) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
-	return d.net.Chain.NonceAt(ctx, addr, nil)
-}
-
-func (d directPath) Estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
-	return EstimateDistinct(ctx, d.net.Chain, msgs)
-}
-
-func (d directPath) Send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
-	return SendAll(ctx, d.net.Chain, txs)
-}
-
-// stagePath goes through the SubmitStage of the network. Its merged store
-// calls carry the stage's own deadline (one call serves many pumps).
-type stagePath struct{ st *SubmitStage }
-
-func (p stagePath) InFlightSummary(_ context.Context, id string) (InFlightSummary, error) {
-	return p.st.InFlightSummary(id)
-}
-
-func (p stagePath) ReadyTransactions(_ context.Context, id string, limit int) ([]*Transaction, error) {
-	return p.st.ReadyTransactions(id, limit)
-}
-
-func (p stagePath) CountQueued(_ context.Context, id string) (int, bool, error) {
-	n, err := p.st.CountQueued(id)
-	return n, true, err
-}
-
-func (p stagePath) MarkSubmitted(_ context.Context, f Fence, txs []*Transaction) error {
-	return p.st.MarkSubmitted(f, txs)
-}
-
-func (p stagePath) MaxNonce(_ context.Context, id string) (uint64, bool, error) {
-	return p.st.MaxNonce(id)
-}
-
-func (p stagePath) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
-	return p.st.NonceAt(ctx, addr)
-}
-
-func (p stagePath) Estimate(_ context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
-	return p.st.Estimate(msgs)
-}
-
-func (p stagePath) Send(_ context.Context, txs []*types.Transaction) ([]error, error) {
-	return p.st.Send(txs)
+// releaseTail gives back the nonces of chosen[tail:] (numbered from first),
+// which the node certainly refused, highest first: a transient refusal
+// goes back to the queue, a final one fails. s.next follows each release,
+// so the nonces held stay gapless whatever fails; on a failure (whose
+// outcome may be unknown) the next nonce is read again from the store at
+// the next pump.
+func (s *Sender) releaseTail(ctx context.Context, first uint64, tail int, chosen []*Transaction, kinds []NodeErrorKind, sendErrs []error, load *accountLoad) error {
+	now := s.clock.Now()
+	for i := len(chosen) - 1; i >= tail; i-- {
+		tx, kind := chosen[i], kinds[i]
+		var txErr *TxError
+		if kind == NodeNonceTooLow || kind.Transient() {
+			switch kind {
+			case NodeNonceTooLow, NodeNonceTooHigh:
+				s.synced = false
+			case NodeUnderpriced:
+				s.net.forgetFees()
+			}
+			s.log.Warn("node refused the transaction for now; requeued", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind, "reason", nodeMessage(sendErrs[i]))
+		} else {
+			txErr = refusal(kind, sendErrs[i])
+			s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
+		}
+		if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, txErr, now); err != nil {
+			s.next, s.synced = first+uint64(i)+1, false
+			return fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
+		}
+		s.next = first + uint64(i)
+		if txErr == nil {
+			load.queued++
+			continue
+		}
+		s.failed = append(s.failed, tx.ID)
+		s.metrics.TxFailed(s.accountRef(), s.net.Name, txErr.Code)
+	}
+	return nil
 }
 
 // noteRefusal records on tx (new) why the node refuses it for now, when

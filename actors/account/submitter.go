@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -114,7 +115,7 @@ func (s *submitter) pump(c actor.Context) {
 	}
 	if err != nil {
 		s.failures++
-		wait := backoff(s.cfg.RetryAfter, s.failures)
+		wait := backoff(s.cfg.RetryAfter, s.failures, err, rand.Float64())
 		s.cfg.Log.Warn("account pump failed; retrying", "account", s.accountID, "network", s.net.Name, "err", err, "retry_in", wait)
 		s.retry.Set(c, wait, &Wake{})
 		return
@@ -129,11 +130,26 @@ const pumpTimeout = 2 * time.Minute
 // maxRetryAfter bounds the pause between failed pumps.
 const maxRetryAfter = 30 * time.Second
 
-// backoff is the pause after the n-th failed pump in a row: base, doubled
-// with each failure, at most maxRetryAfter. A node that is down, or that
-// refuses transactions for now (pool full, rate limits), is not asked
-// again every base interval.
-func backoff(base time.Duration, n int) time.Duration {
+// nodeRetry is the pause after failed pumps that the node's trouble
+// failed (engine.IsNodeTrouble): a rate limit, an answer that did not come
+// in time, a connection lost. Promise 13: retried within seconds, not
+// minutes; the jitter keeps the accounts that failed together from asking
+// again together.
+func nodeRetry() engine.Backoff {
+	return engine.Backoff{Initial: 500 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
+}
+
+// backoff is the pause after the n-th failed pump in a row, err the last
+// failure and r a random number in [0, 1) for the jitter. The node's
+// trouble (engine.IsNodeTrouble) waits nodeRetry: 0.5 s doubling to 5 s.
+// Any other failure (the store unavailable, a node that refuses
+// transactions for capacity: pool full, underpriced) waits base, doubled
+// with each failure, at most maxRetryAfter: it is not asked again every
+// base interval.
+func backoff(base time.Duration, n int, err error, r float64) time.Duration {
+	if engine.IsNodeTrouble(err) {
+		return nodeRetry().Wait(n, r)
+	}
 	if base <= 0 {
 		base = time.Second
 	}
