@@ -133,6 +133,9 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 	if err != nil {
 		return fmt.Errorf("in flight: %w", err)
 	}
+	if err := s.heal(ctx, head, chainNonce, inflight); err != nil {
+		return err
+	}
 	var passed, pending []*Transaction
 	for _, tx := range inflight {
 		if tx.Nonce == nil {

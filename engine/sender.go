@@ -68,6 +68,8 @@ type Sender struct {
 	care care
 	// win is the account's adaptive in-flight window.
 	win window
+	// doc is the nonce doctor's memory (doctor.go).
+	doc doctor
 	// conds holds back transactions whose conditions do not hold (nil:
 	// conditions are not looked at).
 	conds *Conditions
@@ -338,6 +340,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 		if s.synced {
 			s.metrics.NextNonce(s.accountRef(), s.net.Name, s.next)
 		}
+		s.reportNonces()
 	}()
 	if err := s.tend(ctx, sum); err != nil {
 		return 0, err
