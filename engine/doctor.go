@@ -96,6 +96,8 @@ type doctor struct {
 	fillers          map[uint64]*types.Transaction
 	book             *NonceBook
 	bookedStuckSince *uint64
+	// reported is the health last sent to the metrics (nil: none yet).
+	reported *NonceHealth
 }
 
 // WithNonceBook makes the sender publish its account's nonce health in b
@@ -253,10 +255,14 @@ func (s *Sender) NonceHealth() NonceHealth {
 	return h
 }
 
-// reportNonces sends the account's nonce health to the metrics and, while
-// it is stuck, to the nonce book.
+// reportNonces sends the account's nonce health to the metrics when it
+// changed and, while it is stuck, to the nonce book.
 func (s *Sender) reportNonces() {
 	h := s.NonceHealth()
+	if s.doc.reported != nil && sameHealth(*s.doc.reported, h) {
+		return
+	}
+	s.doc.reported = &h
 	s.metrics.NonceHealth(s.accountRef(), s.net.Name, h)
 	if s.doc.book == nil {
 		return
@@ -268,6 +274,27 @@ func (s *Sender) reportNonces() {
 		s.doc.book.forget(s.account.ID, s.net.Name)
 	}
 	s.doc.bookedStuckSince = h.StuckSince
+}
+
+// forgetNonces withdraws the account from the nonce book and reports it
+// neither stuck nor in flight: its actor stops, and another (maybe on
+// another node) reports for it from now on.
+func (s *Sender) forgetNonces() {
+	h := NonceHealth{DoctorBlocks: s.net.doctorBlocks(), ChainNonce: s.doc.chainNonce, ChainKnown: s.doc.chainKnown}
+	s.metrics.NonceHealth(s.accountRef(), s.net.Name, h)
+	s.doc.reported = &h
+	if s.doc.book != nil && s.doc.bookedStuckSince != nil {
+		s.doc.book.forget(s.account.ID, s.net.Name)
+	}
+	s.doc.bookedStuckSince = nil
+}
+
+// sameHealth reports whether a and b say the same.
+func sameHealth(a, b NonceHealth) bool {
+	eq := func(x, y *uint64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return a.ChainNonce == b.ChainNonce && a.ChainKnown == b.ChainKnown && a.NextNonce == b.NextNonce &&
+		a.NextKnown == b.NextKnown && eq(a.LowestInFlight, b.LowestInFlight) && eq(a.StuckSince, b.StuckSince) &&
+		a.StuckBlocks == b.StuckBlocks && a.DoctorBlocks == b.DoctorBlocks
 }
 
 // NonceBook holds the nonce health of the accounts whose senders in this

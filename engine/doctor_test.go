@@ -216,3 +216,30 @@ func TestDoctorLeavesHealthyAccountAlone(t *testing.T) {
 		t.Fatalf("nothing in flight: health %+v", h)
 	}
 }
+
+// TestDoctorForgetsWhenActorStops: a stuck account whose actor stops
+// (ForgetLoad) leaves the nonce book and is reported neither stuck nor in
+// flight: the node that runs it next reports for it.
+func TestDoctorForgetsWhenActorStops(t *testing.T) {
+	chain := &fakeChain{}
+	s, _, _ := newBatchSender(t, chain, 4)
+	m := &doctorMetrics{}
+	s.SetMetrics(m)
+	book := NewNonceBook()
+	s.WithNonceBook(book)
+	observe(chain, s.net, 10)
+	queue(t, s, "a")
+	for h := uint64(10); h <= 20; h++ {
+		pumpAt(t, s, chain, h)
+	}
+	if _, ok := book.Stuck("acct", "dev"); !ok || m.health.StuckSince == nil {
+		t.Fatalf("not stuck after 10 blocks: %+v", m.health)
+	}
+	s.ForgetLoad()
+	if _, ok := book.Stuck("acct", "dev"); ok {
+		t.Fatal("still in the book after the actor stopped")
+	}
+	if h := m.health; h.StuckSince != nil || h.StuckBlocks != 0 || h.LowestInFlight != nil || !h.ChainKnown {
+		t.Fatalf("health after stop: %+v", h)
+	}
+}

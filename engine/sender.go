@@ -195,9 +195,13 @@ func (s *Sender) reportLoad(l accountLoad) {
 	}
 }
 
-// ForgetLoad withdraws the account's load from the gauges; the actor calls
-// it when it stops, since nobody reports for the account until it runs again.
-func (s *Sender) ForgetLoad() { s.reportLoad(accountLoad{}) }
+// ForgetLoad withdraws the account's load and nonce health from the gauges
+// (and the nonce book); the actor calls it when it stops, since nobody
+// reports for the account until it runs again.
+func (s *Sender) ForgetLoad() {
+	s.reportLoad(accountLoad{})
+	s.forgetNonces()
+}
 
 // countQueue recounts the account's queue in the store, at most once per
 // queueCountEvery, when the store can; between counts the sender's own
