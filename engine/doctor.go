@@ -90,10 +90,14 @@ type doctor struct {
 	chainKnown bool
 	// gap is set while a gap [gapFrom, gapTo) is seen; gapSince is the head
 	// at which it was first seen, or last filled.
-	gap              bool
-	gapFrom, gapTo   uint64
-	gapSince         uint64
-	fillers          map[uint64]*types.Transaction
+	gap            bool
+	gapFrom, gapTo uint64
+	gapSince       uint64
+	// fillers are the gap fillers sent while the gap lasts, by nonce: a
+	// filler sent again is raised over the last one.
+	fillers map[uint64]*types.Transaction
+	// book receives the health while stuck (nil: none); bookedStuckSince
+	// is what it was last given (nil: absent from it).
 	book             *NonceBook
 	bookedStuckSince *uint64
 	// reported is the health last sent to the metrics (nil: none yet).
@@ -181,7 +185,9 @@ func (s *Sender) fillGap(ctx context.Context, head uint64) error {
 	from, to := d.gapFrom, min(d.gapTo, d.gapFrom+maxGapFill)
 	q, err := s.fees(ctx)
 	if err != nil {
-		return fmt.Errorf("nonce doctor: fees: %w", err)
+		// The pump goes on; the next check tries again.
+		s.log.Warn("nonce doctor: no fee quote to fill a gap", "from", from, "to", to-1, "err", err)
+		return nil
 	}
 	if err := s.checkFence(ctx); err != nil {
 		return fmt.Errorf("nonce doctor: %w", err)
