@@ -79,6 +79,8 @@ type System struct {
 	// stages merge the pumps of all account submitters, per network (none
 	// when the store cannot merge them).
 	stages map[string]*engine.SubmitStage
+	// nonces holds the nonce health of this node's stuck accounts (nonces.go).
+	nonces *engine.NonceBook
 
 	mu       sync.Mutex
 	accounts map[string]*actor.PID
@@ -134,6 +136,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		subscribers: map[string]*actor.PID{},
 		faucets:     map[string]*actor.PID{},
 		grains:      map[string]*actor.PID{},
+		nonces:      engine.NewNonceBook(),
 	}
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
 	s.commits = engine.NewCommitQueue(cfg.Store, cfg.MaxBatch)
@@ -146,7 +149,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	s.acfg = account.Config{
 		Store: cfg.Store, Commits: s.commits, Stages: s.stages, Signer: cfg.Signer, Clock: cfg.Clock, Log: cfg.Log, Registry: s,
 		Idle: cfg.IdleAccount, MaxBatch: cfg.MaxBatch, RetryAfter: 2 * time.Second, CheckEvery: cfg.CheckInFlight,
-		Conditions: s.conds, Metrics: cfg.Metrics,
+		Conditions: s.conds, Metrics: cfg.Metrics, Nonces: s.nonces,
 	}
 	ccfg := cfg.Callbacks
 	ccfg.Dispatcher.Store, ccfg.Dispatcher.Clock, ccfg.Dispatcher.Log = cfg.Store, cfg.Clock, cfg.Log

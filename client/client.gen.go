@@ -409,6 +409,9 @@ type Account struct {
 	Faucet *[]FaucetAnswer    `json:"faucet,omitempty"`
 	Id     openapi_types.UUID `json:"id"`
 
+	// Nonces Only in GET /accounts/{id}: the account's nonce health on every configured network, by network name. The chain's nonce is read from the node at the time of the request (with a deadline: a node that does not answer leaves `chainNonce` null and says why in `chainError`, the rest of the view stands).
+	Nonces *[]NonceHealth `json:"nonces,omitempty"`
+
 	// Owner Id of the owning user.
 	Owner openapi_types.UUID `json:"owner"`
 }
@@ -810,6 +813,30 @@ type Network struct {
 type NewToken struct {
 	// Token The new API token; shown once, stored only as a hash.
 	Token string `json:"token"`
+}
+
+// NonceHealth defines model for NonceHealth.
+type NonceHealth struct {
+	// ChainError Present when the node did not answer in time or failed: why (without the node's address).
+	ChainError *string `json:"chainError,omitempty"`
+
+	// ChainNonce The account's nonce on chain (latest block); null when the node did not answer (see `chainError`).
+	ChainNonce *int64 `json:"chainNonce"`
+
+	// InFlight How many of the account's transactions are submitted and not yet mined.
+	InFlight int `json:"inFlight"`
+
+	// LowestInFlight The lowest nonce of the account's transactions submitted and not yet mined; null when none is.
+	LowestInFlight *int64 `json:"lowestInFlight"`
+
+	// Network Network name.
+	Network string `json:"network"`
+
+	// NextNonce The nonce the account's next transaction gets: the larger of the chain's nonce and the highest nonce the service assigned + 1 (when the node did not answer: the latter, a lower bound); null when neither is known.
+	NextNonce *int64 `json:"nextNonce"`
+
+	// StuckSinceBlock The block since which the lowest nonce in flight has not been mined, once the account's submitter found it stuck (nothing moving for the network's rebroadcastBlocks); null when it is not stuck (or, in a cluster, when another node runs the account). A gap below it (chainNonce < lowestInFlight) that lasts the network's doctorBlocks is filled by the service with 0-value transfers of the account to itself; a repair is logged and counted (txengine_account_nonce_repairs_total).
+	StuckSinceBlock *int64 `json:"stuckSinceBlock"`
 }
 
 // NotReady defines model for NotReady.
@@ -1906,7 +1933,7 @@ type ClientInterface interface {
 
 	// GetAccount Get an account
 	//
-	// Accounts of other users and ids that are not UUIDs are 404 `not_found`.
+	// Accounts of other users and ids that are not UUIDs are 404 `not_found`. The response carries `nonces`: the account's nonce health on every network (chain nonce, next nonce, lowest nonce in flight, since which block it is stuck).
 	//
 	// Corresponds with GET /accounts/{id} (the `GetAccount` operationId).
 	GetAccount(ctx context.Context, id AccountIdParam, params *GetAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2440,7 +2467,7 @@ func (c *Client) DefaultAccountBalance(ctx context.Context, params *DefaultAccou
 
 // GetAccount Get an account
 //
-// Accounts of other users and ids that are not UUIDs are 404 `not_found`.
+// Accounts of other users and ids that are not UUIDs are 404 `not_found`. The response carries `nonces`: the account's nonce health on every network (chain nonce, next nonce, lowest nonce in flight, since which block it is stuck).
 //
 // Corresponds with GET /accounts/{id} (the `GetAccount` operationId).
 func (c *Client) GetAccount(ctx context.Context, id AccountIdParam, params *GetAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6426,7 +6453,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAccountWithResponse Get an account
 	//
-	// Accounts of other users and ids that are not UUIDs are 404 `not_found`.
+	// Accounts of other users and ids that are not UUIDs are 404 `not_found`. The response carries `nonces`: the account's nonce health on every network (chain nonce, next nonce, lowest nonce in flight, since which block it is stuck).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14246,7 +14273,7 @@ func (c *ClientWithResponses) DefaultAccountBalanceWithResponse(ctx context.Cont
 
 // GetAccountWithResponse Get an account
 //
-// Accounts of other users and ids that are not UUIDs are 404 `not_found`.
+// Accounts of other users and ids that are not UUIDs are 404 `not_found`. The response carries `nonces`: the account's nonce health on every network (chain nonce, next nonce, lowest nonce in flight, since which block it is stuck).
 //
 // Returns a wrapper object for the known response body format(s).
 //

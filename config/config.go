@@ -99,6 +99,10 @@ type Network struct {
 	// account's nonce stuck, before it is replaced with the same nonce and
 	// higher fees (0: 12).
 	ReplaceBlocks uint64 `yaml:"replaceBlocks"`
+	// DoctorBlocks is how many blocks a gap below an account's lowest nonce
+	// in flight may last before the nonce doctor fills it (0: three times
+	// rebroadcastBlocks).
+	DoctorBlocks uint64 `yaml:"doctorBlocks"`
 	// FeeBumpPercent is the fee raise of a replacement (at least 10; 0: 15).
 	FeeBumpPercent uint64 `yaml:"feeBumpPercent"`
 	// FaucetKey is a hex private key that funds new accounts with gas

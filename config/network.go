@@ -75,6 +75,9 @@ func (n *Network) validate(prefix string) error {
 	if n.RebroadcastBlocks > 10_000 || n.ReplaceBlocks > 10_000 {
 		return fmt.Errorf("%s: rebroadcastBlocks and replaceBlocks must be at most 10000, got %d and %d", prefix, n.RebroadcastBlocks, n.ReplaceBlocks)
 	}
+	if n.DoctorBlocks > 100_000 {
+		return fmt.Errorf("%s.doctorBlocks: must be at most 100000, got %d", prefix, n.DoctorBlocks)
+	}
 	if n.ReplaceBlocks != 0 && n.RebroadcastBlocks != 0 && n.ReplaceBlocks < n.RebroadcastBlocks {
 		return fmt.Errorf("%s.replaceBlocks: must be at least rebroadcastBlocks (%d), got %d", prefix, n.RebroadcastBlocks, n.ReplaceBlocks)
 	}

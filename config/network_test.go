@@ -113,6 +113,7 @@ func TestNetworkValidationNamesKey(t *testing.T) {
 		{good + "    rpcTimeout: 1h\n", "networks[0].rpcTimeout:"},
 		{good + "    inFlight: 5000\n", "networks[0].inFlight:"},
 		{good + "    gasMarginPercent: 2000\n", "networks[0].gasMarginPercent:"},
+		{good + "    doctorBlocks: 200000\n", "networks[0].doctorBlocks:"},
 		{good + "    maxFeePerGasCap: \"1e9\"\n", "networks[0].maxFeePerGasCap:"},
 		{good + "    maxFeePerGasCap: \"0\"\n", "networks[0].maxFeePerGasCap:"},
 		{good + "    faucetKey: \"abcd\"\n", "networks[0].faucetKey:"},

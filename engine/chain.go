@@ -56,6 +56,11 @@ type Network struct {
 	// nonce signed again with fees raised by at least FeeBumpPercent
 	// (0: DefaultReplaceBlocks).
 	ReplaceBlocks uint64
+	// DoctorBlocks is how many blocks a gap below the account's lowest
+	// nonce in flight (nothing of ours pending at the chain's nonce) may
+	// last before the nonce doctor fills it (0: DoctorBlocksFactor times
+	// RebroadcastBlocks; doctor.go).
+	DoctorBlocks uint64
 	// FeeBumpPercent is the fee raise of a replacement (at least 10, what
 	// nodes require; 0: DefaultFeeBumpPercent).
 	FeeBumpPercent uint64

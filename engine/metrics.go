@@ -37,6 +37,13 @@ type Metrics interface {
 	AccountLoad(account MetricAccount, network string, queued, inFlight int)
 	// NextNonce records the nonce the account's next transaction gets.
 	NextNonce(account MetricAccount, network string, nonce uint64)
+	// NonceHealth records the account's nonce health on network (the
+	// chain's nonce, the lowest in flight, how long it has been stuck), at
+	// the end of every pump of its sender.
+	NonceHealth(account MetricAccount, network string, h NonceHealth)
+	// NonceRepaired counts one repair of the nonce doctor of kind
+	// (NonceRepairGapFilled, NonceRepairNextResynced).
+	NonceRepaired(account MetricAccount, network, kind string)
 	// Head records the latest block of network and its timestamp.
 	Head(network string, number uint64, timestamp time.Time)
 	// Reorg counts a reorganisation of network in which depth processed
@@ -73,6 +80,12 @@ func (NopMetrics) AccountLoad(MetricAccount, string, int, int) {}
 
 // NextNonce implements Metrics.
 func (NopMetrics) NextNonce(MetricAccount, string, uint64) {}
+
+// NonceHealth implements Metrics.
+func (NopMetrics) NonceHealth(MetricAccount, string, NonceHealth) {}
+
+// NonceRepaired implements Metrics.
+func (NopMetrics) NonceRepaired(MetricAccount, string, string) {}
 
 // Head implements Metrics.
 func (NopMetrics) Head(string, uint64, time.Time) {}

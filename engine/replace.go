@@ -171,6 +171,9 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 		return fmt.Errorf("in flight: %w", err)
 	}
 	c.keepOnly(inflight)
+	if err := s.heal(ctx, head, chainNonce, inflight); err != nil {
+		return err
+	}
 	var passed, pending []*Transaction
 	for _, tx := range inflight {
 		if tx.Nonce == nil {

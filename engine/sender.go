@@ -68,6 +68,8 @@ type Sender struct {
 	care care
 	// win is the account's adaptive in-flight window.
 	win window
+	// doc is the nonce doctor's memory (doctor.go).
+	doc doctor
 	// conds holds back transactions whose conditions do not hold (nil:
 	// conditions are not looked at).
 	conds *Conditions
@@ -197,9 +199,13 @@ func (s *Sender) reportLoad(l accountLoad) {
 	}
 }
 
-// ForgetLoad withdraws the account's load from the gauges; the actor calls
-// it when it stops, since nobody reports for the account until it runs again.
-func (s *Sender) ForgetLoad() { s.reportLoad(accountLoad{}) }
+// ForgetLoad withdraws the account's load and nonce health from the gauges
+// (and the nonce book); the actor calls it when it stops, since nobody
+// reports for the account until it runs again.
+func (s *Sender) ForgetLoad() {
+	s.reportLoad(accountLoad{})
+	s.forgetNonces()
+}
 
 // countQueue recounts the account's queue in the store, at most once per
 // queueCountEvery, when the store can; between counts the sender's own
@@ -342,6 +348,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 		if s.synced {
 			s.metrics.NextNonce(s.accountRef(), s.net.Name, s.next)
 		}
+		s.reportNonces()
 	}()
 	if err := s.tend(ctx, sum); err != nil {
 		return 0, err

@@ -137,15 +137,20 @@ func (s *Server) defaultAccountOf(ctx context.Context, id string) (*engine.Accou
 	return a, nil
 }
 
-// getAccount serves GET /accounts/{id}. Accounts of other users are
-// reported as not found.
+// getAccount serves GET /accounts/{id}, with the account's nonce health
+// on every network. Accounts of other users are reported as not found.
 func (s *Server) getAccount(c *gin.Context) {
 	a, err := s.pathAccount(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	ok(c, viewAccount(a))
+	view := viewAccount(a)
+	if view.Nonces, err = s.nonceViews(c.Request.Context(), a); err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, view)
 }
 
 // pathAccount returns the caller's account named by the path's {id}.

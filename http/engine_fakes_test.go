@@ -28,6 +28,16 @@ type fakeEngine struct {
 	settled   []string
 	checked   []string
 	submitErr error
+	// stuck is what NonceStuck answers, by account@network.
+	stuck map[string]engine.NonceHealth
+}
+
+// NonceStuck answers from e.stuck, as actors.System does from its book.
+func (e *fakeEngine) NonceStuck(accountID, network string) (engine.NonceHealth, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h, ok := e.stuck[accountID+"@"+network]
+	return h, ok
 }
 
 func (e *fakeEngine) CheckInFlight(accountID, network string) {
@@ -81,6 +91,10 @@ type fakeChain struct {
 	callErr  error
 	headErr  error
 	calls    int
+	// nonce answers NonceAt when set (nil: "not in fake"); nonceHangs
+	// makes NonceAt wait for its context instead.
+	nonce      *uint64
+	nonceHangs bool
 }
 
 var _ engine.Chain = (*fakeChain)(nil)
@@ -156,8 +170,18 @@ func (f *fakeChain) callCount() int {
 }
 
 func (f *fakeChain) ChainID(context.Context) (*big.Int, error) { return big.NewInt(1337), nil }
-func (f *fakeChain) NonceAt(context.Context, common.Address, *big.Int) (uint64, error) {
-	return 0, errors.New("not in fake")
+func (f *fakeChain) NonceAt(ctx context.Context, _ common.Address, _ *big.Int) (uint64, error) {
+	f.mu.Lock()
+	nonce, hangs := f.nonce, f.nonceHangs
+	f.mu.Unlock()
+	if hangs {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	if nonce == nil {
+		return 0, errors.New("not in fake")
+	}
+	return *nonce, nil
 }
 func (f *fakeChain) PendingNonceAt(context.Context, common.Address) (uint64, error) {
 	return 0, errors.New("not in fake")

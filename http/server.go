@@ -46,6 +46,10 @@ type Store interface {
 	engine.ContractStore
 	// TransactionByID returns the transaction with this id (any owner).
 	TransactionByID(ctx context.Context, id string) (*engine.Transaction, error)
+	// InFlightSummary and MaxNonce read an account's nonces on a network
+	// (GET /accounts/{id}: nonces).
+	InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error)
+	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
 	// ListTransactions lists transactions (GET /transactions).
 	ListTransactions(ctx context.Context, f engine.TxFilter) ([]*engine.Transaction, *engine.TxCursor, error)
 	// CancelTransaction cancels a transaction still new or waiting.

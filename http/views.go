@@ -28,6 +28,9 @@ type accountView struct {
 	// Faucet is present only in the 201 response of a creation, when a
 	// network has a faucet: what each faucet does for the new account.
 	Faucet []faucetView `json:"faucet,omitempty"`
+	// Nonces is present only in GET /accounts/{id}: the account's nonce
+	// health on every network (nonces.go).
+	Nonces []nonceView `json:"nonces,omitempty"`
 }
 
 func viewAccount(a *engine.Account) accountView {

@@ -56,6 +56,8 @@ type Config struct {
 	Conditions *engine.Conditions
 	// Metrics receives the Sender's measurements; nil discards them.
 	Metrics engine.Metrics
+	// Nonces receives the nonce health of stuck accounts (nil: none kept).
+	Nonces *engine.NonceBook
 	// WakeSubmitter, when set (cluster mode), is how an account actor
 	// hands work to the account's submitter: the account grain, wherever
 	// the cluster placed it. Nil: the account actor runs its submitter as

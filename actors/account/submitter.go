@@ -171,7 +171,7 @@ func (s *submitter) getSender() (*engine.Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load account %s: %w", s.accountID, err)
 	}
-	s.sender = engine.NewSender(acct, s.net, s.cfg.Store, s.cfg.Signer, s.cfg.Clock, s.cfg.Log).WithConditions(s.cfg.Conditions).WithFence(s.fence).WithStage(s.cfg.Stages[s.net.Name])
+	s.sender = engine.NewSender(acct, s.net, s.cfg.Store, s.cfg.Signer, s.cfg.Clock, s.cfg.Log).WithConditions(s.cfg.Conditions).WithFence(s.fence).WithStage(s.cfg.Stages[s.net.Name]).WithNonceBook(s.cfg.Nonces)
 	s.sender.SetMetrics(s.cfg.Metrics)
 	return s.sender, nil
 }

@@ -107,7 +107,8 @@ func openNetwork(ctx context.Context, nc config.Network, ec config.Engine) (*eng
 		GasMarginPercent: nc.Margin(ec.GasMarginPercent),
 		PollInterval:     nc.PollInterval, MaxFeePerGasCap: nc.MaxFeeCap(), WSURL: nc.WSURL,
 		RebroadcastBlocks: nc.RebroadcastBlocks, ReplaceBlocks: nc.ReplaceBlocks, FeeBumpPercent: nc.FeeBumpPercent,
-		SystemNFTs: nc.SystemNFTAddresses(), Chain: client, FeeQuoteTTL: feeQuoteTTL,
+		DoctorBlocks: nc.DoctorBlocks,
+		SystemNFTs:   nc.SystemNFTAddresses(), Chain: client, FeeQuoteTTL: feeQuoteTTL,
 	}
 	return net, func() error { client.Close(); return nil }, nil
 }

@@ -82,7 +82,8 @@ type Metrics struct {
 	rateFallbacks prometheus.Counter
 	trackedAccts  prometheus.GaugeFunc
 
-	subs subscriptionMetrics
+	subs   subscriptionMetrics
+	nonces nonceMetrics
 }
 
 var _ engine.Metrics = (*Metrics)(nil)
@@ -157,11 +158,12 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 		m.rateLimited.WithLabelValues(w)
 	}
 	m.subs = newSubscriptionMetrics()
+	m.nonces = newNonceMetrics()
 	for _, c := range append([]prometheus.Collector{
 		m.accepted, m.submitted, m.completed, m.failed, m.completion, m.queued, m.inFlight, m.nextNonce,
 		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcBatched, m.rpcDuration,
 		m.httpRequests, m.httpDuration, m.rateLimited, m.rateFallbacks, m.trackedAccts,
-	}, m.subs.collectors()...) {
+	}, append(m.subs.collectors(), m.nonces.collectors()...)...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register txengine metrics: %w", err)
 		}

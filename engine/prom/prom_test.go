@@ -48,6 +48,10 @@ func exerciseAccount(m *Metrics, a engine.MetricAccount) {
 	m.TxFailed(a, "dev", engine.TxReverted)
 	m.AccountLoad(a, "dev", 1, 1)
 	m.NextNonce(a, "dev", 1)
+	lowest, since := uint64(1), uint64(3)
+	m.NonceHealth(a, "dev", engine.NonceHealth{ChainNonce: 1, ChainKnown: true, NextNonce: 2, NextKnown: true,
+		LowestInFlight: &lowest, StuckSince: &since, StuckBlocks: 4, DoctorBlocks: 15})
+	m.NonceRepaired(a, "dev", engine.NonceRepairGapFilled)
 }
 
 func newTest(t *testing.T, cfg Config) (*Metrics, *prometheus.Registry) {

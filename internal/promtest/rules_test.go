@@ -55,7 +55,7 @@ func TestAlertRules(t *testing.T) {
 		}
 	}
 	want := []string{"TxengineNodeHeadStale", "TxengineAccountQueueStuck", "TxengineTransactionFailureRate",
-		"TxengineCallbackOutboxBacklog", "TxengineHTTP5xxRate"}
+		"TxengineCallbackOutboxBacklog", "TxengineHTTP5xxRate", "TxengineAccountNonceStuck"}
 	have := map[string]bool{}
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
