@@ -22,9 +22,9 @@ type SubscriptionConfig struct {
 	// up (default 500). A caught-up network is read one block per step.
 	Range uint64
 	// MaxSteps bounds the backfill steps of one Poll (default 8), and
-	// apart from them its caught-up steps: a long backfill neither starves
-	// the actor's mailbox nor delays the caught-up subscriptions, which are
-	// served first at every Poll.
+	// apart from them its caught-up steps (four times as many): a long
+	// backfill neither starves the actor's mailbox nor delays the
+	// caught-up subscriptions, which are served first at every Poll.
 	MaxSteps int
 	// NearBlocks is how far behind its top a group of subscriptions may be
 	// and still count as caught up (default 64): served first at every
@@ -207,6 +207,10 @@ func (p *SubscriptionProcessor) Poll(ctx context.Context, fence NetworkFence, he
 // save or a cancelled ctx fails the Poll.
 func (p *SubscriptionProcessor) serve(ctx context.Context, fence NetworkFence, subs []*Subscription, filters map[string]SubscriptionFilter, res *SubscriptionResult) error {
 	for _, live := range []bool{true, false} {
+		limit := p.cfg.MaxSteps
+		if live {
+			limit *= liveStepsFactor
+		}
 		for steps := 0; ; steps++ {
 			groups := p.groups(subs, res.Head, p.clock.Now())
 			var g subGroup
@@ -219,7 +223,7 @@ func (p *SubscriptionProcessor) serve(ctx context.Context, fence NetworkFence, s
 			if !ok {
 				break
 			}
-			if steps == p.cfg.MaxSteps {
+			if steps == limit {
 				res.More = true
 				break
 			}
@@ -248,6 +252,11 @@ func (p *SubscriptionProcessor) serve(ctx context.Context, fence NetworkFence, s
 	}
 	return nil
 }
+
+// liveStepsFactor multiplies MaxSteps for the caught-up steps of a Poll:
+// the subscriptions of each confirmation depth are a group of their own
+// at the head, and each should have its block at every Poll.
+const liveStepsFactor = 4
 
 // stepSaveError is a step's failure to store what it read: it fails the
 // Poll (the store's trouble is every group's), where a failed read fails

@@ -328,3 +328,35 @@ func TestSubscriptionReorgRetractsInChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriptionEachDepthEveryPoll: subscriptions of twelve confirmation
+// depths are twelve groups at the head; each gets its newly deep block at
+// the next Poll, though that is more steps than MaxSteps.
+func TestSubscriptionEachDepthEveryPoll(t *testing.T) {
+	ctx := context.Background()
+	chain := newFakeIndexChain(101)
+	for b := uint64(80); b <= 100; b++ {
+		chain.transfer(b, subToken, subFrom, subTo, 1)
+	}
+	head := uint64(100)
+	var subs []*Subscription
+	for i := range uint64(12) {
+		s := transferSub(fmt.Sprintf("c%02d", i), subToken, head-i+1)
+		s.Confirmations = i
+		subs = append(subs, s)
+	}
+	store := newMemSubStore(subs...)
+	p := newTestProcessor(t, chain, store, SubscriptionConfig{MaxSteps: 4}, &stepClock{t: time.Unix(1e9, 0)})
+	chain.extend(1, 0)
+	chain.transfer(head+1, subToken, subFrom, subTo, 2)
+	if _, err := p.Poll(ctx, NetworkFence{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range subs {
+		evs := store.of(s.ID)
+		if len(evs) != 1 || evs[0].BlockNumber != head+1-uint64(i) {
+			t.Fatalf("%s (%d confirmations): deliveries %d (last of block %v), want the one of block %d",
+				s.ID, i, len(evs), lastBlock(evs), head+1-uint64(i))
+		}
+	}
+}
