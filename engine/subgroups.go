@@ -101,8 +101,8 @@ func (p *SubscriptionProcessor) nextLive(groups []subGroup) (subGroup, bool) {
 }
 
 // nextBackfill returns the backfill whose turn it is: the lowest one
-// starting above the last served (p.turn), else the lowest; false when
-// there is none.
+// starting above p.turn (past the last one served), else the lowest, so
+// the backfills take turns; false when there is none.
 func (p *SubscriptionProcessor) nextBackfill(groups []subGroup) (subGroup, bool) {
 	var first *subGroup
 	for i := range groups {

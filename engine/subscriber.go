@@ -109,7 +109,8 @@ type SubscriptionProcessor struct {
 	// stored is the next block of each cached subscription as stored.
 	stored map[string]uint64
 	// health is what failed steps left of a subscription (subgroups.go);
-	// turn is the first block of the last backfill served.
+	// turn is the block after the range of the last backfill step, where
+	// the next backfill turn starts looking (nextBackfill).
 	health map[string]*subHealth
 	turn   uint64
 }
