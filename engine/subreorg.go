@@ -13,8 +13,9 @@ import (
 // their deliveries from there on are retracted, newest first, and their
 // next block becomes at most that block. The work is cut in transactions
 // of at most RetractChunk retractions (a subscription rewound without
-// any counts one), each of which commits: a subscription's next block
-// is rewound with its first retraction, and the orphaned block hashes are
+// any counts one), each of which commits; a subscription's retractions
+// share one chunk unless they are more than it holds. A subscription's
+// next block is rewound with its first retraction, and the orphaned block hashes are
 // forgotten with the last chunk only, so a Poll that fails or times out
 // half way leaves the reorg detectable and its retracted rows retracted:
 // the next Poll resumes with what is left (LiveDeliveries no longer
@@ -48,6 +49,13 @@ func (p *SubscriptionProcessor) checkReorg(ctx context.Context, fence NetworkFen
 		evs := bySub[s.ID]
 		if s.Next <= from && len(evs) == 0 {
 			continue // rewound and retracted already
+		}
+		if r.units > 0 && r.units+len(evs) > p.cfg.RetractChunk {
+			// A subscription's retractions go in one chunk unless they are
+			// more than a chunk holds.
+			if err := r.flush(); err != nil {
+				return err
+			}
 		}
 		if len(evs) == 0 {
 			if err := r.add(s, nil); err != nil {

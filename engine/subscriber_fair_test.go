@@ -254,8 +254,9 @@ func TestIsLogLimit(t *testing.T) {
 // TestSubscriptionReorgRetractsInChunks (finding 8): a reorg that takes
 // back 100 deliveries (20 subscriptions, 5 logs each) under a store that
 // can only retract 25 rows per Poll (as a transaction that times out): the
-// retractions are stored in chunks that each commit, every Poll makes
-// progress, and the next resumes where the last stopped. In the end every
+// retractions are stored in chunks (of at most 12) that each commit, a
+// subscription's 5 in one, every Poll makes progress, and the next resumes
+// where the last stopped. In the end every
 // delivery is retracted exactly once, before the new branch's log is
 // delivered, with sequence numbers without gaps.
 func TestSubscriptionReorgRetractsInChunks(t *testing.T) {
@@ -266,7 +267,7 @@ func TestSubscriptionReorgRetractsInChunks(t *testing.T) {
 		subs = append(subs, transferSub(fmt.Sprintf("s%02d", i), subToken, 0))
 	}
 	store := newMemSubStore(subs...)
-	p := newTestProcessor(t, chain, store, SubscriptionConfig{Range: 500, RetractChunk: 10}, &stepClock{t: time.Unix(1e9, 0)})
+	p := newTestProcessor(t, chain, store, SubscriptionConfig{Range: 500, RetractChunk: 12}, &stepClock{t: time.Unix(1e9, 0)})
 	if _, err := p.Poll(ctx, NetworkFence{}, nil); err != nil { // blocks 0-50, nothing to deliver
 		t.Fatal(err)
 	}
@@ -283,11 +284,25 @@ func TestSubscriptionReorgRetractsInChunks(t *testing.T) {
 	chain.reorg(55, 110)
 	chain.transfer(70, subToken, subFrom, subTo, 3)
 	budget := 0
+	chunkOf := map[string]int{} // the chunk that retracted each subscription's deliveries
+	chunks := 0
 	store.fail = func(step SubscriptionStep) error {
 		if len(step.Retracted) > budget {
 			return errors.New("canceling statement due to statement timeout")
 		}
 		budget -= len(step.Retracted)
+		if len(step.Retracted) > 0 {
+			chunks++
+		}
+		for _, ev := range step.Events {
+			if !ev.Removed {
+				continue
+			}
+			if c, ok := chunkOf[ev.SubscriptionID]; ok && c != chunks {
+				t.Errorf("%s: retractions in chunks %d and %d; 5 fit in one of 12", ev.SubscriptionID, c, chunks)
+			}
+			chunkOf[ev.SubscriptionID] = chunks
+		}
 		return nil
 	}
 	done := 0
