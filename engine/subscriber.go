@@ -26,6 +26,11 @@ type SubscriptionConfig struct {
 	// backfill neither starves the actor's mailbox nor delays the
 	// caught-up subscriptions, which are served first at every Poll.
 	MaxSteps int
+	// BackfillBudget bounds the time a Poll spends on backfill steps
+	// (default 2 s): once spent, the Poll stops after the step under way
+	// (More), so that the caught-up subscriptions' next Poll is not held
+	// up by MaxSteps slow steps of a backfill.
+	BackfillBudget time.Duration
 	// NearBlocks is how far behind its top a group of subscriptions may be
 	// and still count as caught up (default 64): served first at every
 	// Poll, before the backfills, which take turns.
@@ -132,6 +137,9 @@ func NewSubscriptionProcessor(net *Network, chain IndexChain, store Subscription
 	if cfg.NearBlocks == 0 {
 		cfg.NearBlocks = 64
 	}
+	if cfg.BackfillBudget <= 0 {
+		cfg.BackfillBudget = 2 * time.Second
+	}
 	if cfg.GroupBackoff <= 0 {
 		cfg.GroupBackoff = defaultGroupBackoff
 	}
@@ -203,7 +211,7 @@ func (p *SubscriptionProcessor) Poll(ctx context.Context, fence NetworkFence, he
 }
 
 // serve runs the steps of a Poll: the caught-up groups first, then up to
-// MaxSteps steps of backfills, in turn. A step that fails on the node
+// MaxSteps steps of backfills, in turn, within BackfillBudget. A step that fails on the node
 // fails its group alone (failed: a smaller range, or a pause); a failed
 // save or a cancelled ctx fails the Poll.
 func (p *SubscriptionProcessor) serve(ctx context.Context, fence NetworkFence, subs []*Subscription, filters map[string]SubscriptionFilter, res *SubscriptionResult) error {
@@ -212,6 +220,7 @@ func (p *SubscriptionProcessor) serve(ctx context.Context, fence NetworkFence, s
 		if live {
 			limit *= liveStepsFactor
 		}
+		start := p.clock.Now()
 		for steps := 0; ; steps++ {
 			groups := p.groups(subs, res.Head, p.clock.Now())
 			var g subGroup
@@ -224,7 +233,7 @@ func (p *SubscriptionProcessor) serve(ctx context.Context, fence NetworkFence, s
 			if !ok {
 				break
 			}
-			if steps == limit {
+			if steps == limit || (!live && steps > 0 && p.clock.Now().Sub(start) >= p.cfg.BackfillBudget) {
 				res.More = true
 				break
 			}

@@ -376,3 +376,44 @@ func TestSubscriptionEachDepthEveryPoll(t *testing.T) {
 		}
 	}
 }
+
+// slowChain is a fakeIndexChain whose every eth_getLogs takes 400 ms of
+// the test's clock.
+type slowChain struct {
+	*fakeIndexChain
+	clock *stepClock
+	calls int
+}
+
+func (c *slowChain) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	c.clock.t = c.clock.t.Add(400 * time.Millisecond)
+	c.calls++
+	return c.fakeIndexChain.FilterLogs(ctx, q)
+}
+
+// TestSubscriptionBackfillBudget: when a backfill's steps are slow (400
+// ms each), a Poll stops its backfill once BackfillBudget (1 s) is spent,
+// well before MaxSteps, so the next Poll, and the subscriptions at the
+// head, come sooner; the backfill goes on at the next Poll.
+func TestSubscriptionBackfillBudget(t *testing.T) {
+	ctx := context.Background()
+	clock := &stepClock{t: time.Unix(1e9, 0)}
+	chain := &slowChain{fakeIndexChain: newFakeIndexChain(10_001), clock: clock}
+	back := transferSub("back", subToken, 0)
+	store := newMemSubStore(back)
+	p := newTestProcessor(t, chain, store, SubscriptionConfig{Range: 100, MaxSteps: 8, BackfillBudget: time.Second,
+		CheckpointBlocks: 1}, clock)
+	for poll := 1; poll <= 2; poll++ {
+		calls := chain.calls
+		res, err := p.Poll(ctx, NetworkFence{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if steps := chain.calls - calls; steps != 3 || !res.More {
+			t.Fatalf("poll %d: %d backfill steps (More %v), want 3 (1 s of 400 ms steps) and more to come", poll, steps, res.More)
+		}
+		if back.Next != uint64(poll*300) {
+			t.Fatalf("poll %d: the backfill is at block %d, want %d", poll, back.Next, poll*300)
+		}
+	}
+}
