@@ -18,8 +18,9 @@ import (
 //	"query returned more than"                  | Infura (-32005), Polygon     | 0xProject/0x-mesh ethereum/blockwatch/block_watcher.go
 //	                                            | zkEVM: "... 10000 results"   | (infuraTooManyResultsErrMsg); ponder getLogsRetryHelper.ts
 //	"log response size exceeded"                | Alchemy (-32602)             | ponder getLogsRetryHelper.ts ("this block range should work")
-//	"query exceeds max results"                 | Erigon/reth-based, llamarpc, | ponder getLogsRetryHelper.ts ("llamarpc, ankr")
-//	                                            | Ankr                         |
+//	"query exceeds max results"                 | reth ("..., retry with the   | paradigmxyz/reth crates/rpc/rpc/src/eth/filter.rs
+//	                                            | range a-b"), llamarpc, Ankr  | (QueryExceedsMaxResults); ponder getLogsRetryHelper.ts
+//	"query exceeds max block range"             | reth, Hyperliquid            | reth filter.rs (QueryExceedsMaxBlocks); ponder ("hyperliquid")
 //	"logs matched by query exceeds limit of"    | Arbitrum (Nitro)             | ponder getLogsRetryHelper.ts ("arbitrum")
 //	"block range is too large" / "block range   | Optimism, Base               | ponder getLogsRetryHelper.ts ("optimism", "base")
 //	too large"                                  |                              |
@@ -33,7 +34,6 @@ import (
 //	"backend response too large"                | Optimism                     | ponder getLogsRetryHelper.ts ("optimism")
 //	"block range limit exceeded"                | Chainstack                   | ponder getLogsRetryHelper.ts ("chainstack")
 //	"please limit the query to at most"         | Coinbase (Base node)         | ponder getLogsRetryHelper.ts ("coinbase")
-//	"query exceeds max block range"             | Hyperliquid                  | ponder getLogsRetryHelper.ts ("hyperliquid")
 //	"up to a" + "block range"                   | Alchemy free tier, Aurora    | ponder getLogsRetryHelper.ts ("aurora")
 //	"block range greater than", "block range    | Swell, Somnia                | ponder getLogsRetryHelper.ts ("swell", "somnia")
 //	exceeds"                                    |                              |
