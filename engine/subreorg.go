@@ -11,7 +11,15 @@ import (
 // checkReorg compares the stored block hashes with the chain. When some
 // are no longer on it, the subscriptions are rewound to their ReorgPoint:
 // their deliveries from there on are retracted, newest first, and their
-// next block becomes at most that block.
+// next block becomes at most that block. The work is cut in transactions
+// of at most RetractChunk retractions (a subscription rewound without
+// any counts one), each of which commits; a subscription's retractions
+// share one chunk unless they are more than it holds. A subscription's
+// next block is rewound with its first retraction, and the orphaned block hashes are
+// forgotten with the last chunk only, so a Poll that fails or times out
+// half way leaves the reorg detectable and its retracted rows retracted:
+// the next Poll resumes with what is left (LiveDeliveries no longer
+// returns what was retracted).
 func (p *SubscriptionProcessor) checkReorg(ctx context.Context, fence NetworkFence, head uint64, subs []*Subscription, res *SubscriptionResult) error {
 	blocks, err := p.store.SubscriptionBlocks(ctx, p.net.Name, int(p.cfg.KeepBlocks))
 	if err != nil {
@@ -29,41 +37,100 @@ func (p *SubscriptionProcessor) checkReorg(ctx context.Context, fence NetworkFen
 	if err != nil {
 		return fmt.Errorf("subscriptions %s: deliveries from block %d: %w", p.net.Name, from, err)
 	}
-	step := SubscriptionStep{Network: p.net.Name, Next: map[string]uint64{}, ForgetFrom: &from, KeepBlocks: p.cfg.KeepBlocks}
-	byID := make(map[string]*Subscription, len(subs))
-	for _, s := range subs {
-		byID[s.ID] = s
-		if s.Next > from {
-			step.Next[s.ID] = from
-		}
+	// live is by subscription, then Seq.
+	bySub := map[string][]SubscriptionEvent{}
+	for _, ev := range live {
+		bySub[ev.SubscriptionID] = append(bySub[ev.SubscriptionID], ev)
 	}
-	// live is by subscription, then Seq: retract each subscription's
-	// deliveries newest first.
-	for end := len(live); end > 0; {
-		start := end - 1
-		for start > 0 && live[start-1].SubscriptionID == live[end-1].SubscriptionID {
-			start--
+	p.log.Warn("reorg: retracting deliveries and rewinding subscriptions", "from_block", from, "retract", len(live))
+	r := rewind{p: p, ctx: ctx, fence: fence, from: from, res: res}
+	r.reset()
+	for _, s := range subs {
+		evs := bySub[s.ID]
+		if s.Next <= from && len(evs) == 0 {
+			continue // rewound and retracted already
 		}
-		s := byID[live[start].SubscriptionID]
-		for i := end - 1; i >= start && s != nil; i-- {
-			ev, err := p.retraction(s, live[i])
-			if err != nil {
+		if r.units > 0 && r.units+len(evs) > p.cfg.RetractChunk {
+			// A subscription's retractions go in one chunk unless they are
+			// more than a chunk holds.
+			if err := r.flush(); err != nil {
 				return err
 			}
-			step.Events = append(step.Events, ev)
-			step.Retracted = append(step.Retracted, live[i].ID)
 		}
-		end = start
+		if len(evs) == 0 {
+			if err := r.add(s, nil); err != nil {
+				return err
+			}
+		}
+		for i := len(evs) - 1; i >= 0; i-- {
+			if err := r.add(s, &evs[i]); err != nil {
+				return err
+			}
+		}
 	}
-	p.log.Warn("reorg: retracting deliveries and rewinding subscriptions", "from_block", from, "retracted", len(step.Retracted))
-	if err := p.store.SaveSubscriptionStep(ctx, fence, step); err != nil {
-		return fmt.Errorf("subscriptions %s: rewind from block %d: %w", p.net.Name, from, err)
+	r.step.ForgetFrom = &from
+	if err := r.flush(); err != nil {
+		return err
 	}
-	for id, next := range step.Next {
-		byID[id].Next = next
+	res.Rewound = &from
+	return nil
+}
+
+// rewind is the retraction of a reorg in chunks: step is the chunk being
+// built, units what it holds.
+type rewind struct {
+	p     *SubscriptionProcessor
+	ctx   context.Context
+	fence NetworkFence
+	from  uint64
+	res   *SubscriptionResult
+	step  SubscriptionStep
+	subs  map[string]*Subscription
+	units int
+}
+
+// reset starts a new chunk.
+func (r *rewind) reset() {
+	r.step = SubscriptionStep{Network: r.p.net.Name, Next: map[string]uint64{}, KeepBlocks: r.p.cfg.KeepBlocks}
+	r.subs, r.units = map[string]*Subscription{}, 0
+}
+
+// add puts the retraction of ev (nil: none) and the rewind of s into the
+// chunk, storing the chunk first when it is full.
+func (r *rewind) add(s *Subscription, ev *SubscriptionEvent) error {
+	if r.units >= r.p.cfg.RetractChunk {
+		if err := r.flush(); err != nil {
+			return err
+		}
 	}
-	p.storedNext(step.Next)
-	res.Rewound, res.Retracted = &from, len(step.Retracted)
+	r.units++
+	if s.Next > r.from {
+		r.step.Next[s.ID], r.subs[s.ID] = r.from, s
+	}
+	if ev == nil {
+		return nil
+	}
+	removed, err := r.p.retraction(s, *ev)
+	if err != nil {
+		return err
+	}
+	r.step.Events = append(r.step.Events, removed)
+	r.step.Retracted = append(r.step.Retracted, ev.ID)
+	return nil
+}
+
+// flush stores the chunk in one database transaction and starts another.
+func (r *rewind) flush() error {
+	p := r.p
+	if err := p.store.SaveSubscriptionStep(r.ctx, r.fence, r.step); err != nil {
+		return fmt.Errorf("subscriptions %s: rewind from block %d (%d retractions): %w", p.net.Name, r.from, len(r.step.Retracted), err)
+	}
+	for id, next := range r.step.Next {
+		r.subs[id].Next = next
+	}
+	p.storedNext(r.step.Next)
+	r.res.Retracted += len(r.step.Retracted)
+	r.reset()
 	return nil
 }
 

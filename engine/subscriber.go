@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -19,9 +21,29 @@ type SubscriptionConfig struct {
 	// Range is the most blocks one step reads while a subscription catches
 	// up (default 500). A caught-up network is read one block per step.
 	Range uint64
-	// MaxSteps bounds the steps of one Poll (default 8), so a long
-	// backfill does not starve the actor's mailbox.
+	// MaxSteps bounds the backfill steps of one Poll (default 8), and
+	// apart from them its caught-up steps (four times as many): a long
+	// backfill neither starves the actor's mailbox nor delays the
+	// caught-up subscriptions, which are served first at every Poll.
 	MaxSteps int
+	// BackfillBudget bounds the time a Poll spends on backfill steps
+	// (default 2 s): once spent, the Poll stops after the step under way
+	// (More), so that the caught-up subscriptions' next Poll is not held
+	// up by MaxSteps slow steps of a backfill.
+	BackfillBudget time.Duration
+	// NearBlocks is how far behind its top a group of subscriptions may be
+	// and still count as caught up (default 64): served first at every
+	// Poll, before the backfills, which take turns.
+	NearBlocks uint64
+	// GroupBackoff and MaxGroupBackoff bound the pause of a group whose
+	// step failed (not a log limit it can halve its range for): from
+	// GroupBackoff (default 1 s), doubling per failure in a row, at most
+	// MaxGroupBackoff (default 2 min). The other groups go on meanwhile.
+	GroupBackoff, MaxGroupBackoff time.Duration
+	// RetractChunk bounds the deliveries one database transaction retracts
+	// after a reorg (default 1,000): each chunk commits, so a poll that
+	// times out leaves progress that the next one resumes from.
+	RetractChunk int
 	// KeepBlocks is how many recent block hashes are kept to detect reorgs
 	// (default 256); a reorg deeper than that is not undone.
 	KeepBlocks uint64
@@ -51,6 +73,11 @@ type SubscriptionResult struct {
 	Lag uint64
 	// More is true when blocks remain to be read now.
 	More bool
+	// Failed counts the steps of this Poll that failed on the node: their
+	// groups halve their range (a log limit) or wait, the others go on.
+	Failed int
+	// Waiting is how many subscriptions wait after a failed step.
+	Waiting int
 }
 
 // SubscriptionProcessor delivers the logs of one network to its
@@ -86,6 +113,11 @@ type SubscriptionProcessor struct {
 	version SubscriptionsVersion
 	// stored is the next block of each cached subscription as stored.
 	stored map[string]uint64
+	// health is what failed steps left of a subscription (subgroups.go);
+	// turn is the block after the range of the last backfill step, where
+	// the next backfill turn starts looking (nextBackfill).
+	health map[string]*subHealth
+	turn   uint64
 }
 
 // NewSubscriptionProcessor returns the processor of net's subscriptions.
@@ -102,6 +134,21 @@ func NewSubscriptionProcessor(net *Network, chain IndexChain, store Subscription
 	if cfg.CheckpointBlocks == 0 {
 		cfg.CheckpointBlocks = 100
 	}
+	if cfg.NearBlocks == 0 {
+		cfg.NearBlocks = 64
+	}
+	if cfg.BackfillBudget <= 0 {
+		cfg.BackfillBudget = 2 * time.Second
+	}
+	if cfg.GroupBackoff <= 0 {
+		cfg.GroupBackoff = defaultGroupBackoff
+	}
+	if cfg.MaxGroupBackoff < cfg.GroupBackoff {
+		cfg.MaxGroupBackoff = max(defaultMaxGroupBackoff, cfg.GroupBackoff)
+	}
+	if cfg.RetractChunk <= 0 {
+		cfg.RetractChunk = 1000
+	}
 	if clock == nil {
 		clock = SystemClock{}
 	}
@@ -112,6 +159,7 @@ func NewSubscriptionProcessor(net *Network, chain IndexChain, store Subscription
 	return &SubscriptionProcessor{
 		net: net, chain: chain, store: store, cfg: cfg, clock: clock, transfer: &transfer,
 		log: log.With("network", net.Name, "component", "subscriptions"), abis: map[string]*abi.ABI{},
+		health: map[string]*subHealth{},
 	}, nil
 }
 
@@ -155,24 +203,78 @@ func (p *SubscriptionProcessor) Poll(ctx context.Context, fence NetworkFence, he
 	if err != nil {
 		return res, err
 	}
-	for steps := 0; ; steps++ {
-		group, from, to := p.nextGroup(subs, res.Head)
-		if group == nil {
-			break
-		}
-		if steps == p.cfg.MaxSteps {
-			res.More = true
-			break
-		}
-		n, err := p.step(ctx, fence, group, filters, from, to)
-		if err != nil {
-			return res, err
-		}
-		res.Delivered += n
+	if err := p.serve(ctx, fence, subs, filters, &res); err != nil {
+		return res, err
 	}
 	res.Lag = lag(subs, res.Head)
 	return res, nil
 }
+
+// serve runs the steps of a Poll: the caught-up groups first, then up to
+// MaxSteps steps of backfills, in turn, within BackfillBudget. A step that fails on the node
+// fails its group alone (failed: a smaller range, or a pause); a failed
+// save or a cancelled ctx fails the Poll.
+func (p *SubscriptionProcessor) serve(ctx context.Context, fence NetworkFence, subs []*Subscription, filters map[string]SubscriptionFilter, res *SubscriptionResult) error {
+	for _, live := range []bool{true, false} {
+		limit := p.cfg.MaxSteps
+		if live {
+			limit *= liveStepsFactor
+		}
+		start := p.clock.Now()
+		for steps := 0; ; steps++ {
+			groups := p.groups(subs, res.Head, p.clock.Now())
+			var g subGroup
+			var ok bool
+			if live {
+				g, ok = p.nextLive(groups)
+			} else {
+				g, ok = p.nextBackfill(groups)
+			}
+			if !ok {
+				break
+			}
+			if steps == limit || (!live && steps > 0 && p.clock.Now().Sub(start) >= p.cfg.BackfillBudget) {
+				res.More = true
+				break
+			}
+			if !live {
+				p.turn = g.to + 1
+			}
+			n, err := p.step(ctx, fence, g.subs, filters, g.from, g.to)
+			var save *stepSaveError
+			switch {
+			case err == nil:
+				p.stepped(g)
+				res.Delivered += n
+			case ctx.Err() != nil || errors.As(err, &save):
+				return err
+			default:
+				p.failed(g, err, p.clock.Now())
+				res.Failed++
+			}
+		}
+	}
+	now := p.clock.Now()
+	for _, h := range p.health {
+		if now.Before(h.retryAt) {
+			res.Waiting++
+		}
+	}
+	return nil
+}
+
+// liveStepsFactor multiplies MaxSteps for the caught-up steps of a Poll:
+// the subscriptions of each confirmation depth are a group of their own
+// at the head, and each should have its block at every Poll.
+const liveStepsFactor = 4
+
+// stepSaveError is a step's failure to store what it read: it fails the
+// Poll (the store's trouble is every group's), where a failed read fails
+// the group alone.
+type stepSaveError struct{ err error }
+
+func (e *stepSaveError) Error() string { return e.err.Error() }
+func (e *stepSaveError) Unwrap() error { return e.err }
 
 // subscriptions returns the network's live subscriptions: the cached ones
 // while their version holds.
@@ -197,9 +299,10 @@ func (p *SubscriptionProcessor) subscriptions(ctx context.Context) ([]*Subscript
 	return subs, nil
 }
 
-// forgetDeleted drops the cached ABIs of subscriptions no longer live.
+// forgetDeleted drops the cached ABIs and the health of subscriptions no
+// longer live.
 func (p *SubscriptionProcessor) forgetDeleted(subs []*Subscription) {
-	if len(p.abis) <= len(subs) {
+	if len(p.abis) <= len(subs) && len(p.health) == 0 {
 		return
 	}
 	live := make(map[string]bool, len(subs))
@@ -211,6 +314,7 @@ func (p *SubscriptionProcessor) forgetDeleted(subs []*Subscription) {
 			delete(p.abis, id)
 		}
 	}
+	p.forgetHealth(live)
 }
 
 // top returns the highest block deep enough for s at head, and false when
@@ -232,32 +336,6 @@ func lag(subs []*Subscription, head uint64) uint64 {
 		}
 	}
 	return most
-}
-
-// nextGroup returns the subscriptions whose next block is the lowest one
-// deep enough for them, and the range they read together: from that block
-// to the lowest of their tops, at most Range blocks. nil when every
-// subscription is caught up.
-func (p *SubscriptionProcessor) nextGroup(subs []*Subscription, head uint64) ([]*Subscription, uint64, uint64) {
-	var group []*Subscription
-	var from, to uint64
-	for _, s := range subs {
-		t, ok := top(s, head)
-		if !ok || s.Next > t {
-			continue
-		}
-		switch {
-		case group == nil || s.Next < from:
-			group, from, to = []*Subscription{s}, s.Next, t
-		case s.Next == from:
-			group = append(group, s)
-			to = min(to, t)
-		}
-	}
-	if group == nil {
-		return nil, 0, 0
-	}
-	return group, from, min(to, from+p.cfg.Range-1)
 }
 
 // filters returns the filter of every subscription by id: its own, or for
@@ -290,7 +368,9 @@ func (p *SubscriptionProcessor) filters(ctx context.Context, subs []*Subscriptio
 }
 
 // step reads blocks from..to for group and stores its deliveries; it
-// returns how many.
+// returns how many. The subscriptions' sequence numbers advance only once
+// the step is stored (a failed read leaves them as they were); a failed
+// save is a *stepSaveError.
 func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, group []*Subscription, all map[string]SubscriptionFilter, from, to uint64) (int, error) {
 	filters := make(map[string]SubscriptionFilter, len(group))
 	list := make([]SubscriptionFilter, 0, len(group))
@@ -313,21 +393,23 @@ func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, gr
 	step := SubscriptionStep{Network: p.net.Name, Next: map[string]uint64{}, KeepBlocks: p.cfg.KeepBlocks,
 		Blocks: []IndexedBlock{{Number: to, Hash: header.Hash()}}}
 	byID := make(map[string]*Subscription, len(group))
+	seqs := make(map[string]int64, len(group))
 	for _, s := range group {
-		byID[s.ID] = s
+		byID[s.ID], seqs[s.ID] = s, s.LastSeq
 	}
 	matcher := NewSubscriptionMatcher(filters)
 	seen := map[uint64]bool{to: true}
 	for i := range logs {
 		l := &logs[i]
 		for _, id := range matcher.Match(l) {
-			ev, ok, err := p.delivery(byID[id], l)
+			ev, ok, err := p.delivery(byID[id], seqs[id]+1, l)
 			if err != nil {
 				return 0, err
 			}
 			if !ok {
 				continue
 			}
+			seqs[id] = ev.Seq
 			step.Events = append(step.Events, ev)
 			if !seen[l.BlockNumber] {
 				seen[l.BlockNumber] = true
@@ -345,19 +427,19 @@ func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, gr
 		}
 	}
 	if err := p.store.SaveSubscriptionStep(ctx, fence, step); err != nil {
-		return 0, fmt.Errorf("subscriptions %s: save blocks %d-%d: %w", p.net.Name, from, to, err)
+		return 0, &stepSaveError{fmt.Errorf("subscriptions %s: save blocks %d-%d: %w", p.net.Name, from, to, err)}
 	}
 	for _, s := range group {
-		s.Next = to + 1
+		s.Next, s.LastSeq = to+1, seqs[s.ID]
 	}
 	p.storedNext(step.Next)
 	return len(step.Events), nil
 }
 
-// delivery returns the delivery of l to s, numbered after s.LastSeq
-// (which it advances); ok is false when l does not decode as s's event (a
-// deposit subscription's Transfer of an ERC-721 token, for instance).
-func (p *SubscriptionProcessor) delivery(s *Subscription, l *types.Log) (SubscriptionEvent, bool, error) {
+// delivery returns the delivery of l to s, numbered seq; ok is false when
+// l does not decode as s's event (a deposit subscription's Transfer of an
+// ERC-721 token, for instance).
+func (p *SubscriptionProcessor) delivery(s *Subscription, seq int64, l *types.Log) (SubscriptionEvent, bool, error) {
 	a, err := p.abiOf(s)
 	if err != nil {
 		return SubscriptionEvent{}, false, err
@@ -367,9 +449,8 @@ func (p *SubscriptionProcessor) delivery(s *Subscription, l *types.Log) (Subscri
 		return SubscriptionEvent{}, false, nil
 	}
 	ev := ViewEvent(decoded)
-	s.LastSeq++
 	view := SubscriptionEventView{
-		ID: uuid.NewString(), SubscriptionID: s.ID, Sequence: s.LastSeq, Network: p.net.Name,
+		ID: uuid.NewString(), SubscriptionID: s.ID, Sequence: seq, Network: p.net.Name,
 		ContractID: s.ContractID, Address: ev.Address, Event: ev.Event, Signature: ev.Signature,
 		BlockNumber: ev.BlockNumber, BlockHash: ev.BlockHash, TransactionHash: ev.TransactionHash,
 		LogIndex: ev.LogIndex, ReturnValues: ev.ReturnValues,

@@ -3,6 +3,7 @@ package engine
 import (
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -13,27 +14,34 @@ import (
 // Range blocks; subscriptions not deep enough yet wait.
 func TestNextGroup(t *testing.T) {
 	p := &SubscriptionProcessor{cfg: SubscriptionConfig{Range: 10}}
+	nextGroup := func(subs []*Subscription, head uint64) ([]*Subscription, uint64, uint64) {
+		groups := p.groups(subs, head, time.Time{})
+		if len(groups) == 0 {
+			return nil, 0, 0
+		}
+		return groups[0].subs, groups[0].from, groups[0].to
+	}
 	a := &Subscription{ID: "a", Next: 5, Confirmations: 0}
 	b := &Subscription{ID: "b", Next: 5, Confirmations: 3}
 	c := &Subscription{ID: "c", Next: 3, Confirmations: 20} // not deep enough at head 20
 	d := &Subscription{ID: "d", Next: 21, Confirmations: 0} // caught up
 	subs := []*Subscription{a, b, c, d}
-	group, from, to := p.nextGroup(subs, 20)
+	group, from, to := nextGroup(subs, 20)
 	if len(group) != 2 || group[0] != a || group[1] != b || from != 5 || to != 14 {
 		t.Fatalf("group %v from %d to %d; want a, b from 5 to 14 (Range)", ids(group), from, to)
 	}
 	a.Next, b.Next = 15, 15
-	group, from, to = p.nextGroup(subs, 20)
+	group, from, to = nextGroup(subs, 20)
 	if len(group) != 2 || from != 15 || to != 17 {
 		t.Fatalf("group %v from %d to %d; want a, b from 15 to 17 (b's top)", ids(group), from, to)
 	}
 	b.Next = 18
-	group, from, to = p.nextGroup(subs, 20)
+	group, from, to = nextGroup(subs, 20)
 	if len(group) != 1 || group[0] != a || from != 15 || to != 20 {
 		t.Fatalf("group %v from %d to %d; want a alone from 15 to 20", ids(group), from, to)
 	}
 	a.Next = 21
-	if group, _, _ := p.nextGroup(subs, 20); group != nil {
+	if group, _, _ := nextGroup(subs, 20); group != nil {
 		t.Fatalf("group %v; want none: every subscription is caught up", ids(group))
 	}
 	if got := lag(subs, 20); got != 0 {

@@ -368,12 +368,12 @@ func TestZeroCounters(t *testing.T) {
 	}
 }
 
-// TestSubscriptionMetrics: a poll sets the live and lag gauges and adds its
-// deliveries; a failed poll counts a failure and leaves the gauges as they
+// TestSubscriptionMetrics: a poll sets the live, lag and waiting gauges and
+// adds its deliveries and failed steps; a failed poll counts a failure and leaves the gauges as they
 // were; callback outcomes count by kind and outcome.
 func TestSubscriptionMetrics(t *testing.T) {
 	m, _ := newTest(t, Config{})
-	m.SubscriptionPoll("dev", engine.SubscriptionResult{Subscriptions: 7, Lag: 3, Delivered: 4, Retracted: 2}, nil)
+	m.SubscriptionPoll("dev", engine.SubscriptionResult{Subscriptions: 7, Lag: 3, Delivered: 4, Retracted: 2, Failed: 2, Waiting: 5}, nil)
 	m.SubscriptionPoll("dev", engine.SubscriptionResult{Delivered: 1}, errors.New("node down"))
 	s := m.subs
 	for _, c := range []struct {
@@ -386,6 +386,8 @@ func TestSubscriptionMetrics(t *testing.T) {
 		{"log events", s.events.WithLabelValues("dev", "log"), 5},
 		{"removed events", s.events.WithLabelValues("dev", "removed"), 2},
 		{"poll failures", s.pollErrors.WithLabelValues("dev"), 1},
+		{"step failures", s.stepErrors.WithLabelValues("dev"), 2},
+		{"waiting", s.waiting.WithLabelValues("dev"), 5},
 	} {
 		if v := testutil.ToFloat64(c.got); v != c.want {
 			t.Errorf("%s = %v, want %v", c.name, v, c.want)

@@ -13,6 +13,8 @@ type subscriptionMetrics struct {
 	lag        *prometheus.GaugeVec
 	events     *prometheus.CounterVec
 	pollErrors *prometheus.CounterVec
+	stepErrors *prometheus.CounterVec
+	waiting    *prometheus.GaugeVec
 	callbacks  *prometheus.CounterVec
 }
 
@@ -29,6 +31,10 @@ func newSubscriptionMetrics() subscriptionMetrics {
 			Help: "Subscription deliveries stored per network and kind (log: a matched log; removed: a retraction after a reorg)."}, []string{"network", "kind"}),
 		pollErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "subscription_poll_failures_total",
 			Help: "Polls of a network's subscription processor that failed (node or database errors; retried)."}, net),
+		stepErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "subscription_step_failures_total",
+			Help: "Steps of a network's subscription processor whose read failed on the node; the group halves its range (a log limit) or waits while the other groups go on."}, net),
+		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "subscriptions_waiting",
+			Help: "Subscriptions of the network whose group waits after failed steps (0: none)."}, net),
 		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "callback_deliveries_total",
 			Help: "Callback delivery attempts recorded per kind (transaction, event) and outcome (delivered, retry, abandoned)."}, []string{"kind", "outcome"}),
 	}
@@ -42,7 +48,7 @@ func newSubscriptionMetrics() subscriptionMetrics {
 
 // collectors returns the collectors to register.
 func (s subscriptionMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.live, s.lag, s.events, s.pollErrors, s.callbacks}
+	return []prometheus.Collector{s.live, s.lag, s.events, s.pollErrors, s.stepErrors, s.waiting, s.callbacks}
 }
 
 // SubscriptionPoll records one poll of network's subscription processor.
@@ -50,6 +56,7 @@ func (m *Metrics) SubscriptionPoll(network string, res engine.SubscriptionResult
 	s := m.subs
 	s.events.WithLabelValues(network, "log").Add(float64(res.Delivered))
 	s.events.WithLabelValues(network, "removed").Add(float64(res.Retracted))
+	s.stepErrors.WithLabelValues(network).Add(float64(res.Failed))
 	if err != nil {
 		s.pollErrors.WithLabelValues(network).Inc()
 		return
@@ -57,6 +64,7 @@ func (m *Metrics) SubscriptionPoll(network string, res engine.SubscriptionResult
 	s.pollErrors.WithLabelValues(network)
 	s.live.WithLabelValues(network).Set(float64(res.Subscriptions))
 	s.lag.WithLabelValues(network).Set(float64(res.Lag))
+	s.waiting.WithLabelValues(network).Set(float64(res.Waiting))
 }
 
 // CallbackOutcome counts one recorded callback attempt of kind

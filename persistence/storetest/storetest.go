@@ -106,6 +106,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"SubscriptionStep", testSubscriptionStep},
 		{"SubscriptionStepFenced", testSubscriptionStepFenced},
 		{"SubscriptionStepLarge", testSubscriptionStepLarge},
+		{"SubscriptionRewindChunks", testSubscriptionRewindChunks},
 		{"EventOutboxOrder", testEventOutboxOrder},
 		{"EventOutboxRace", testEventOutboxRace},
 	}

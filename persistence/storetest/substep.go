@@ -262,3 +262,61 @@ func testSubscriptionStepLarge(t *testing.T, s engine.Store) {
 		}
 	}
 }
+
+// testSubscriptionRewindChunks: what the processor's retraction in chunks
+// (issue 27, finding 8) relies on. A chunk that retracts some deliveries
+// and rewinds their subscriptions, without blocks and without ForgetFrom,
+// commits that alone: the orphaned block hashes stay (the next poll sees
+// the reorg again) and LiveDeliveries returns only what is left; the last
+// chunk forgets the orphaned hashes.
+func testSubscriptionRewindChunks(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	a := createSub(t, s, newSubscription(t, f.user.ID, "dev", 1))
+	b := createSub(t, s, newSubscription(t, f.user.ID, "dev", 2))
+	h9, h10, h11 := randomHash(t), randomHash(t), randomHash(t)
+	a1, a2 := delivery(t, a, 1, 10, h10, 0, 10), delivery(t, a, 2, 11, h11, 0, 11)
+	b1 := delivery(t, b, 1, 11, h11, 1, 11)
+	must(t, s.SaveSubscriptionStep(ctx, engine.NetworkFence{}, engine.SubscriptionStep{
+		Network: "dev", Events: []engine.SubscriptionEvent{a1, a2, b1},
+		Next:   map[string]uint64{a.ID: 12, b.ID: 12},
+		Blocks: []engine.IndexedBlock{{Number: 9, Hash: h9}, {Number: 10, Hash: h10}, {Number: 11, Hash: h11}},
+	}))
+	// A reorg from block 10: the first chunk retracts a's two deliveries
+	// and rewinds a.
+	r2, r1 := delivery(t, a, 3, 11, h11, 0, 20), delivery(t, a, 4, 10, h10, 0, 20)
+	r2.Removed, r1.Removed = true, true
+	must(t, s.SaveSubscriptionStep(ctx, engine.NetworkFence{}, engine.SubscriptionStep{
+		Network: "dev", Events: []engine.SubscriptionEvent{r2, r1}, Retracted: []string{a2.ID, a1.ID},
+		Next: map[string]uint64{a.ID: 10}, KeepBlocks: 256,
+	}))
+	blocks, err := s.SubscriptionBlocks(ctx, "dev", 10)
+	must(t, err)
+	if len(blocks) != 3 || blocks[0] != (engine.IndexedBlock{Number: 11, Hash: h11}) {
+		t.Fatalf("blocks after a chunk without ForgetFrom = %+v, want 11, 10, 9 as stored", blocks)
+	}
+	live, err := s.LiveDeliveries(ctx, "dev", 10)
+	must(t, err)
+	wantEvents(t, "LiveDeliveries after the first chunk", live, []engine.SubscriptionEvent{b1})
+	if sub, err := s.SubscriptionByID(ctx, a.ID); err != nil || sub.Next != 10 || sub.LastSeq != 4 {
+		t.Fatalf("a after its chunk = %+v, %v; want next 10, last seq 4", sub, err)
+	}
+	if sub, err := s.SubscriptionByID(ctx, b.ID); err != nil || sub.Next != 12 || sub.LastSeq != 1 {
+		t.Fatalf("b before its chunk = %+v, %v; want next 12, last seq 1", sub, err)
+	}
+	// The last chunk: b's retraction, and the orphaned hashes forgotten.
+	rb := delivery(t, b, 2, 11, h11, 1, 21)
+	rb.Removed = true
+	must(t, s.SaveSubscriptionStep(ctx, engine.NetworkFence{}, engine.SubscriptionStep{
+		Network: "dev", Events: []engine.SubscriptionEvent{rb}, Retracted: []string{b1.ID},
+		Next: map[string]uint64{b.ID: 10}, ForgetFrom: ptr(uint64(10)), KeepBlocks: 256,
+	}))
+	blocks, err = s.SubscriptionBlocks(ctx, "dev", 10)
+	must(t, err)
+	if !slices.Equal(blocks, []engine.IndexedBlock{{Number: 9, Hash: h9}}) {
+		t.Fatalf("blocks after the last chunk = %+v, want 9 alone", blocks)
+	}
+	if live, err := s.LiveDeliveries(ctx, "dev", 0); err != nil || len(live) != 0 {
+		t.Fatalf("LiveDeliveries after the last chunk = %+v, %v", live, err)
+	}
+}
