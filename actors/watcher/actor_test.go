@@ -278,7 +278,17 @@ type hangingConditions struct {
 	calls   atomic.Int64
 }
 
-func (s *hangingConditions) Waiting(ctx context.Context, _ string, _ int) ([]*engine.Transaction, error) {
+func (s *hangingConditions) ExpireWaiting(ctx context.Context, _ string, _ time.Time, _ int) ([]string, error) {
+	s.calls.Add(1)
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.release:
+		return nil, errors.New("released")
+	}
+}
+
+func (s *hangingConditions) Waiting(ctx context.Context, _, _ string, _ int) ([]*engine.Transaction, error) {
 	s.calls.Add(1)
 	select {
 	case <-ctx.Done():
@@ -289,7 +299,7 @@ func (s *hangingConditions) Waiting(ctx context.Context, _ string, _ int) ([]*en
 }
 
 func (s *hangingConditions) Dependents(ctx context.Context, _ []string) ([]*engine.Transaction, error) {
-	return s.Waiting(ctx, "", 0)
+	return s.Waiting(ctx, "", "", 0)
 }
 
 // TestWatcherConditionsHaveADeadline: a database that does not answer the

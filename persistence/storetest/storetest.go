@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"PendingAccounts", testPendingAccounts},
 		{"Conditions", testConditions},
 		{"ResolveLeavesSubmitted", testResolveLeavesSubmitted},
+		{"SweepExpiresPastAStarvingUser", testSweepExpiresPastAStarvingUser},
 		{"Replacement", testReplacement},
 		{"MarkSubmittedMany", testMarkSubmittedMany},
 		{"InFlightSummary", testInFlightSummary},
