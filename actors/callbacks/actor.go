@@ -1,6 +1,7 @@
 package callbacks
 
 import (
+	"cmp"
 	"context"
 	"sync/atomic"
 	"time"
@@ -83,7 +84,9 @@ func (a *Actor) Receive(c actor.Context) {
 		a.nudged.Store(false)
 		a.dispatch()
 	case *DepthRequest:
-		n, err := a.cfg.Dispatcher.Store.PendingCallbacks(a.ctx)
+		ctx, cancel := a.storeCtx()
+		n, err := a.cfg.Dispatcher.Store.PendingCallbacks(ctx)
+		cancel()
 		c.Respond(&Depth{Pending: n, InFlight: a.d.InFlight(), Err: err})
 	}
 }
@@ -91,7 +94,9 @@ func (a *Actor) Receive(c actor.Context) {
 // dispatch starts the deliveries of the due rows. A failing store is
 // logged once until it recovers, not at every poll.
 func (a *Actor) dispatch() {
-	_, err := a.d.Dispatch(a.ctx)
+	ctx, cancel := a.storeCtx()
+	_, err := a.d.Dispatch(ctx)
+	cancel()
 	switch {
 	case err != nil && !a.failing:
 		a.cfg.Dispatcher.Log.Warn("callback outbox poll failed", "err", err)
@@ -99,6 +104,13 @@ func (a *Actor) dispatch() {
 		a.cfg.Dispatcher.Log.Info("callback outbox poll works again")
 	}
 	a.failing = err != nil
+}
+
+// storeCtx bounds one call of the actor to the store (the dispatcher's
+// StoreTimeout, 5 s by default): a database that does not answer delays a
+// poll, it does not freeze the actor.
+func (a *Actor) storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(a.ctx, cmp.Or(a.cfg.Dispatcher.StoreTimeout, engine.DefaultDispatcherConfig().StoreTimeout))
 }
 
 // shutdown stops polling, then closes the dispatcher: deliveries in flight

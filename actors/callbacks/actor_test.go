@@ -2,7 +2,9 @@ package callbacks_test
 
 import (
 	"context"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -139,5 +141,49 @@ func deliversFromTheOutbox(t *testing.T, panics bool) {
 	}
 	if err := sys.Root.StopFuture(pid).Wait(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// hangingOutbox is an outbox whose calls hang until their context ends (a
+// database connection that hung).
+type hangingOutbox struct {
+	engine.DispatcherStore
+	claims atomic.Int64
+}
+
+func (s *hangingOutbox) ClaimDueCallbacks(ctx context.Context, _ string, _ time.Time, _ time.Duration, _ int) ([]engine.Callback, error) {
+	s.claims.Add(1)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (s *hangingOutbox) PendingCallbacks(ctx context.Context) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// TestActorStoreCallsHaveADeadline: with a database that does not answer,
+// the actor's outbox polls and depth reads end at the dispatcher's
+// StoreTimeout: it keeps polling and answers, instead of freezing.
+func TestActorStoreCallsHaveADeadline(t *testing.T) {
+	store := &hangingOutbox{}
+	sys := actor.NewActorSystem()
+	defer sys.Shutdown()
+	pid := sys.Root.Spawn(callbacks.Props(callbacks.Config{PollInterval: 10 * time.Millisecond,
+		Dispatcher: engine.DispatcherConfig{Store: store, Log: slog.New(slog.DiscardHandler), StoreTimeout: 50 * time.Millisecond}}))
+	defer func() { _ = sys.Root.StopFuture(pid).Wait() }()
+	deadline := time.Now().Add(3 * time.Second)
+	for store.claims.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d outbox polls in 3 s: a hung claim holds the actor", store.claims.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := sys.Root.RequestFuture(pid, &callbacks.DepthRequest{}, 2*time.Second).Result()
+	if err != nil {
+		t.Fatalf("depth: %v", err)
+	}
+	if d := res.(*callbacks.Depth); !errors.Is(d.Err, context.DeadlineExceeded) {
+		t.Fatalf("depth error %v, want the store deadline", d.Err)
 	}
 }
