@@ -483,6 +483,7 @@ type Store interface {
 	UserAdminStore
 	TransferIndexStore
 	CallbackStore
+	OutboxPruner
 	LeaseStore
 	FencedFollowerStore
 	AttemptStore

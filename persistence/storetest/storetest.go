@@ -65,6 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"Conditions", testConditions},
 		{"ResolveLeavesSubmitted", testResolveLeavesSubmitted},
 		{"SweepExpiresPastAStarvingUser", testSweepExpiresPastAStarvingUser},
+		{"PruneOutbox", testPruneOutbox},
 		{"Replacement", testReplacement},
 		{"MarkSubmittedMany", testMarkSubmittedMany},
 		{"InFlightSummary", testInFlightSummary},

@@ -7,5 +7,5 @@
 CREATE INDEX transactions_waiting_until ON transactions (network, wait_until)
     WHERE status = 'waiting' AND wait_until IS NOT NULL;
 CREATE INDEX callback_outbox_event ON callback_outbox (event_id) WHERE event_id IS NOT NULL;
-CREATE INDEX callback_outbox_done ON callback_outbox (status, created) WHERE status <> 'pending';
+CREATE INDEX callback_outbox_done ON callback_outbox (created) WHERE status <> 'pending';
 CREATE INDEX subscription_events_created ON subscription_events (created);
