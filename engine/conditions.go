@@ -19,7 +19,14 @@ type ConditionStore interface {
 	CancelTransaction(ctx context.Context, id string, txErr *TxError, ended time.Time) (*Transaction, error)
 	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
 	Statuses(ctx context.Context, ids []string) (map[string]TxStatus, error)
+	// Waiting returns up to limit (all when negative) transactions of the
+	// network in status waiting, in acceptance order, from the one after
+	// transaction after ("": from the first).
 	Waiting(ctx context.Context, network, after string, limit int) ([]*Transaction, error)
+	// ExpireWaiting fails, with ExpiredError, at most limit waiting
+	// transactions of network whose waitTimeout passed at now (those due
+	// first), in one statement, queueing their callbacks; it returns their
+	// ids.
 	ExpireWaiting(ctx context.Context, network string, now time.Time, limit int) ([]string, error)
 }
 

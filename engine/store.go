@@ -286,14 +286,8 @@ type TxStore interface {
 	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
 	// Statuses returns the status of each of ids that exists.
 	Statuses(ctx context.Context, ids []string) (map[string]TxStatus, error)
-	// Waiting returns up to limit (all when negative) transactions of the
-	// network in status waiting, in acceptance order, from the one after
-	// transaction after ("": from the first).
+	// Waiting and ExpireWaiting: see ConditionStore.
 	Waiting(ctx context.Context, network, after string, limit int) ([]*Transaction, error)
-	// ExpireWaiting fails, with ExpiredError, at most limit waiting
-	// transactions of network whose waitTimeout passed at now (those due
-	// first), in one statement, queueing their callbacks; it returns their
-	// ids.
 	ExpireWaiting(ctx context.Context, network string, now time.Time, limit int) ([]string, error)
 	// PendingAccounts returns the ids of the accounts (each once) that have
 	// transactions on the network in status new, waiting or submitted:
