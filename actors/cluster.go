@@ -179,7 +179,7 @@ func (p clusterPlacement) wake(accountID, network string, msg *account.Wake) {
 			return fmt.Errorf("wake account grain %s: %w", accountID, err)
 		}
 		if _, ok := res.(*clusterpb.WakeAck); !ok {
-			return fmt.Errorf("wake account grain %s: unexpected answer %T", accountID, res)
+			return final(fmt.Errorf("wake account grain %s: unexpected answer %T", accountID, res))
 		}
 		return nil
 	})
@@ -189,7 +189,11 @@ func (p clusterPlacement) fund(network string, addr common.Address) {
 	p.s.requests.add("fund:"+network+":"+addr.Hex(), func(ctx context.Context) error {
 		res, err := p.s.fundViaGrain(ctx, network, []string{addr.Hex()}, 30*time.Second)
 		if err == nil && res.GetError() != "" {
-			err = errors.New(res.GetError())
+			// The faucet answered (it is empty, or the network has
+			// none): asking again every pause would hold a worker
+			// for nothing. The queue logs it as an error and drops
+			// it for the operator (the log names the account).
+			return final(fmt.Errorf("fund %s on %s: %s", addr.Hex(), network, res.GetError()))
 		}
 		return err
 	})

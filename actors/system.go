@@ -153,6 +153,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	ccfg := cfg.Callbacks
 	ccfg.Dispatcher.Store, ccfg.Dispatcher.Clock, ccfg.Dispatcher.Log = cfg.Store, cfg.Clock, cfg.Log
+	if p, ok := cfg.Store.(engine.OutboxPruner); ok && ccfg.Pruner == nil {
+		ccfg.Pruner = p // both stores are: ended callbacks and old deliveries are pruned
+	}
 	if cfg.Metrics != nil {
 		ccfg.Dispatcher.Outcome = cfg.Metrics.CallbackOutcome
 	}

@@ -2173,7 +2173,7 @@ type ClientInterface interface {
 
 	// ListSubscriptionEvents Read a subscription's deliveries
 	//
-	// The pull alternative to callbacks: the deliveries after `cursor` in `sequence` order (block and log order), the same bodies callbacks carry under `event`, `removed: true` ones included. `next` is always present: the cursor after the last delivery returned, or the given cursor when none is new (without a cursor and with none yet: the start), so a poller keeps passing the last `next` it got and never misses or repeats one.
+	// The pull alternative to callbacks: the deliveries after `cursor` in `sequence` order (block and log order), the same bodies callbacks carry under `event`, `removed: true` ones included. `next` is always present: the cursor after the last delivery returned, or the given cursor when none is new (without a cursor and with none yet: the start), so a poller keeps passing the last `next` it got and never misses or repeats one. Deliveries are stored for the retention (`callbacks.retention`, 7 days by default) and then pruned once none of their callbacks is pending: a poller that comes back later than that finds the deliveries after its cursor that are still stored, from the oldest kept (sequences do not restart).
 	//
 	// Corresponds with GET /subscriptions/{id}/events (the `ListSubscriptionEvents` operationId).
 	ListSubscriptionEvents(ctx context.Context, id openapi_types.UUID, params *ListSubscriptionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3007,7 +3007,7 @@ func (c *Client) GetSubscription(ctx context.Context, id openapi_types.UUID, par
 
 // ListSubscriptionEvents Read a subscription's deliveries
 //
-// The pull alternative to callbacks: the deliveries after `cursor` in `sequence` order (block and log order), the same bodies callbacks carry under `event`, `removed: true` ones included. `next` is always present: the cursor after the last delivery returned, or the given cursor when none is new (without a cursor and with none yet: the start), so a poller keeps passing the last `next` it got and never misses or repeats one.
+// The pull alternative to callbacks: the deliveries after `cursor` in `sequence` order (block and log order), the same bodies callbacks carry under `event`, `removed: true` ones included. `next` is always present: the cursor after the last delivery returned, or the given cursor when none is new (without a cursor and with none yet: the start), so a poller keeps passing the last `next` it got and never misses or repeats one. Deliveries are stored for the retention (`callbacks.retention`, 7 days by default) and then pruned once none of their callbacks is pending: a poller that comes back later than that finds the deliveries after its cursor that are still stored, from the oldest kept (sequences do not restart).
 //
 // Corresponds with GET /subscriptions/{id}/events (the `ListSubscriptionEvents` operationId).
 func (c *Client) ListSubscriptionEvents(ctx context.Context, id openapi_types.UUID, params *ListSubscriptionEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6725,7 +6725,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListSubscriptionEventsWithResponse Read a subscription's deliveries
 	//
-	// The pull alternative to callbacks: the deliveries after `cursor` in `sequence` order (block and log order), the same bodies callbacks carry under `event`, `removed: true` ones included. `next` is always present: the cursor after the last delivery returned, or the given cursor when none is new (without a cursor and with none yet: the start), so a poller keeps passing the last `next` it got and never misses or repeats one.
+	// The pull alternative to callbacks: the deliveries after `cursor` in `sequence` order (block and log order), the same bodies callbacks carry under `event`, `removed: true` ones included. `next` is always present: the cursor after the last delivery returned, or the given cursor when none is new (without a cursor and with none yet: the start), so a poller keeps passing the last `next` it got and never misses or repeats one. Deliveries are stored for the retention (`callbacks.retention`, 7 days by default) and then pruned once none of their callbacks is pending: a poller that comes back later than that finds the deliveries after its cursor that are still stored, from the oldest kept (sequences do not restart).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14725,7 +14725,7 @@ func (c *ClientWithResponses) GetSubscriptionWithResponse(ctx context.Context, i
 
 // ListSubscriptionEventsWithResponse Read a subscription's deliveries
 //
-// The pull alternative to callbacks: the deliveries after `cursor` in `sequence` order (block and log order), the same bodies callbacks carry under `event`, `removed: true` ones included. `next` is always present: the cursor after the last delivery returned, or the given cursor when none is new (without a cursor and with none yet: the start), so a poller keeps passing the last `next` it got and never misses or repeats one.
+// The pull alternative to callbacks: the deliveries after `cursor` in `sequence` order (block and log order), the same bodies callbacks carry under `event`, `removed: true` ones included. `next` is always present: the cursor after the last delivery returned, or the given cursor when none is new (without a cursor and with none yet: the start), so a poller keeps passing the last `next` it got and never misses or repeats one. Deliveries are stored for the retention (`callbacks.retention`, 7 days by default) and then pruned once none of their callbacks is pending: a poller that comes back later than that finds the deliveries after its cursor that are still stored, from the oldest kept (sequences do not restart).
 //
 // Returns a wrapper object for the known response body format(s).
 //

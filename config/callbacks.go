@@ -21,12 +21,18 @@ type Callbacks struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// Concurrency bounds the deliveries in flight (default 64).
 	Concurrency int `yaml:"concurrency"`
+	// Retention is how long delivered and abandoned callbacks, and the
+	// subscriptions' stored deliveries (GET /subscriptions/{id}/events),
+	// are kept before they are pruned (TXENGINE_CALLBACKS_RETENTION;
+	// default 168h, 7 days; at least 1h). Pending callbacks are never
+	// pruned, nor a delivery whose callback is pending.
+	Retention time.Duration `yaml:"retention"`
 }
 
-// defaultCallbacks returns 10 s per attempt and 64 deliveries in flight;
-// AllowPrivate stays unset.
+// defaultCallbacks returns 10 s per attempt, 64 deliveries in flight and
+// 7 days of retention; AllowPrivate stays unset.
 func defaultCallbacks() Callbacks {
-	return Callbacks{Timeout: 10 * time.Second, Concurrency: 64}
+	return Callbacks{Timeout: 10 * time.Second, Concurrency: 64, Retention: 7 * 24 * time.Hour}
 }
 
 // CallbacksAllowPrivate resolves Callbacks.AllowPrivate: the configured
@@ -54,6 +60,13 @@ func (c *Config) applyCallbacksEnv(getenv func(string) string) error {
 		}
 		c.Callbacks.Timeout = d
 	}
+	if v := getenv("TXENGINE_CALLBACKS_RETENTION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("TXENGINE_CALLBACKS_RETENTION: %q is not a duration (e.g. 72h)", v)
+		}
+		c.Callbacks.Retention = d
+	}
 	return nil
 }
 
@@ -61,6 +74,9 @@ func (c *Config) applyCallbacksEnv(getenv func(string) string) error {
 func (cb Callbacks) validate() error {
 	if cb.Timeout < 100*time.Millisecond || cb.Timeout > 5*time.Minute {
 		return fmt.Errorf("callbacks.timeout: must be between 100ms and 5m, got %s", cb.Timeout)
+	}
+	if cb.Retention < time.Hour {
+		return fmt.Errorf("callbacks.retention: must be at least 1h, got %s", cb.Retention)
 	}
 	if cb.Concurrency < 1 || cb.Concurrency > 4096 {
 		return fmt.Errorf("callbacks.concurrency: must be between 1 and 4096, got %d", cb.Concurrency)

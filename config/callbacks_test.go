@@ -73,3 +73,24 @@ func TestCallbacksConfig(t *testing.T) {
 		t.Errorf("1ms timeout: err = %v", err)
 	}
 }
+
+// TestCallbacksRetention: 7 days by default, TXENGINE_CALLBACKS_RETENTION
+// or callbacks.retention sets it, less than an hour is refused.
+func TestCallbacksRetention(t *testing.T) {
+	cfg, err := Load("", env(nil))
+	if err != nil || cfg.Callbacks.Retention != 7*24*time.Hour {
+		t.Fatalf("default retention: %s, %v", cfg.Callbacks.Retention, err)
+	}
+	cfg, err = Load("", env(map[string]string{"TXENGINE_CALLBACKS_RETENTION": "72h"}))
+	if err != nil || cfg.Callbacks.Retention != 72*time.Hour {
+		t.Fatalf("env retention: %s, %v", cfg.Callbacks.Retention, err)
+	}
+	if _, err := Load("", env(map[string]string{"TXENGINE_CALLBACKS_RETENTION": "a week"})); err == nil ||
+		!strings.HasPrefix(err.Error(), "TXENGINE_CALLBACKS_RETENTION") {
+		t.Errorf("unparsable retention: err = %v", err)
+	}
+	if _, err := Load("", env(map[string]string{"TXENGINE_CALLBACKS_RETENTION": "30m"})); err == nil ||
+		!strings.HasPrefix(err.Error(), "callbacks.retention") {
+		t.Errorf("30m retention: err = %v", err)
+	}
+}

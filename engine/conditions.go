@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -18,7 +19,21 @@ type ConditionStore interface {
 	CancelTransaction(ctx context.Context, id string, txErr *TxError, ended time.Time) (*Transaction, error)
 	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
 	Statuses(ctx context.Context, ids []string) (map[string]TxStatus, error)
-	Waiting(ctx context.Context, network string, limit int) ([]*Transaction, error)
+	// Waiting returns up to limit (all when negative) transactions of the
+	// network in status waiting, in acceptance order, from the one after
+	// transaction after ("": from the first).
+	Waiting(ctx context.Context, network, after string, limit int) ([]*Transaction, error)
+	// ExpireWaiting fails, with ExpiredError, at most limit waiting
+	// transactions of network whose waitTimeout passed at now (those due
+	// first), in one statement, queueing their callbacks; it returns their
+	// ids.
+	ExpireWaiting(ctx context.Context, network string, now time.Time, limit int) ([]string, error)
+}
+
+// ExpiredError is the error of a transaction whose conditions did not hold
+// before its waitTimeout.
+func ExpiredError() *TxError {
+	return &TxError{Code: TxExpired, Message: "the conditions did not hold before waitTimeout"}
 }
 
 // AccountRef names the actor of an account on a network.
@@ -55,13 +70,21 @@ type Conditions struct {
 	store ConditionStore
 	clock Clock
 	log   *slog.Logger
-	// sweepLimit bounds the waiting transactions one Sweep looks at.
+	// sweepLimit bounds the waiting transactions one Sweep looks at, and
+	// the transactions one of its expiry statements fails.
 	sweepLimit int
+
+	mu sync.Mutex
+	// cursor is, by network, the last waiting transaction the previous
+	// Sweep looked at: the next one goes on from there, so every waiting
+	// transaction is looked at within (waiting / sweepLimit) + 1 heads
+	// however many one account holds back.
+	cursor map[string]string
 }
 
 // NewConditions returns the condition logic over store.
 func NewConditions(store ConditionStore, clock Clock, log *slog.Logger) *Conditions {
-	return &Conditions{store: store, clock: clock, log: log, sweepLimit: 5000}
+	return &Conditions{store: store, clock: clock, log: log, sweepLimit: 5000, cursor: map[string]string{}}
 }
 
 // Check evaluates the conditions of tx on net: expiry first, then the
@@ -87,7 +110,7 @@ func (c *Conditions) Check(ctx context.Context, net *Network, tx *Transaction) (
 // checkDeps evaluates expiry and dependencies only.
 func (c *Conditions) checkDeps(ctx context.Context, tx *Transaction) (Verdict, *TxError, error) {
 	if tx.WaitUntil != nil && !c.clock.Now().Before(*tx.WaitUntil) {
-		return Fail, &TxError{Code: TxExpired, Message: "the conditions did not hold before waitTimeout"}, nil
+		return Fail, ExpiredError(), nil
 	}
 	if len(tx.DependsOn) == 0 {
 		return Ready, nil, nil
@@ -96,19 +119,28 @@ func (c *Conditions) checkDeps(ctx context.Context, tx *Transaction) (Verdict, *
 	if err != nil {
 		return Wait, nil, fmt.Errorf("dependencies of %s: %w", tx.ID, err)
 	}
+	v, txErr := c.verdict(tx, statuses)
+	return v, txErr, nil
+}
+
+// verdict evaluates expiry and the dependencies of tx given their statuses.
+func (c *Conditions) verdict(tx *Transaction, statuses map[string]TxStatus) (Verdict, *TxError) {
+	if tx.WaitUntil != nil && !c.clock.Now().Before(*tx.WaitUntil) {
+		return Fail, ExpiredError()
+	}
 	verdict := Ready
 	for _, dep := range tx.DependsOn {
 		switch statuses[dep] {
 		case StatusCompleted:
 		case StatusFailed:
-			return Fail, &TxError{Code: TxDependencyFailed, Message: fmt.Sprintf("dependency %s failed", dep)}, nil
+			return Fail, &TxError{Code: TxDependencyFailed, Message: fmt.Sprintf("dependency %s failed", dep)}
 		case "":
-			return Fail, &TxError{Code: TxDependencyFailed, Message: fmt.Sprintf("dependency %s does not exist", dep)}, nil
+			return Fail, &TxError{Code: TxDependencyFailed, Message: fmt.Sprintf("dependency %s does not exist", dep)}
 		default:
 			verdict = Wait
 		}
 	}
-	return verdict, nil, nil
+	return verdict, nil
 }
 
 // Hold marks tx (status new) waiting, then checks its dependencies again:
@@ -182,31 +214,39 @@ func (c *Conditions) Resolve(ctx context.Context, ids []string) ([]AccountRef, e
 	return refs(wake), nil
 }
 
-// Sweep looks at the waiting transactions of net on a new head: expired
-// ones fail, those whose dependencies completed and whose sender now holds
-// the awaited balance go back to new. Balances are read in one batch. It
-// returns the accounts to wake and the ids of the transactions it failed
-// (whose dependents the caller resolves).
+// Sweep looks at the waiting transactions of net on a new head: first
+// those whose waitTimeout passed fail, by deadline, in set-based statements
+// (however many others wait); then it looks at the next sweepLimit waiting
+// transactions after the previous Sweep's last (their dependencies' statuses
+// in one read, balances in one batch): those that failed meanwhile fail,
+// those whose dependencies completed and whose sender now holds the awaited
+// balance go back to new. It returns the accounts to wake and the ids of
+// the transactions it failed (whose dependents the caller resolves).
 func (c *Conditions) Sweep(ctx context.Context, net *Network) ([]AccountRef, []string, error) {
-	waiting, err := c.store.Waiting(ctx, net.Name, c.sweepLimit)
-	if err != nil || len(waiting) == 0 {
-		return nil, nil, err
+	failed, err := c.expire(ctx, net.Name)
+	if err != nil {
+		return nil, failed, err
 	}
-	var failed, ready []string
+	waiting, err := c.nextWaiting(ctx, net.Name)
+	if err != nil || len(waiting) == 0 {
+		return nil, failed, err
+	}
+	statuses, err := c.store.Statuses(ctx, dependencies(waiting))
+	if err != nil {
+		return nil, failed, fmt.Errorf("dependencies of %d waiting transactions: %w", len(waiting), err)
+	}
+	var ready []string
 	var asked []*Transaction
 	var qs []BalanceQuery
 	wake := map[AccountRef]bool{}
 	for _, tx := range waiting {
-		v, txErr, err := c.checkDeps(ctx, tx)
-		if err != nil {
-			return nil, nil, err
-		}
+		v, txErr := c.verdict(tx, statuses)
 		switch {
 		case v == Fail:
 			if _, err := c.store.CancelTransaction(ctx, tx.ID, txErr, c.clock.Now()); errors.Is(err, ErrConflict) {
 				continue // it moved on meanwhile (submitted, or ended)
 			} else if err != nil {
-				return nil, nil, fmt.Errorf("fail %s: %w", tx.ID, err)
+				return nil, failed, fmt.Errorf("fail %s: %w", tx.ID, err)
 			}
 			failed = append(failed, tx.ID)
 		case v == Wait:
@@ -235,6 +275,65 @@ func (c *Conditions) Sweep(ctx context.Context, net *Network) ([]AccountRef, []s
 		return nil, failed, err
 	}
 	return refs(wake), failed, nil
+}
+
+// maxExpiryRounds bounds the expiry statements of one Sweep: more due
+// transactions than that many batches wait for the next head.
+const maxExpiryRounds = 4
+
+// expire fails the waiting transactions of network whose waitTimeout
+// passed, sweepLimit at a time.
+func (c *Conditions) expire(ctx context.Context, network string) ([]string, error) {
+	var failed []string
+	for range maxExpiryRounds {
+		ids, err := c.store.ExpireWaiting(ctx, network, c.clock.Now(), c.sweepLimit)
+		failed = append(failed, ids...)
+		if err != nil {
+			return failed, fmt.Errorf("expire waiting transactions of %s: %w", network, err)
+		}
+		if len(ids) > 0 {
+			c.log.Info("waiting transactions expired", "network", network, "count", len(ids))
+		}
+		if len(ids) < c.sweepLimit {
+			break
+		}
+	}
+	return failed, nil
+}
+
+// nextWaiting reads the next batch of waiting transactions of network,
+// going round: after the batch that reached the end, from the first.
+func (c *Conditions) nextWaiting(ctx context.Context, network string) ([]*Transaction, error) {
+	c.mu.Lock()
+	after := c.cursor[network]
+	c.mu.Unlock()
+	waiting, err := c.store.Waiting(ctx, network, after, c.sweepLimit)
+	if err != nil {
+		return nil, fmt.Errorf("waiting transactions of %s: %w", network, err)
+	}
+	next := ""
+	if len(waiting) == c.sweepLimit {
+		next = waiting[len(waiting)-1].ID
+	}
+	c.mu.Lock()
+	c.cursor[network] = next
+	c.mu.Unlock()
+	return waiting, nil
+}
+
+// dependencies returns the ids the transactions of txs depend on, once each.
+func dependencies(txs []*Transaction) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, tx := range txs {
+		for _, d := range tx.DependsOn {
+			if !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
 
 func refs(m map[AccountRef]bool) []AccountRef {

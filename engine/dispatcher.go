@@ -48,6 +48,9 @@ type DispatcherConfig struct {
 	Concurrency int
 	// Timeout bounds one attempt (connection, request and answer headers).
 	Timeout time.Duration
+	// StoreTimeout bounds the reads that build a row's request, and the
+	// write that records its outcome (default 5 s).
+	StoreTimeout time.Duration
 	// AllowPrivate lets deliveries connect to addresses PrivateAddr
 	// refuses (loopback, private, link-local, shared, reserved,
 	// documentation, multicast). Off, such an address is refused when
@@ -79,25 +82,23 @@ type CallbackSecrets interface {
 }
 
 // DefaultDispatcherConfig returns 64 concurrent deliveries, 10 s per
-// attempt, private addresses refused, User-Agent "txengine" and
-// DefaultBackoff.
+// attempt, 5 s per store call, private addresses refused, User-Agent
+// "txengine" and DefaultBackoff.
 func DefaultDispatcherConfig() DispatcherConfig {
-	return DispatcherConfig{Concurrency: 64, Timeout: 10 * time.Second, UserAgent: "txengine", Backoff: DefaultBackoff()}
+	return DispatcherConfig{Concurrency: 64, Timeout: 10 * time.Second, StoreTimeout: 5 * time.Second,
+		UserAgent: "txengine", Backoff: DefaultBackoff()}
 }
 
 // maxResponseDrain bounds what is read of a receiver's answer (so the
 // connection can be reused); the body itself is ignored.
 const maxResponseDrain = 64 << 10
 
-// storeWriteTimeout bounds the write that records an attempt's outcome.
-const storeWriteTimeout = 5 * time.Second
-
 // claimFor is how long a dispatcher claims the rows it delivers: longer
 // than a delivery (the reads, one attempt of cfg.Timeout and the write of
 // its outcome), so no other node takes a row while it is being delivered;
 // a node that dies leaves its claims to expire after that.
 func (c DispatcherConfig) claimFor() time.Duration {
-	return 2*c.Timeout + 2*storeWriteTimeout
+	return 2*c.Timeout + 2*c.StoreTimeout
 }
 
 // Dispatcher delivers due outbox rows, each in its own goroutine, at most
@@ -126,6 +127,9 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = def.Timeout
+	}
+	if cfg.StoreTimeout <= 0 {
+		cfg.StoreTimeout = def.StoreTimeout
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = def.UserAgent
@@ -285,18 +289,21 @@ func (d *Dispatcher) deliver(ctx context.Context, cb Callback) {
 	}
 	out, attempted, err := d.attempt(ctx, cb)
 	if err != nil {
-		// The store could not be read, or shutdown cancelled the attempt:
-		// no attempt is counted, the row stays due.
-		if ctx.Err() == nil {
-			log.Warn("callback not attempted", "err", err)
+		if ctx.Err() != nil {
+			return // shutdown cancelled the attempt: the row stays due
 		}
-		return
+		// The request could not be built (a record unreadable, a body
+		// or secret that does not open): that counts as a failed
+		// attempt, retried with backoff and abandoned, with the reason,
+		// after the usual bound (it was retried at every poll for ever).
+		log.Warn("callback not sent", "err", err)
+		out, attempted = outcome{err: "not sent: " + err.Error()}, true
 	}
 	attempts := cb.Attempts
 	if attempted {
 		attempts++
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWriteTimeout)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.StoreTimeout)
 	defer cancel()
 	now := d.cfg.Clock.Now()
 	var result string
@@ -340,7 +347,9 @@ func (d *Dispatcher) attempt(ctx context.Context, cb Callback) (out outcome, att
 	if cb.EventID != "" {
 		build = d.eventRequest
 	}
-	req, skip, err := build(ctx, cb)
+	rctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+	req, skip, err := build(rctx, cb)
+	cancel()
 	if err != nil || skip != nil {
 		return deref(skip), false, err
 	}

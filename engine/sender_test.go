@@ -348,7 +348,13 @@ func (m *memStore) Statuses(_ context.Context, ids []string) (map[string]TxStatu
 	return out, nil
 }
 
-func (m *memStore) Waiting(context.Context, string, int) ([]*Transaction, error) { return nil, nil }
+func (m *memStore) Waiting(context.Context, string, string, int) ([]*Transaction, error) {
+	return nil, nil
+}
+
+func (m *memStore) ExpireWaiting(context.Context, string, time.Time, int) ([]string, error) {
+	return nil, nil
+}
 
 func (m *memStore) ReleaseNonce(ctx context.Context, f Fence, id string, e *TxError, ended time.Time) error {
 	if err := m.CheckFence(ctx, f); err != nil {

@@ -286,9 +286,9 @@ type TxStore interface {
 	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
 	// Statuses returns the status of each of ids that exists.
 	Statuses(ctx context.Context, ids []string) (map[string]TxStatus, error)
-	// Waiting returns up to limit transactions of the network in status
-	// waiting, in acceptance order.
-	Waiting(ctx context.Context, network string, limit int) ([]*Transaction, error)
+	// Waiting and ExpireWaiting: see ConditionStore.
+	Waiting(ctx context.Context, network, after string, limit int) ([]*Transaction, error)
+	ExpireWaiting(ctx context.Context, network string, now time.Time, limit int) ([]string, error)
 	// PendingAccounts returns the ids of the accounts (each once) that have
 	// transactions on the network in status new, waiting or submitted:
 	// those whose actors must run after a restart.
@@ -477,6 +477,7 @@ type Store interface {
 	UserAdminStore
 	TransferIndexStore
 	CallbackStore
+	OutboxPruner
 	LeaseStore
 	FencedFollowerStore
 	AttemptStore

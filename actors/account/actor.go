@@ -63,6 +63,18 @@ type Config struct {
 	// the cluster placed it. Nil: the account actor runs its submitter as
 	// a child (single-node mode).
 	WakeSubmitter func(accountID, network string, resync bool)
+	// StoreTimeout bounds the database calls made outside a pump: the
+	// reads that decide a passivation, and the resolution of the
+	// dependents of failed transactions (default 10 s).
+	StoreTimeout time.Duration
+}
+
+// storeTimeout is StoreTimeout or its default.
+func (c Config) storeTimeout() time.Duration {
+	if c.StoreTimeout > 0 {
+		return c.StoreTimeout
+	}
+	return 10 * time.Second
 }
 
 // Key names the actor of an account on a network.
@@ -241,11 +253,15 @@ func (a *Actor) maybePassivate(c actor.Context) {
 		}
 		return
 	}
-	sum, err := a.cfg.Store.InFlightSummary(a.ctx, a.accountID, a.net.Name)
+	// A database that does not answer keeps the actor (it tries again
+	// when next idle), it does not freeze it.
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.storeTimeout())
+	defer cancel()
+	sum, err := a.cfg.Store.InFlightSummary(ctx, a.accountID, a.net.Name)
 	if err != nil || sum.Count > 0 {
 		return
 	}
-	ready, err := a.cfg.Store.ReadyTransactions(a.ctx, a.accountID, a.net.Name, 1)
+	ready, err := a.cfg.Store.ReadyTransactions(ctx, a.accountID, a.net.Name, 1)
 	if err != nil || len(ready) > 0 {
 		return
 	}

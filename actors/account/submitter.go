@@ -190,7 +190,9 @@ func (s *submitter) resolve(failed []string) {
 	if len(failed) == 0 || s.cfg.Conditions == nil {
 		return
 	}
-	refs, err := s.cfg.Conditions.Resolve(s.ctx, failed)
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.storeTimeout())
+	defer cancel()
+	refs, err := s.cfg.Conditions.Resolve(ctx, failed)
 	if err != nil {
 		s.cfg.Log.Warn("resolving dependents failed", "account", s.accountID, "err", err)
 	}

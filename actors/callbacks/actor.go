@@ -1,6 +1,7 @@
 package callbacks
 
 import (
+	"cmp"
 	"context"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,20 @@ type Config struct {
 	// CloseGrace bounds how long stopping waits for deliveries in flight
 	// before cancelling them (default 5s; their rows stay pending).
 	CloseGrace time.Duration
+	// Pruner deletes delivered and abandoned outbox rows, and the
+	// subscriptions' stored deliveries, older than Retention; nil: nothing
+	// is pruned.
+	Pruner engine.OutboxPruner
+	// Retention is how long ended callbacks and stored deliveries are kept
+	// (default engine.DefaultRetention, 7 days).
+	Retention time.Duration
+	// PruneEvery is the pause between pruning runs (default 10 minutes);
+	// a run deletes PruneBatch rows of each kind per step, and takes
+	// another step at once (after the messages waiting) while a batch
+	// came back full.
+	PruneEvery time.Duration
+	// PruneBatch bounds the rows of one delete (default 1000).
+	PruneBatch int
 }
 
 // Props returns the props of the dispatcher actor.
@@ -30,6 +45,18 @@ func Props(cfg Config) *actor.Props {
 	}
 	if cfg.CloseGrace <= 0 {
 		cfg.CloseGrace = 5 * time.Second
+	}
+	if cfg.Dispatcher.Clock == nil {
+		cfg.Dispatcher.Clock = engine.SystemClock{}
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = engine.DefaultRetention
+	}
+	if cfg.PruneEvery <= 0 {
+		cfg.PruneEvery = 10 * time.Minute
+	}
+	if cfg.PruneBatch <= 0 {
+		cfg.PruneBatch = 1000
 	}
 	return lifecycle.Props(func() actor.Actor { return &Actor{cfg: cfg} })
 }
@@ -42,6 +69,7 @@ type Actor struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	timer   lifecycle.Timer
+	pruner  lifecycle.Timer
 	failing bool
 	// nudged is set while a Nudge the actor sent itself is in its
 	// mailbox, so that deliveries ending together send one.
@@ -74,6 +102,9 @@ func (a *Actor) Receive(c actor.Context) {
 		a.ctx, a.cancel = context.WithCancel(context.Background())
 		a.d = engine.NewDispatcher(a.withNudges(c))
 		c.Send(c.Self(), tick{})
+		if a.cfg.Pruner != nil {
+			a.pruner.Set(c, a.cfg.PruneEvery, prune{})
+		}
 	case *actor.Stopping, *actor.Restarting:
 		a.shutdown()
 	case tick:
@@ -82,8 +113,12 @@ func (a *Actor) Receive(c actor.Context) {
 	case *Nudge:
 		a.nudged.Store(false)
 		a.dispatch()
+	case prune:
+		a.prune(c)
 	case *DepthRequest:
-		n, err := a.cfg.Dispatcher.Store.PendingCallbacks(a.ctx)
+		ctx, cancel := a.storeCtx()
+		n, err := a.cfg.Dispatcher.Store.PendingCallbacks(ctx)
+		cancel()
 		c.Respond(&Depth{Pending: n, InFlight: a.d.InFlight(), Err: err})
 	}
 }
@@ -91,7 +126,9 @@ func (a *Actor) Receive(c actor.Context) {
 // dispatch starts the deliveries of the due rows. A failing store is
 // logged once until it recovers, not at every poll.
 func (a *Actor) dispatch() {
-	_, err := a.d.Dispatch(a.ctx)
+	ctx, cancel := a.storeCtx()
+	_, err := a.d.Dispatch(ctx)
+	cancel()
 	switch {
 	case err != nil && !a.failing:
 		a.cfg.Dispatcher.Log.Warn("callback outbox poll failed", "err", err)
@@ -101,10 +138,39 @@ func (a *Actor) dispatch() {
 	a.failing = err != nil
 }
 
+// prune takes one step of pruning: a batch of ended outbox rows, then one
+// of stored deliveries, older than Retention. A full batch means more are
+// due: the next step follows the messages waiting; otherwise the next run
+// is PruneEvery away.
+func (a *Actor) prune(c actor.Context) {
+	cutoff := a.cfg.Dispatcher.Clock.Now().Add(-a.cfg.Retention)
+	timeout := cmp.Or(a.cfg.Dispatcher.StoreTimeout, engine.DefaultDispatcherConfig().StoreTimeout)
+	p, err := engine.PruneStep(a.ctx, a.cfg.Pruner, cutoff, a.cfg.PruneBatch, timeout)
+	log := a.cfg.Dispatcher.Log
+	if err != nil {
+		log.Warn("pruning the callback outbox failed", "err", err)
+	} else if p.Callbacks+p.Events > 0 {
+		log.Info("pruned the callback outbox", "callbacks", p.Callbacks, "deliveries", p.Events, "before", cutoff)
+	}
+	if err == nil && p.Full(a.cfg.PruneBatch) {
+		c.Send(c.Self(), prune{})
+		return
+	}
+	a.pruner.Set(c, a.cfg.PruneEvery, prune{})
+}
+
+// storeCtx bounds one call of the actor to the store (the dispatcher's
+// StoreTimeout, 5 s by default): a database that does not answer delays a
+// poll, it does not freeze the actor.
+func (a *Actor) storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(a.ctx, cmp.Or(a.cfg.Dispatcher.StoreTimeout, engine.DefaultDispatcherConfig().StoreTimeout))
+}
+
 // shutdown stops polling, then closes the dispatcher: deliveries in flight
 // get CloseGrace to finish.
 func (a *Actor) shutdown() {
 	a.timer.Stop()
+	a.pruner.Stop()
 	if a.cancel != nil {
 		a.cancel()
 	}

@@ -7,6 +7,10 @@ package callbacks
 // tick is the actor's periodic poll of the outbox.
 type tick struct{}
 
+// prune is the actor's periodic pruning of ended outbox rows and old
+// subscription deliveries.
+type prune struct{}
+
 // Nudge asks the actor to poll the outbox now (for example right after a
 // transaction ended) instead of at its next tick.
 type Nudge struct{}

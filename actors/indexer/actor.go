@@ -22,6 +22,9 @@ type Config struct {
 	Interval time.Duration
 	// Indexer tunes the engine's indexer (ranges, calls per poll).
 	Indexer engine.IndexerConfig
+	// PollTimeout bounds one poll, its node and database calls together
+	// (default 1 minute): a connection that hangs fails the poll.
+	PollTimeout time.Duration
 }
 
 // Props returns the props of the indexer of cfg.Network. It fails when the
@@ -33,6 +36,9 @@ func Props(cfg Config) (*actor.Props, error) {
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = max(cfg.Network.PollInterval, 100*time.Millisecond)
+	}
+	if cfg.PollTimeout <= 0 {
+		cfg.PollTimeout = time.Minute
 	}
 	return lifecycle.Props(func() actor.Actor { return &Actor{cfg: cfg, chain: chain} }), nil
 }
@@ -69,7 +75,9 @@ func (a *Actor) Receive(c actor.Context) {
 }
 
 func (a *Actor) poll(c actor.Context) {
-	res, err := a.indexer.Poll(a.ctx)
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.PollTimeout)
+	res, err := a.indexer.Poll(ctx)
+	cancel()
 	a.lastErr = err
 	if err != nil {
 		a.cfg.Log.Warn("indexer poll failed", "network", a.cfg.Network.Name, "err", err)

@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math/big"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
@@ -91,5 +93,58 @@ func TestIndexerRestartsAfterAPanic(t *testing.T) {
 	}
 	if n > int64(window/interval)*3/2 {
 		t.Errorf("%d polls in %s: more than one timer", n, window)
+	}
+}
+
+// headChain is an IndexChain that answers the head only.
+type headChain struct {
+	engine.Chain
+	engine.IndexChain
+}
+
+func (headChain) HeaderByNumber(context.Context, *big.Int) (*types.Header, error) {
+	return &types.Header{Number: big.NewInt(10)}, nil
+}
+
+// hangingStore is an IndexerStore whose reads hang until their context
+// ends (a database connection that hung).
+type hangingStore struct {
+	engine.IndexerStore
+	reads atomic.Int64
+}
+
+func (s *hangingStore) IndexedBlocks(ctx context.Context, _ string, _ int) ([]engine.IndexedBlock, error) {
+	s.reads.Add(1)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestIndexerPollHasADeadline: a poll whose database read hangs fails at
+// PollTimeout (the actor answers, and polls again), instead of freezing
+// the indexer.
+func TestIndexerPollHasADeadline(t *testing.T) {
+	store := &hangingStore{}
+	net := &engine.Network{Name: "dev", ChainID: big.NewInt(1337), PollInterval: 10 * time.Millisecond, Chain: headChain{}}
+	props, err := Props(Config{Network: net, Store: store, Log: slog.New(slog.DiscardHandler), PollTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := actor.NewActorSystem()
+	defer sys.Shutdown()
+	pid := sys.Root.Spawn(props)
+	defer func() { _ = sys.Root.StopFuture(pid).Wait() }()
+	deadline := time.Now().Add(3 * time.Second)
+	for store.reads.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d polls in 3 s: a hung read holds the indexer", store.reads.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := sys.Root.RequestFuture(pid, &StatusRequest{}, time.Second).Result()
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	if s := res.(*Status); !errors.Is(s.Err, context.DeadlineExceeded) {
+		t.Fatalf("status error %v, want the poll's deadline", s.Err)
 	}
 }

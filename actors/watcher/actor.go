@@ -2,7 +2,9 @@ package watcher
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -46,6 +48,9 @@ type Config struct {
 	// Conditions resolves dependents of settled transactions and sweeps
 	// the waiting ones on each head; nil: not done.
 	Conditions *engine.Conditions
+	// ConditionsTimeout bounds each of the sweep and the resolution of
+	// dependents after a poll; zero: 30 s.
+	ConditionsTimeout time.Duration
 	// NewHeads returns the head source of the network, or nil to poll
 	// only (every Network.PollInterval). Each incarnation of the actor
 	// starts its own and closes it when it stops.
@@ -174,11 +179,17 @@ func (a *Actor) conditions(settled []string) {
 	if conds == nil {
 		return
 	}
-	refs, failed, err := conds.Sweep(a.ctx, a.cfg.Network)
+	// A database that does not answer holds the watcher for this long at
+	// most (each step has its own deadline).
+	ctx, cancel := context.WithTimeout(a.ctx, a.conditionsTimeout())
+	refs, failed, err := conds.Sweep(ctx, a.cfg.Network)
+	cancel()
 	if err != nil {
 		a.cfg.Log.Warn("sweeping waiting transactions failed", "network", a.cfg.Network.Name, "err", err)
 	}
-	more, err := conds.Resolve(a.ctx, append(settled, failed...))
+	ctx, cancel = context.WithTimeout(a.ctx, a.conditionsTimeout())
+	more, err := conds.Resolve(ctx, append(settled, failed...))
+	cancel()
 	if err != nil {
 		a.cfg.Log.Warn("resolving dependents failed", "network", a.cfg.Network.Name, "err", err)
 	}
@@ -187,10 +198,24 @@ func (a *Actor) conditions(settled []string) {
 	}
 }
 
+// conditionsTimeout bounds the sweep, and then the resolution, of one poll.
+func (a *Actor) conditionsTimeout() time.Duration {
+	if a.cfg.ConditionsTimeout > 0 {
+		return a.cfg.ConditionsTimeout
+	}
+	return defaultConditionsTimeout
+}
+
 // nextPoll is the pause before the next timer poll: the poll interval
 // without a working subscription or after a failure, a multiple of it while
 // the subscription drives the watcher.
 func (a *Actor) nextPoll(err error) time.Duration {
+	if err != nil && quickRetry(err) {
+		// A rate limit or a slow answer passes in seconds (ENGINE.md
+		// promise 13): a short, jittered pause, never the down-node one.
+		return engine.Backoff{Initial: min(a.cfg.Network.PollInterval, quickBackoff), Max: maxQuickBackoff, Jitter: 0.5}.
+			Wait(a.failures, rand.Float64())
+	}
 	if err != nil {
 		// A node (or database) that is down is not asked every poll
 		// interval: the pause doubles with each failure in a row.
@@ -203,6 +228,25 @@ func (a *Actor) nextPoll(err error) time.Duration {
 	}
 	return a.cfg.Network.PollInterval
 }
+
+// quickRetry reports whether a failed poll failed on a rate limit (HTTP 429
+// or the provider's words for it) or on an answer that came too late: both
+// pass by themselves within seconds.
+func quickRetry(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || engine.ClassifyNodeError(err) == engine.NodeRateLimited
+}
+
+// quickBackoff is the first pause after a rate-limited or slow poll (the
+// poll interval when it is shorter); the pause doubles up to
+// maxQuickBackoff, each shortened by up to half at random so that the
+// watchers of one provider do not come back together.
+const (
+	quickBackoff    = 250 * time.Millisecond
+	maxQuickBackoff = 2 * time.Second
+)
+
+// defaultConditionsTimeout is ConditionsTimeout's default.
+const defaultConditionsTimeout = 30 * time.Second
 
 // pollTimeout bounds one poll of the follower.
 const pollTimeout = time.Minute

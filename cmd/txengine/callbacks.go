@@ -20,7 +20,7 @@ func callbacksConfig(cfg config.Config, secrets engine.CallbackSecrets) callback
 	d.Timeout = cfg.Callbacks.Timeout
 	d.Concurrency = cfg.Callbacks.Concurrency
 	d.UserAgent = "txengine/" + version()
-	return callbacks.Config{Dispatcher: d}
+	return callbacks.Config{Dispatcher: d, Retention: cfg.Callbacks.Retention}
 }
 
 // version is the module version the binary was built from ("dev" for a

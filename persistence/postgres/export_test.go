@@ -84,3 +84,8 @@ func ExecForTest(ctx context.Context, s *Store, query string, args ...any) error
 // ReadyOfStatement is readyOfStatement with PostgreSQL's placeholders, for
 // EXPLAIN in tests.
 var ReadyOfStatement = sqlx.Rebind(sqlx.DOLLAR, readyOfStatement)
+
+// QueryRowForTest scans the one column of the one row of query into dest.
+func QueryRowForTest(ctx context.Context, s *Store, query string, dest any) error {
+	return s.db.QueryRowContext(ctx, query).Scan(dest)
+}

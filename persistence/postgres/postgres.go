@@ -92,22 +92,43 @@ func Open(ctx context.Context, url string) (*Store, error) {
 // []byte arguments go as binary (what BYTEA columns take). Every query of
 // the store has arguments: a profile of 8,000 accounts sending once had a
 // quarter of the service's CPU in pq's writes and reads.
-func oneRoundTrip(url string) string {
-	if strings.Contains(url, "binary_parameters") {
+func oneRoundTrip(url string) string { return withDefault(url, "binary_parameters", "yes") }
+
+// DefaultStatementTimeout is the statement_timeout of the store's sessions
+// unless the connection string sets one (statement_timeout=5000 in
+// milliseconds, or 5s; 0 turns it off): a statement that runs longer (a
+// lock never released, a plan gone wrong, a server that stalls) is
+// cancelled by the server and fails with SQLSTATE 57014, so the actor
+// that waits for it gets its error instead of waiting for ever beside its
+// own deadline. Migrations run without it (SET LOCAL statement_timeout = 0):
+// an index built on a large table may take longer.
+const DefaultStatementTimeout = 30 * time.Second
+
+// withStatementTimeout adds statement_timeout=DefaultStatementTimeout to a
+// connection string that does not set it (lib/pq sends it as a run-time
+// parameter when the session starts).
+func withStatementTimeout(url string) string {
+	return withDefault(url, "statement_timeout", fmt.Sprint(DefaultStatementTimeout.Milliseconds()))
+}
+
+// withDefault adds key=value to a connection string (URL or key=value
+// form) that does not set key.
+func withDefault(url, key, value string) string {
+	if strings.Contains(url, key) {
 		return url
 	}
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
 		if strings.Contains(url, "?") {
-			return url + "&binary_parameters=yes"
+			return url + "&" + key + "=" + value
 		}
-		return url + "?binary_parameters=yes"
+		return url + "?" + key + "=" + value
 	}
-	return url + " binary_parameters=yes"
+	return url + " " + key + "=" + value
 }
 
 // open is Open applying the migrations up to version upTo only.
 func open(ctx context.Context, url string, upTo int) (*Store, error) {
-	db, err := sqlx.Open(driverName, oneRoundTrip(url))
+	db, err := sqlx.Open(driverName, withStatementTimeout(oneRoundTrip(url)))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
@@ -157,6 +178,9 @@ func (s *Store) migrate(ctx context.Context, upTo int) error {
 			name    TEXT        NOT NULL,
 			applied TIMESTAMPTZ NOT NULL
 		)`,
-		Lock: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrationLockKey),
+		// No statement_timeout in a migration's transaction: building an
+		// index on a large table, or waiting for another process's
+		// migration, may take longer than a query should.
+		Lock: fmt.Sprintf(`SET LOCAL statement_timeout = 0; SELECT pg_advisory_xact_lock(%d)`, migrationLockKey),
 	}, upTo)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -167,8 +168,12 @@ func (s *Store) Statuses(ctx context.Context, ids []string) (map[string]engine.T
 }
 
 // Waiting implements engine.TxStore. A negative limit means no limit.
-func (s *Store) Waiting(ctx context.Context, network string, limit int) ([]*engine.Transaction, error) {
-	q, args := sqlrow.TxSelect+` WHERE network = ? AND status = ? ORDER BY seq`, []any{network, string(engine.StatusWaiting)}
+func (s *Store) Waiting(ctx context.Context, network, after string, limit int) ([]*engine.Transaction, error) {
+	q, args := sqlrow.TxSelect+` WHERE network = ? AND status = ?`, []any{network, string(engine.StatusWaiting)}
+	if after != "" {
+		q, args = q+` AND seq > COALESCE((SELECT seq FROM transactions WHERE id = ?), 0)`, append(args, after)
+	}
+	q += ` ORDER BY seq`
 	if limit >= 0 {
 		q, args = q+` LIMIT ?`, append(args, limit)
 	}
@@ -177,6 +182,50 @@ func (s *Store) Waiting(ctx context.Context, network string, limit int) ([]*engi
 		return nil, s.wrap(err, "waiting transactions of %s", network)
 	}
 	return decoded(sqlrow.Transactions(rows))
+}
+
+// ExpireWaiting implements engine.ConditionStore: one UPDATE over the
+// waiting transactions of network due by now (the partial index on
+// (network, wait_until) of waiting rows finds them), and their callbacks,
+// in one database transaction.
+func (s *Store) ExpireWaiting(ctx context.Context, network string, now time.Time, limit int) ([]string, error) {
+	errJSON, err := sqlrow.NullJSON("error", engine.ExpiredError(), false)
+	if err != nil {
+		return nil, s.errorf("expire waiting transactions: %w", err)
+	}
+	// The literal 'waiting' matches the partial index (a parameter would not).
+	waiting := string(engine.StatusWaiting)
+	var rows []struct {
+		ID        string         `db:"id"`
+		Callbacks sql.NullString `db:"callbacks"`
+	}
+	err = s.inTx(ctx, func(tx Conn) error {
+		if err := tx.Select(ctx, &rows, `UPDATE transactions SET status = ?, error = ?, ended = ?
+			WHERE status = ? AND id IN (SELECT id FROM transactions
+				WHERE network = ? AND status = 'waiting' AND wait_until IS NOT NULL AND wait_until <= ?
+				ORDER BY wait_until LIMIT ?)
+			RETURNING id, callbacks`,
+			string(engine.StatusFailed), errJSON, s.ts(now), waiting, network, s.ts(now), limit); err != nil {
+			return err
+		}
+		var outbox []OutboxRow
+		for _, r := range rows {
+			more, err := s.outboxRows(r.ID, r.Callbacks, now)
+			if err != nil {
+				return err
+			}
+			outbox = append(outbox, more...)
+		}
+		return s.insertOutbox(ctx, tx, outbox)
+	})
+	if err != nil {
+		return nil, s.wrap(err, "expire waiting transactions of %s", network)
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids, nil
 }
 
 // HashesOf implements engine.TxStore.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -59,7 +60,7 @@ func testConditions(t *testing.T, s engine.Store) {
 	if deps, err := s.Dependents(ctx, []string{"t2", "t1"}); err != nil || !slices.Equal(ids(deps), []string{"t2", "t3"}) {
 		t.Fatalf("dependents of t1, t2 = %v, %v", ids(deps), err)
 	}
-	if w, err := s.Waiting(ctx, "dev", 1); err != nil || !slices.Equal(ids(w), []string{"t2"}) {
+	if w, err := s.Waiting(ctx, "dev", "", 1); err != nil || !slices.Equal(ids(w), []string{"t2"}) {
 		t.Fatalf("waiting = %v, %v", ids(w), err)
 	}
 	st, err := s.Statuses(ctx, []string{"t1", "t2", "nope"})
@@ -70,7 +71,7 @@ func testConditions(t *testing.T, s engine.Store) {
 	if err != nil || !slices.Equal(moved, []string{"t3"}) {
 		t.Fatalf("MarkReady = %v, %v", moved, err)
 	}
-	if w, err := s.Waiting(ctx, "dev", -1); err != nil || !slices.Equal(ids(w), []string{"t2"}) {
+	if w, err := s.Waiting(ctx, "dev", "", -1); err != nil || !slices.Equal(ids(w), []string{"t2"}) {
 		t.Fatalf("waiting after MarkReady = %v, %v", ids(w), err)
 	}
 }
@@ -105,4 +106,75 @@ func testResolveLeavesSubmitted(t *testing.T, s engine.Store) {
 	if got, err := s.TransactionByID(ctx, "sent"); err != nil || got.Status != engine.StatusSubmitted || got.Nonce == nil || *got.Nonce != 0 {
 		t.Fatalf("submitted dependent = %+v, %v; want still submitted with nonce 0", got, err)
 	}
+}
+
+// testSweepExpiresPastAStarvingUser: one user's 5,001 waiting transactions
+// that never become ready (a dependency that stays new) come first; another
+// user's transaction whose waitTimeout passed is failed as expired (with
+// its callback queued) by the first Sweep, and the next Sweep looks at the
+// waiting transactions after the first batch (the one it did not reach).
+func testSweepExpiresPastAStarvingUser(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	now := time.Now()
+	for _, u := range []string{"a", "b"} {
+		must(t, s.CreateUser(ctx, &engine.User{ID: u, Created: now}, nil,
+			&engine.Account{ID: u, Owner: u, Address: common.HexToAddress("0x0" + u), Created: now}))
+	}
+	tx := func(id, owner string, status engine.TxStatus, deps ...string) *engine.Transaction {
+		return &engine.Transaction{ID: id, Owner: owner, AccountID: owner, Network: "dev", Status: status,
+			DependsOn: deps, Created: now}
+	}
+	txs := []*engine.Transaction{tx("never", "a", engine.StatusNew)}
+	const many = 5001
+	for i := range many {
+		txs = append(txs, tx(fmt.Sprintf("a-%05d", i), "a", engine.StatusWaiting, "never"))
+	}
+	late, notYet := tx("late", "b", engine.StatusWaiting, "never"), tx("not-yet", "b", engine.StatusWaiting, "never")
+	past, future := now.Add(-time.Second), now.Add(time.Hour)
+	late.WaitUntil, late.Callbacks = &past, []string{"https://example.com/cb"}
+	notYet.WaitUntil = &future
+	txs = append(txs, late, notYet)
+	for i := 0; i < len(txs); i += 1000 {
+		must(t, s.InsertTransactions(ctx, txs[i:min(i+1000, len(txs))]))
+	}
+	if w, err := s.Waiting(ctx, "dev", "", -1); err != nil || len(w) != many+2 {
+		t.Fatalf("waiting: %d, %v; want %d", len(w), err, many+2)
+	}
+	conds := engine.NewConditions(s, engine.SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, failed, err := conds.Sweep(ctx, &engine.Network{Name: "dev"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(failed, []string{"late"}) {
+		t.Fatalf("first sweep failed %v, want [late]", failed)
+	}
+	got, err := s.TransactionByID(ctx, "late")
+	if err != nil || got.Status != engine.StatusFailed || got.Error == nil || got.Error.Code != engine.TxExpired || got.Ended == nil {
+		t.Fatalf("late = %+v, %v; want failed expired", got, err)
+	}
+	if cbs, err := s.DueCallbacks(ctx, now.Add(time.Minute), 10); err != nil || len(cbs) != 1 || cbs[0].TxID != "late" {
+		t.Fatalf("callbacks due = %+v, %v; want late's", cbs, err)
+	}
+	if got, err := s.TransactionByID(ctx, "not-yet"); err != nil || got.Status != engine.StatusWaiting {
+		t.Fatalf("not-yet = %+v, %v; want still waiting", got, err)
+	}
+	// The sweep goes on where the last one stopped: the rest of a's, then
+	// not-yet, then from the first again.
+	if w, err := s.Waiting(ctx, "dev", "a-04999", -1); err != nil || !slices.Equal(idsOf(w), []string{"a-05000", "not-yet"}) {
+		t.Fatalf("waiting after a-04999 = %v, %v", idsOf(w), err)
+	}
+	if w, err := s.Waiting(ctx, "dev", "not-yet", 10); err != nil || len(w) != 0 {
+		t.Fatalf("waiting after the last = %v, %v", idsOf(w), err)
+	}
+	if ids, err := s.ExpireWaiting(ctx, "dev", now.Add(2*time.Hour), 10); err != nil || !slices.Equal(ids, []string{"not-yet"}) {
+		t.Fatalf("expire two hours later = %v, %v; want [not-yet]", ids, err)
+	}
+}
+
+func idsOf(txs []*engine.Transaction) []string {
+	out := []string{}
+	for _, t := range txs {
+		out = append(out, t.ID)
+	}
+	return out
 }

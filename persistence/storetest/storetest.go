@@ -64,6 +64,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"PendingAccounts", testPendingAccounts},
 		{"Conditions", testConditions},
 		{"ResolveLeavesSubmitted", testResolveLeavesSubmitted},
+		{"SweepExpiresPastAStarvingUser", testSweepExpiresPastAStarvingUser},
+		{"PruneOutbox", testPruneOutbox},
 		{"Replacement", testReplacement},
 		{"MarkSubmittedMany", testMarkSubmittedMany},
 		{"InFlightSummary", testInFlightSummary},
