@@ -1,9 +1,8 @@
--- 0016_expiry_and_retention (issue 27): the waiting transactions due by
+-- 0014_expiry_and_retention (issue 27): the waiting transactions due by
 -- their waitTimeout are found by deadline, however many others wait
 -- (Conditions.Sweep expires them in one statement); the outbox rows of a
 -- subscription event and the events past their retention are found without
--- a scan (the pruner deletes them in bounded batches). Numbered 0016 to
--- leave 0014-0015 to the other changes of issue 27.
+-- a scan (the pruner deletes them in bounded batches).
 CREATE INDEX transactions_waiting_until ON transactions (network, wait_until)
     WHERE status = 'waiting' AND wait_until IS NOT NULL;
 CREATE INDEX callback_outbox_event ON callback_outbox (event_id) WHERE event_id IS NOT NULL;
