@@ -146,10 +146,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	go func() { errc <- srv.Serve(ln) }()
 
 	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "txengine is listening on %s\n", base)
-	fmt.Fprintf(stdout, "operator token: %s\n", op.Token)
-	fmt.Fprintf(stdout, "operator user %s; token also in %s\n", op.User.ID, filepath.Join(cfg.DataDir, "operator.token"))
-	fmt.Fprintf(stdout, "try: curl -H 'Authorization: Bearer %s' %s/tokens\n", op.Token, base)
+	printBanner(stdout, base, op, filepath.Join(cfg.DataDir, "operator.token"))
 	log.Info("serving", "addr", ln.Addr().String(), "networks", nets.names())
 
 	select {
@@ -265,4 +262,22 @@ func loadOrCreateSecret(path string, n int) ([]byte, error) {
 		return nil, err
 	}
 	return b, provision.WriteSecretFile(path, []byte(hex.EncodeToString(b)+"\n"))
+}
+
+// printBanner prints where the service listens and how to authenticate:
+// the operator token itself only when this start created it (the first
+// start, or when its file was missing or stale), otherwise only the file
+// that holds it, so that a restart does not put the token in every log
+// that collects the service's output.
+func printBanner(w io.Writer, base string, op *provision.Operator, tokenPath string) {
+	fmt.Fprintf(w, "txengine is listening on %s\n", base)
+	if op.Created {
+		fmt.Fprintf(w, "operator token: %s\n", op.Token)
+		fmt.Fprintf(w, "operator user %s; token saved in %s (shown only now, when it was created)\n", op.User.ID, tokenPath)
+		fmt.Fprintf(w, "try: curl -H 'Authorization: Bearer %s' %s/tokens\n", op.Token, base)
+		return
+	}
+	fmt.Fprintf(w, "operator token file: %s\n", tokenPath)
+	fmt.Fprintf(w, "operator user %s; its token is in that file (printed only when it was created)\n", op.User.ID)
+	fmt.Fprintf(w, "try: curl -H \"Authorization: Bearer $(cat %s)\" %s/tokens\n", tokenPath, base)
 }
