@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/txengine/txengine/actors"
 	"github.com/txengine/txengine/config"
@@ -117,6 +116,11 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		// Every node counts in the shared store: the limits hold cluster-wide.
 		limits.Counter = store
 	}
+	metricsToken, err := cfg.Metrics.Token()
+	if err != nil {
+		return err
+	}
+	metricsHandler := apihttp.MetricsAuth(metricsToken, prom.Handler(reg))
 	api := apihttp.NewServer(apihttp.Config{
 		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
 		RateLimit: limits,
@@ -128,10 +132,10 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		TrustedProxies: cfg.HTTP.TrustedProxies,
 	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
-		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, reg),
+		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, metricsHandler),
 	})
 	if cfg.Metrics.Listen != "" {
-		ms, err := startMetricsServer(cfg.Metrics.Listen, prom.Handler(reg), log)
+		ms, err := startMetricsServer(cfg.Metrics.Listen, metricsHandler, log)
 		if err != nil {
 			return err
 		}
@@ -187,13 +191,13 @@ func newHTTPServer(h nethttp.Handler, requestTimeout time.Duration) *nethttp.Ser
 	}
 }
 
-// mainListenerMetrics is the /metrics handler of the API listener: nil
-// (404 there) when metrics have their own listen address.
-func mainListenerMetrics(cfg config.Config, reg *prometheus.Registry) nethttp.Handler {
+// mainListenerMetrics is the /metrics handler of the API listener: h, or
+// nil (404 there) when metrics have their own listen address.
+func mainListenerMetrics(cfg config.Config, h nethttp.Handler) nethttp.Handler {
 	if cfg.Metrics.Listen != "" {
 		return nil
 	}
-	return prom.Handler(reg)
+	return h
 }
 
 // bootstrap makes sure the operator user exists with a default account and
