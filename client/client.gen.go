@@ -2106,7 +2106,7 @@ type ClientInterface interface {
 
 	// Metrics Prometheus metrics
 	//
-	// The service's metrics in the Prometheus text exposition format (README, "Operations"). No authentication. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
+	// The service's metrics in the Prometheus text exposition format (README, "Operations"). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	Metrics(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2850,7 +2850,7 @@ func (c *Client) Healthz(ctx context.Context, params *HealthzParams, reqEditors 
 
 // Metrics Prometheus metrics
 //
-// The service's metrics in the Prometheus text exposition format (README, "Operations"). No authentication. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
+// The service's metrics in the Prometheus text exposition format (README, "Operations"). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
 //
 // Corresponds with GET /metrics (the `Metrics` operationId).
 func (c *Client) Metrics(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6644,7 +6644,7 @@ type ClientWithResponsesInterface interface {
 
 	// MetricsWithResponse Prometheus metrics
 	//
-	// The service's metrics in the Prometheus text exposition format (README, "Operations"). No authentication. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
+	// The service's metrics in the Prometheus text exposition format (README, "Operations"). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10131,6 +10131,16 @@ type MetricsResponse200Headers struct {
 	XRequestId  *string
 }
 
+// MetricsResponse401Headers the declared response headers of an HTTP 401 response for Metrics
+type MetricsResponse401Headers struct {
+	WWWAuthenticate     *string
+	XAPIVersion         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // MetricsResponse404Headers the declared response headers of an HTTP 404 response for Metrics
 type MetricsResponse404Headers struct {
 	XAPIVersion         *string
@@ -10143,12 +10153,21 @@ type MetricsResponse404Headers struct {
 type MetricsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MetricsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *MetricsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MetricsResponse404Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r MetricsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14590,7 +14609,7 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, params *H
 
 // MetricsWithResponse Prometheus metrics
 //
-// The service's metrics in the Prometheus text exposition format (README, "Operations"). No authentication. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
+// The service's metrics in the Prometheus text exposition format (README, "Operations"). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -21783,6 +21802,13 @@ func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21810,6 +21836,51 @@ func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers MetricsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-API-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-API-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XAPIVersion = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
 		var headers MetricsResponse404Headers
 		if values := rsp.Header.Values("X-API-Version"); len(values) > 0 {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"crypto/ecdsa"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/url"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/txengine/txengine/internal/redact"
 )
 
 // networkNameRE is what a network name must match.
@@ -105,17 +108,23 @@ func (n *Network) validate(prefix string) error {
 	return nil
 }
 
+// checkURL checks a node URL; its message shows the URL only through
+// redact.URL, as a node URL may carry the provider's API key.
 func checkURL(raw string, schemes ...string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%q is not a URL: %w", raw, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL it quotes
+		}
+		return fmt.Errorf("not a URL (not shown: it may hold a key): %w", err)
 	}
 	for _, s := range schemes {
 		if u.Scheme == s && u.Host != "" {
 			return nil
 		}
 	}
-	return fmt.Errorf("%q must be a %s:// URL with a host", raw, schemes[0])
+	return fmt.Errorf("%s must be a %s:// URL with a host", redact.URL(raw), schemes[0])
 }
 
 // Faucet returns the network's faucet key, nil when it has none.

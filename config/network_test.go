@@ -94,6 +94,28 @@ func writeConfig(t *testing.T, body string) string {
 	return p
 }
 
+// TestNetworkURLErrorsHideKeys: a rejected node URL is named in the error
+// only redacted (its key in the user part, path or query not shown), and
+// one that does not parse not at all.
+func TestNetworkURLErrorsHideKeys(t *testing.T) {
+	for _, n := range []string{
+		"    httpUrl: ws://USER1:PASSWORD1@x:1/v3/SECRETKEY1?apikey=SECRETQ1\n",
+		"    wsUrl: http://x:1/v2/SECRETKEY2?apikey=SECRETQ2\n",
+		"    httpUrl: \"http://x:1/v3/SECRETKEY3\\x7f?apikey=SECRETQ3\"\n",
+		"    httpUrl: \"http://x y/SECRETKEY4\"\n",
+	} {
+		_, err := Load(writeConfig(t, "networks:\n  - name: a\n    chainId: 1\n"+n), env(nil))
+		if err == nil {
+			t.Fatalf("%s: accepted", n)
+		}
+		for _, secret := range []string{"USER1", "PASSWORD1", "SECRETKEY", "SECRETQ"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("%q in the error: %v", secret, err)
+			}
+		}
+	}
+}
+
 func TestNetworkValidationNamesKey(t *testing.T) {
 	const good = "  - name: a\n    chainId: 1\n    httpUrl: http://127.0.0.1:8545\n"
 	tests := []struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,9 +15,37 @@ type Metrics struct {
 	// Listen is a separate listen address for GET /metrics
 	// (TXENGINE_METRICS_LISTEN); empty serves /metrics on Listen.
 	Listen string `yaml:"listen"`
+	// TokenFile names a file holding a bearer token that GET /metrics then
+	// requires, on whichever listener serves it (TXENGINE_METRICS_TOKEN_FILE;
+	// Prometheus: authorization.credentials_file). Empty: no token. The
+	// metrics name account ids and addresses: set it, or metrics.listen on
+	// an address only the scraper reaches, when the API is exposed.
+	TokenFile string `yaml:"tokenFile"`
 	// MaxAccounts is how many accounts get their own series; the rest
 	// share account="other" (TXENGINE_METRICS_MAX_ACCOUNTS). 0: none.
 	MaxAccounts int `yaml:"maxAccounts"`
+}
+
+// minMetricsToken is the shortest metrics token accepted.
+const minMetricsToken = 16
+
+// Token returns the metrics bearer token read from TokenFile (surrounding
+// white space trimmed), "" when TokenFile is empty. A file that cannot be
+// read or holds fewer than 16 characters is an error that names the key and
+// the file, never its content.
+func (m Metrics) Token() (string, error) {
+	if m.TokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(m.TokenFile)
+	if err != nil {
+		return "", fmt.Errorf("metrics.tokenFile: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < minMetricsToken || strings.ContainsAny(tok, " \t\r\n") {
+		return "", fmt.Errorf("metrics.tokenFile: %s must hold one token of at least %d characters without spaces", m.TokenFile, minMetricsToken)
+	}
+	return tok, nil
 }
 
 // RateLimit is the default per-user request limits; operators are exempt
@@ -97,6 +126,9 @@ func (c *Config) applyOpsEnv(getenv func(string) string) error {
 	if v := getenv("TXENGINE_METRICS_LISTEN"); v != "" {
 		c.Metrics.Listen = v
 	}
+	if v := getenv("TXENGINE_METRICS_TOKEN_FILE"); v != "" {
+		c.Metrics.TokenFile = v
+	}
 	ints := []struct {
 		key string
 		p   *int
@@ -158,6 +190,9 @@ func (c *Config) validateOps() error {
 		if c.Metrics.Listen == c.Listen {
 			return fmt.Errorf("metrics.listen: %q is the API's listen address; leave it empty to serve /metrics there", c.Metrics.Listen)
 		}
+	}
+	if _, err := c.Metrics.Token(); err != nil {
+		return err
 	}
 	if c.Metrics.MaxAccounts < 0 || c.Metrics.MaxAccounts > 100_000 {
 		return fmt.Errorf("metrics.maxAccounts: must be between 0 and 100000, got %d", c.Metrics.MaxAccounts)

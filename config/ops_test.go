@@ -148,3 +148,38 @@ func TestQuotas(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsTokenFile: metrics.tokenFile (or TXENGINE_METRICS_TOKEN_FILE)
+// is read, trimmed, and refused when missing, short or not one token, with
+// a message that names the key and not the file's content.
+func TestMetricsTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good", "  metrics-0123456789abcdef\n")
+	cfg, err := Load(writeConfig(t, "metrics:\n  tokenFile: "+good+"\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := cfg.Metrics.Token(); err != nil || tok != "metrics-0123456789abcdef" {
+		t.Fatalf("Token() = %q, %v", tok, err)
+	}
+	cfg, err = Load("", env(map[string]string{"TXENGINE_METRICS_TOKEN_FILE": good}))
+	if err != nil || cfg.Metrics.TokenFile != good {
+		t.Fatalf("from the environment: %+v, %v", cfg.Metrics, err)
+	}
+	if tok, err := Default().Metrics.Token(); tok != "" || err != nil {
+		t.Fatalf("default Token() = %q, %v", tok, err)
+	}
+	for _, p := range []string{dir + "/missing", write("short", "SHORTSECRET\n"), write("two", "SECRETSECRETSECRET1 SECRETSECRET2\n")} {
+		_, err := Load("", env(map[string]string{"TXENGINE_METRICS_TOKEN_FILE": p}))
+		if err == nil || !strings.HasPrefix(err.Error(), "metrics.tokenFile:") || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("%s: err = %v", p, err)
+		}
+	}
+}

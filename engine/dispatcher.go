@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/txengine/txengine/internal/redact"
 )
 
 // DispatcherStore is what a Dispatcher needs of the store: the outbox, and
@@ -281,7 +283,7 @@ type outcome struct {
 
 // deliver makes one attempt of cb and records its outcome.
 func (d *Dispatcher) deliver(ctx context.Context, cb Callback) {
-	kind, log := CallbackKindTransaction, d.cfg.Log.With("callback", cb.ID, "url", cb.URL)
+	kind, log := CallbackKindTransaction, d.cfg.Log.With("callback", cb.ID, "url", redact.WithoutQuery(cb.URL))
 	if cb.EventID != "" {
 		kind, log = CallbackKindEvent, log.With("delivery", cb.EventID, "subscription", cb.SubscriptionID, "sequence", cb.EventSeq)
 	} else {
@@ -431,7 +433,7 @@ func (d *Dispatcher) post(ctx context.Context, url string, r callbackRequest) (o
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(r.body))
 	if err != nil {
-		return outcome{abandon: true, err: fmt.Sprintf("bad callback URL: %v", err)}, false, nil
+		return outcome{abandon: true, err: fmt.Sprintf("bad callback URL: %v", redact.Error(err))}, false, nil
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", d.cfg.UserAgent)
@@ -450,11 +452,11 @@ func (d *Dispatcher) post(ctx context.Context, url string, r callbackRequest) (o
 		case ctx.Err() != nil:
 			return outcome{}, false, fmt.Errorf("shutting down: %w", ctx.Err())
 		case errors.Is(err, ErrPrivateAddress):
-			return outcome{abandon: true, err: fmt.Sprintf("refused: %v (private callback addresses are not allowed: callbacks.allowPrivate)", err)}, true, nil
+			return outcome{abandon: true, err: fmt.Sprintf("refused: %v (private callback addresses are not allowed: callbacks.allowPrivate)", redact.Error(err))}, true, nil
 		case actx.Err() != nil || isTimeout(err):
 			return outcome{err: fmt.Sprintf("no answer within %s", d.cfg.Timeout)}, true, nil
 		default:
-			return outcome{err: err.Error()}, true, nil
+			return outcome{err: redact.Error(err).Error()}, true, nil
 		}
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxResponseDrain))

@@ -1,6 +1,8 @@
 package http
 
 import (
+	"crypto/subtle"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -62,4 +64,28 @@ func MetricsOnly(h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)
 	return mux
+}
+
+// MetricsAuth returns h guarded by a bearer token (metrics.tokenFile): a
+// request without `Authorization: Bearer <token>` gets 401
+// unauthenticated in the API's error format. The token is not an API
+// token: it opens /metrics only, for a Prometheus scrape configured with
+// it. An empty token returns h unguarded.
+func MetricsAuth(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			_ = json.NewEncoder(w).Encode(errorBody{Error: errorDetail{Code: engine.CodeUnauthenticated,
+				Message: "GET /metrics needs the metrics bearer token (metrics.tokenFile)"}})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -42,7 +42,8 @@ Run "txengine COMMAND --help" for the flags of a command.
 With no configuration, serve runs the embedded default: an embedded store and
 an in-process dev chain (network "dev") with a faucet and a demo ERC-20, all
 kept in TXENGINE_DATA_DIR (default ./data), listening on TXENGINE_LISTEN
-(default 127.0.0.1:8080). It prints the base URL and the operator token.
+(default 127.0.0.1:8080). It prints the base URL and the operator token when
+it creates it (later starts: the file that holds it).
 With networks configured (--config FILE, or TXENGINE_NETWORK_* for one
 network), serve connects to those JSON-RPC nodes instead.
 `

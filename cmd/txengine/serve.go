@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/txengine/txengine/actors"
 	"github.com/txengine/txengine/config"
@@ -117,6 +116,11 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		// Every node counts in the shared store: the limits hold cluster-wide.
 		limits.Counter = store
 	}
+	metricsToken, err := cfg.Metrics.Token()
+	if err != nil {
+		return err
+	}
+	metricsHandler := apihttp.MetricsAuth(metricsToken, prom.Handler(reg))
 	api := apihttp.NewServer(apihttp.Config{
 		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
 		RateLimit: limits,
@@ -128,10 +132,10 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		TrustedProxies: cfg.HTTP.TrustedProxies,
 	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
-		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, reg),
+		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, metricsHandler),
 	})
 	if cfg.Metrics.Listen != "" {
-		ms, err := startMetricsServer(cfg.Metrics.Listen, prom.Handler(reg), log)
+		ms, err := startMetricsServer(cfg.Metrics.Listen, metricsHandler, log)
 		if err != nil {
 			return err
 		}
@@ -146,10 +150,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	go func() { errc <- srv.Serve(ln) }()
 
 	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "txengine is listening on %s\n", base)
-	fmt.Fprintf(stdout, "operator token: %s\n", op.Token)
-	fmt.Fprintf(stdout, "operator user %s; token also in %s\n", op.User.ID, filepath.Join(cfg.DataDir, "operator.token"))
-	fmt.Fprintf(stdout, "try: curl -H 'Authorization: Bearer %s' %s/tokens\n", op.Token, base)
+	printBanner(stdout, base, op, filepath.Join(cfg.DataDir, "operator.token"))
 	log.Info("serving", "addr", ln.Addr().String(), "networks", nets.names())
 
 	select {
@@ -190,13 +191,13 @@ func newHTTPServer(h nethttp.Handler, requestTimeout time.Duration) *nethttp.Ser
 	}
 }
 
-// mainListenerMetrics is the /metrics handler of the API listener: nil
-// (404 there) when metrics have their own listen address.
-func mainListenerMetrics(cfg config.Config, reg *prometheus.Registry) nethttp.Handler {
+// mainListenerMetrics is the /metrics handler of the API listener: h, or
+// nil (404 there) when metrics have their own listen address.
+func mainListenerMetrics(cfg config.Config, h nethttp.Handler) nethttp.Handler {
 	if cfg.Metrics.Listen != "" {
 		return nil
 	}
-	return prom.Handler(reg)
+	return h
 }
 
 // bootstrap makes sure the operator user exists with a default account and
@@ -265,4 +266,22 @@ func loadOrCreateSecret(path string, n int) ([]byte, error) {
 		return nil, err
 	}
 	return b, provision.WriteSecretFile(path, []byte(hex.EncodeToString(b)+"\n"))
+}
+
+// printBanner prints where the service listens and how to authenticate:
+// the operator token itself only when this start created it (the first
+// start, or when its file was missing or stale), otherwise only the file
+// that holds it, so that a restart does not put the token in every log
+// that collects the service's output.
+func printBanner(w io.Writer, base string, op *provision.Operator, tokenPath string) {
+	fmt.Fprintf(w, "txengine is listening on %s\n", base)
+	if op.Created {
+		fmt.Fprintf(w, "operator token: %s\n", op.Token)
+		fmt.Fprintf(w, "operator user %s; token saved in %s (shown only now, when it was created)\n", op.User.ID, tokenPath)
+		fmt.Fprintf(w, "try: curl -H 'Authorization: Bearer %s' %s/tokens\n", op.Token, base)
+		return
+	}
+	fmt.Fprintf(w, "operator token file: %s\n", tokenPath)
+	fmt.Fprintf(w, "operator user %s; its token is in that file (printed only when it was created)\n", op.User.ID)
+	fmt.Fprintf(w, "try: curl -H \"Authorization: Bearer $(cat %s)\" %s/tokens\n", tokenPath, base)
 }

@@ -5,11 +5,9 @@ package evm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/internal/redact"
 )
 
 var _ engine.Chain = (*Client)(nil)
@@ -151,22 +150,12 @@ func (c *Client) call(ctx context.Context, result any, method string, args ...an
 	return redactURL(c.rpc.CallContext(ctx, result, method, args...))
 }
 
-// redactURL cuts the node URL in a transport error of err (a *url.Error of
-// the HTTP client, `Post "https://host/v3/KEY": ...`) to its scheme and
-// host, in place: a path, a query or a user in it may hold an API key, and
-// errors end in logs and responses. err is returned as it is otherwise, so
+// redactURL redacts the node URL in a transport error of err (a *url.Error
+// of the HTTP client, `Post "https://host/v3/KEY": ...`) with redact.URL, in
+// place: a path, a query or a user in it may hold an API key, and errors
+// end in logs and responses. err is returned as it is otherwise, so
 // errors.Is and errors.As see what they saw.
-func redactURL(err error) error {
-	var ue *url.Error
-	if err != nil && errors.As(err, &ue) {
-		if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
-			ue.URL = u.Scheme + "://" + u.Host
-		} else {
-			ue.URL = "node"
-		}
-	}
-	return err
-}
+func redactURL(err error) error { return redact.Error(err) }
 
 var _ engine.BatchCaller = (*Client)(nil)
 

@@ -12,6 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/txengine/txengine/internal/redact"
 )
 
 // HeadSubscriber is one connection that can subscribe to new heads;
@@ -69,7 +71,7 @@ func NewHeadSource(cfg HeadSourceConfig) *HeadSource {
 		cfg.Dial = func(ctx context.Context) (HeadSubscriber, error) {
 			c, err := rpc.DialWebsocket(ctx, url, "")
 			if err != nil {
-				return nil, fmt.Errorf("dial %s: %w", url, err)
+				return nil, fmt.Errorf("dial %s: %w", redact.URL(url), redact.Error(err))
 			}
 			return ethclient.NewClient(c), nil
 		}
@@ -139,7 +141,7 @@ func (h *HeadSource) run(ctx context.Context) {
 			return
 		}
 		h.setState(false, err)
-		h.cfg.Log.Warn("new-head subscription lost; reconnecting", "url", h.cfg.URL, "err", err, "retry_in", backoff)
+		h.cfg.Log.Warn("new-head subscription lost; reconnecting", "url", redact.URL(h.cfg.URL), "err", err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
 			return
@@ -176,7 +178,7 @@ func (h *HeadSource) follow(ctx context.Context) error {
 	}
 	defer sub.Unsubscribe()
 	h.setState(true, nil)
-	h.cfg.Log.Info("subscribed to new heads", "url", h.cfg.URL)
+	h.cfg.Log.Info("subscribed to new heads", "url", redact.URL(h.cfg.URL))
 	h.notify() // catch up on what happened while we were not subscribed
 	for {
 		select {

@@ -32,6 +32,10 @@ type Operator struct {
 	User    *engine.User
 	Token   string
 	Account *engine.Account
+	// Created is true when Token was issued by this call (a new operator,
+	// or a token file that was missing or no longer valid): the only time
+	// it may be shown; afterwards only the file holds it.
+	Created bool
 }
 
 // EnsureOperator makes sure the operator user exists with a default account
@@ -42,6 +46,7 @@ type Operator struct {
 func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.KeySealer, tokenPath string) (*Operator, error) {
 	op, err := store.FirstOperator(ctx)
 	var token string
+	created := false
 	switch {
 	case engine.IsNotFound(err):
 		n, err := sealer.NewUser(engine.NewUserSpec{Operator: true, Token: true, Account: true}, engine.SystemClock{}.Now())
@@ -51,7 +56,7 @@ func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.Key
 		if err := store.CreateUser(ctx, n.User, n.TokenHash, n.Account); err != nil {
 			return nil, fmt.Errorf("create operator: %w", err)
 		}
-		op, token = n.User, n.Token
+		op, token, created = n.User, n.Token, true
 	case err != nil:
 		return nil, fmt.Errorf("find operator: %w", err)
 	default:
@@ -76,7 +81,7 @@ func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.Key
 			if err := store.AddToken(ctx, op.ID, hash, nil); err != nil {
 				return nil, fmt.Errorf("operator token: %w", err)
 			}
-			token = tok
+			token, created = tok, true
 		}
 	}
 	if err := WriteSecretFile(tokenPath, []byte(token+"\n")); err != nil {
@@ -86,7 +91,7 @@ func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.Key
 	if err != nil {
 		return nil, fmt.Errorf("operator default account: %w", err)
 	}
-	return &Operator{User: op, Token: token, Account: acct}, nil
+	return &Operator{User: op, Token: token, Account: acct, Created: created}, nil
 }
 
 // ErrWrongMasterKey is returned (wrapped) by CheckMasterKey when the master

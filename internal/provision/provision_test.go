@@ -50,12 +50,16 @@ func TestEnsureOperatorKeepsOrReissuesToken(t *testing.T) {
 	if err != nil || again.User.ID != first.User.ID || again.Token != first.Token || again.Account.Address != first.Account.Address {
 		t.Fatalf("second call: %+v, %v", again, err)
 	}
+	// Only a token issued by the call is Created (the banner prints it then only).
+	if !first.Created || again.Created {
+		t.Fatalf("Created: first %v, again %v; want true, false", first.Created, again.Created)
+	}
 	// A token file that no longer authenticates gets a new, valid token.
 	if err := os.WriteFile(path, []byte("txe_bogus\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := EnsureOperator(ctx, store, sealer, path)
-	if err != nil || fresh.User.ID != first.User.ID || fresh.Token == "txe_bogus" {
+	if err != nil || fresh.User.ID != first.User.ID || fresh.Token == "txe_bogus" || !fresh.Created {
 		t.Fatalf("after a bad token file: %+v, %v", fresh, err)
 	}
 	if b, _ := os.ReadFile(path); strings.TrimSpace(string(b)) != fresh.Token {

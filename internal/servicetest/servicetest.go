@@ -45,6 +45,9 @@ func Build(dir, pkg string, race bool, tags ...string) (string, error) {
 const (
 	urlPrefix   = "txengine is listening on "
 	tokenPrefix = "operator token: "
+	// tokenFilePrefix starts the line that names the token's file instead,
+	// on a start that did not create the token.
+	tokenFilePrefix = "operator token file: "
 )
 
 // Options of Start.
@@ -75,7 +78,8 @@ type Process struct {
 }
 
 // Start runs binary with args (e.g. "serve", "--config", FILE) and waits
-// until it prints its operator token, the last line of its banner. A
+// until it prints its operator token (or, on a start that did not create
+// it, the file that holds it: then Token is read from there). A
 // process that exits first, or does not print it in time (then killed), is
 // an error that carries its output.
 func Start(binary string, args []string, opts Options) (*Process, error) {
@@ -106,6 +110,14 @@ func Start(binary string, args []string, opts Options) (*Process, error) {
 			}
 			if tok, ok := strings.CutPrefix(line, tokenPrefix); ok && !announced {
 				p.Token, announced = tok, true
+				close(banner)
+			}
+			if path, ok := strings.CutPrefix(line, tokenFilePrefix); ok && !announced {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					b = []byte("(unreadable " + path + ": " + err.Error() + ")")
+				}
+				p.Token, announced = strings.TrimSpace(string(b)), true
 				close(banner)
 			}
 			p.mu.Unlock()
