@@ -203,9 +203,13 @@ func flakyWait(t *testing.T, s *service, sent []*flakySent, deadline time.Time) 
 }
 
 // flakyCodes are the documented codes of a failed transaction a refusal
-// for good may end in (not cancelled, expired or dependency_failed: the
-// test cancels nothing, sets no deadline and no dependency).
-var flakyCodes = map[string]bool{"reverted": true, "insufficient_funds": true, "invalid": true}
+// for good may end in: the node refuses it (invalid, or node_refused once
+// its refusals outlast the retries), or reads it as a revert or as funds
+// short of the gas (geth's allowance is what the balance pays for). Not
+// cancelled, expired, dependency_failed, abandoned or nonce_consumed: the
+// test cancels nothing, sets no deadline or dependency, abandons nothing
+// and signs nothing elsewhere.
+var flakyCodes = map[string]bool{"reverted": true, "insufficient_funds": true, "invalid": true, "node_refused": true}
 
 // flakyCheckEnds checks how each transfer ended: the refused ones failed
 // with a clear code and the node's words, the others completed, and the
