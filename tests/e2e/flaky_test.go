@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -38,13 +39,24 @@ import (
 // ended.
 const flakyBound = 120 * time.Second
 
+// flakyLogsEnv names a directory where the run keeps the service's log
+// (passed or not; a failed run prints it).
+const flakyLogsEnv = "TXENGINE_FLAKY_LOGS"
+
+// flakyPace is the pause between two of the 42 sends.
+const flakyPace = 150 * time.Millisecond
+
+// flakyLaterBound is how soon after it was sent each of the later five
+// must have completed: the refused transfers must not hold them back.
+const flakyLaterBound = 60 * time.Second
+
 // flakySeedEnv replays a seed of the provider's faults (the default is
 // fixed; concurrent requests meet them in the order they arrive).
 const flakySeedEnv = "TXENGINE_FLAKY_SEED"
 
-// flakyProvider is the busy provider of the test: 1 request in 10 answered
-// 429, 1 in 10 held 0.5 to 3 s, 1 broadcast in 5 taken by the node with its
-// answer lost.
+// flakyProvider is the busy provider of the test: 15 % of the requests
+// answered 429, 15 % held 0.5 to 3 s, 30 % of the broadcasts taken by the
+// node with their answer lost.
 func flakyProvider(t *testing.T) rpcproxy.Provider {
 	seed := uint64(27)
 	if v := os.Getenv(flakySeedEnv); v != "" {
@@ -55,7 +67,7 @@ func flakyProvider(t *testing.T) rpcproxy.Provider {
 		seed = n
 	}
 	t.Logf("provider faults seed %d (replay: %s=%d)", seed, flakySeedEnv, seed)
-	return rpcproxy.Provider{Seed: seed, RateLimited: 0.1, Slow: 0.1, SlowMin: 500 * time.Millisecond, SlowMax: 3 * time.Second, LostSend: 0.2}
+	return rpcproxy.Provider{Seed: seed, RateLimited: 0.15, Slow: 0.15, SlowMin: 500 * time.Millisecond, SlowMax: 3 * time.Second, LostSend: 0.3}
 }
 
 // TestFlaky runs the proof on Hardhat's node (interval mining, 1 s) and on
@@ -130,7 +142,12 @@ func runFlaky(t *testing.T, network, nodeURL string, env []string) {
 		tr.id = s.must(202, "POST", "/tokens/"+tokenID+"/transfers", s.Token, map[string]any{"to": to, "value": fmt.Sprint(value)}).(map[string]any)["id"].(string)
 		sent = append(sent, tr)
 	}
+	// One every 150 ms, as an application sends: the account's pumps meet
+	// the provider many times, not in a few large batches.
 	for i := range 42 {
+		if i > 0 {
+			time.Sleep(flakyPace)
+		}
 		if i == 4 || i == 22 {
 			send(refusedTo, int64(i+1), true, false)
 			continue
@@ -167,6 +184,14 @@ func runFlaky(t *testing.T, network, nodeURL string, env []string) {
 	flakyCheckEnds(t, sent)
 	flakyCheckChain(t, chain, account, tokenAddr, base, firstBlock, sent)
 	flakyCheckLog(t, s.Logs(), sent)
+	if d := os.Getenv(flakyLogsEnv); d != "" {
+		path := filepath.Join(d, strings.ReplaceAll(t.Name(), "/", "-")+".log")
+		if err := os.WriteFile(path, []byte(s.Logs()), 0o600); err != nil {
+			t.Errorf("keep the service's log: %v", err)
+		} else {
+			t.Logf("the service's log is in %s", path)
+		}
+	}
 }
 
 // flakyWait polls every transfer until all have ended or deadline passes;
@@ -244,6 +269,9 @@ func flakyCheckEnds(t *testing.T, sent []*flakySent) {
 			lat := "not ended"
 			if !tr.endedAt.IsZero() {
 				lat = tr.endedAt.Sub(tr.sentAt).Round(time.Millisecond).String()
+				if tr.endedAt.Sub(tr.sentAt) > flakyLaterBound {
+					t.Errorf("later transfer %s ended %s after it was sent, more than %s: held back", tr.id, lat, flakyLaterBound)
+				}
 			}
 			later = append(later, fmt.Sprintf("%v in %s", tr.tx["status"], lat))
 		}
@@ -368,6 +396,9 @@ func flakyCheckChain(t *testing.T, chain *rpc.Client, account, token common.Addr
 // pumpFailedRE finds the service's log lines of a failed pump.
 var pumpFailedRE = regexp.MustCompile(`(?m)^.*account pump failed.*$`)
 
+// warnRE finds the level and message of the service's warnings and errors.
+var warnRE = regexp.MustCompile(`level=(WARN|ERROR) msg=("[^"]*"|\S+)`)
+
 // uuidRE finds a transaction id in a log line.
 var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
@@ -421,6 +452,11 @@ func flakyCheckLog(t *testing.T, logs string, sent []*flakySent) {
 		report = append(report, fmt.Sprintf("%d× %s", c.n, c.k))
 	}
 	t.Logf("%d \"account pump failed\" lines; by cause:\n%s", len(lines), strings.Join(report, "\n"))
+	warnings := map[string]int{}
+	for _, m := range warnRE.FindAllStringSubmatch(logs, -1) {
+		warnings[m[1]+" "+m[2]]++
+	}
+	t.Logf("the service's warnings and errors by message: %v", warnings)
 	for id, n := range perTx {
 		if n > flakyMaxPumpFailures {
 			t.Errorf("transaction %s failed the account's pump %d times (more than %d): one transaction's trouble jams the account", id, n, flakyMaxPumpFailures)
