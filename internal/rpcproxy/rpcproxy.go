@@ -1,8 +1,9 @@
 // Package rpcproxy puts a JSON-RPC reverse proxy between a client under test
 // and a node: it counts the requests per method and injects faults (a method
 // refused with a given JSON-RPC error, latency, a connection reset) at the
-// JSON-RPC level. TCP-level faults on any connection are in tcp.go
-// (toxiproxy, in process).
+// JSON-RPC level. provider.go makes it a busy hosted provider (seeded random
+// 429s, slow answers, lost broadcasts) and refuses chosen calls for good.
+// TCP-level faults on any connection are in tcp.go (toxiproxy, in process).
 package rpcproxy
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -46,8 +48,12 @@ type Stats struct {
 	// Refused, Reset, Lost and Delayed count the faults injected: calls
 	// answered with an injected error, requests whose connection was
 	// reset before they were forwarded, requests forwarded whose answer
-	// was replaced by a reset, requests delayed.
+	// was replaced by a reset (or, of a Provider, by a 502: Gateway of
+	// them), requests delayed (a Provider's slow ones included).
 	Refused, Reset, Lost, Delayed int
+	// RateLimited counts the requests a Provider answered 429; Gateway the
+	// lost answers it replaced by 502 Bad Gateway.
+	RateLimited, Gateway int
 }
 
 // Proxy is a running proxy. Its methods are safe for concurrent use.
@@ -67,6 +73,11 @@ type Proxy struct {
 	resetOn   map[string]int
 	// loseOn is the remaining lost answers per method (Always: every time).
 	loseOn map[string]int
+	// provider is the busy provider's faults, drawn from rng (nil: off).
+	provider Provider
+	rng      *rand.Rand
+	// rules refuse calls by their params (RefuseContaining).
+	rules []rule
 }
 
 type refusal struct {
@@ -78,6 +89,7 @@ type refusal struct {
 type call struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 }
 
 // Start starts a proxy on a free loopback port in front of upstream (an
@@ -197,7 +209,8 @@ func (p *Proxy) LoseAnswer(method string, times int) {
 	p.loseOn[method] = times
 }
 
-// ClearFaults removes every fault; counts stay.
+// ClearFaults removes every fault (a Provider's and RefuseContaining's too);
+// counts stay.
 func (p *Proxy) ClearFaults() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -206,6 +219,7 @@ func (p *Proxy) ClearFaults() {
 	p.resetNext = 0
 	p.resetOn = map[string]int{}
 	p.loseOn = map[string]int{}
+	p.provider, p.rng, p.rules = Provider{}, nil, nil
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
@@ -224,114 +238,39 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, body)
 		return
 	}
-	refused, reset, lose, delay := p.account(calls, batch)
-	if reset {
+	d := p.account(calls, batch)
+	switch {
+	case d.reset:
 		resetConn(w)
 		return
+	case d.rateLimited != nil:
+		id := calls[0].ID
+		if batch {
+			id = nil
+		}
+		writeRateLimited(w, id, *d.rateLimited)
+		return
 	}
-	if delay > 0 {
+	if d.delay > 0 {
 		select {
-		case <-time.After(delay):
+		case <-time.After(d.delay):
 		case <-r.Context().Done():
 			return
 		}
 	}
-	if lose {
-		if res, err := p.post(r, body); err == nil {
-			_, _ = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-		}
-		resetConn(w)
+	if d.lose {
+		p.loseAnswer(w, r, body, d.refused, d.gateway)
 		return
 	}
-	if len(refused) == 0 {
+	if len(d.refused) == 0 {
 		p.forward(w, r, body)
 		return
 	}
 	if !batch {
-		writeJSON(w, errorResponse(calls[0].ID, refused[0]))
+		writeJSON(w, errorResponse(calls[0].ID, d.refused[0]))
 		return
 	}
-	p.forwardPartial(w, r, body, refused)
-}
-
-// account counts the request and decides its faults: for each call the
-// injected error (nil: forward it), whether to reset before or after
-// forwarding, how long to wait.
-func (p *Proxy) account(calls []call, batch bool) (refused map[int]*Error, reset, lose bool, delay time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stats.Requests++
-	if batch {
-		p.stats.Batches++
-		p.stats.BatchCalls += len(calls)
-	}
-	for _, c := range calls {
-		p.stats.Calls[c.Method]++
-	}
-	if p.resetNext > 0 {
-		p.resetNext--
-		reset = true
-	}
-	for _, c := range calls {
-		if !reset && take(p.resetOn, c.Method) {
-			reset = true
-		}
-	}
-	if reset {
-		p.stats.Reset++
-		return nil, true, false, 0
-	}
-	for _, c := range calls {
-		if !lose && take(p.loseOn, c.Method) {
-			lose = true
-		}
-	}
-	delay = p.delay[""]
-	for _, c := range calls {
-		delay = max(delay, p.delay[c.Method])
-	}
-	if delay > 0 {
-		p.stats.Delayed++
-	}
-	if lose {
-		p.stats.Lost++
-		return nil, false, true, delay
-	}
-	for i, c := range calls {
-		rf, ok := p.refuse[c.Method]
-		if !ok {
-			continue
-		}
-		if refused == nil {
-			refused = map[int]*Error{}
-		}
-		e := rf.err
-		refused[i] = &e
-		p.stats.Refused++
-		if rf.times > 0 {
-			if rf.times--; rf.times == 0 {
-				delete(p.refuse, c.Method)
-			}
-		}
-	}
-	return refused, false, false, delay
-}
-
-// take consumes one of the faults left for method in m and reports whether
-// there was one.
-func take(m map[string]int, method string) bool {
-	left, ok := m[method]
-	if !ok {
-		return false
-	}
-	switch {
-	case left == 1:
-		delete(m, method)
-	case left > 1:
-		m[method] = left - 1
-	}
-	return true
+	p.forwardPartial(w, r, body, d.refused)
 }
 
 // parse reads the calls of a JSON-RPC request or batch.
