@@ -102,3 +102,13 @@ func blocksSince(head, from uint64) uint64 {
 	}
 	return 0
 }
+
+// sendAgain makes the next check send txs again whatever the head: a
+// provider refused the whole request that carried them (HTTP 429), so the
+// node has none of them.
+func (c *care) sendAgain(txs []*Transaction) {
+	for _, tx := range txs {
+		c.sent[tx.ID] = 0
+	}
+	c.now = true
+}

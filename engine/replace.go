@@ -158,6 +158,12 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 		return nil
 	}
 	errs, err := s.path.Send(ctx, out)
+	if err != nil && IsRateLimit(err) {
+		// The provider refused the whole request (429): none was sent;
+		// they go again at the next check, not blocks later.
+		s.care.sendAgain(owners)
+		return err
+	}
 	if err != nil {
 		s.log.Warn("sending in-flight transactions again: outcome unknown", "transactions", len(out), "err", err)
 		return nil

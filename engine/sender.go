@@ -279,7 +279,9 @@ func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
 		s.care.sentAt(tx.ID, head, true)
 	}
 	// One batch; the answers are looked at by the next checks (tend).
-	if _, err := s.path.Send(ctx, signed); err != nil {
+	if _, err := s.path.Send(ctx, signed); IsRateLimit(err) {
+		s.care.sendAgain(inflight) // refused whole: none reached the node
+	} else if err != nil {
 		s.log.Warn("sync: sending in-flight transactions again: outcome unknown", "transactions", len(signed), "err", err)
 	}
 	return nil, nil

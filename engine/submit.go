@@ -58,7 +58,14 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 	s.next += uint64(len(chosen))
 	load.queued -= len(chosen)
 	sendErrs, err := s.path.Send(ctx, signed)
-	if err != nil {
+	if err != nil && IsRateLimit(err) {
+		// The provider refused the whole request (429): the node took
+		// none of them, each is refused for now.
+		sendErrs = make([]error, len(signed))
+		for i := range sendErrs {
+			sendErrs[i] = err
+		}
+	} else if err != nil {
 		// Unknown outcome for all: they count as sent and are broadcast again.
 		s.log.Warn("batch broadcast outcome unknown; will re-broadcast", "transactions", len(signed), "err", err)
 		sendErrs = make([]error, len(signed))

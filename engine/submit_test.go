@@ -268,3 +268,51 @@ func TestPumpNodeTroubleIsTold(t *testing.T) {
 		t.Fatalf("Pump on a store that is down = %v; IsNodeTrouble %v, want false", err, IsNodeTrouble(err))
 	}
 }
+
+// batchRefusingChain is a fakeChain that broadcasts in one request and
+// whose next refuse requests are refused whole by the provider (HTTP 429):
+// none of their transactions reaches the node.
+type batchRefusingChain struct {
+	*fakeChain
+	refuse int
+}
+
+func (c *batchRefusingChain) BatchEstimateGas(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	return EstimateEach(ctx, c.fakeChain, msgs)
+}
+
+func (c *batchRefusingChain) BatchSendTransactions(ctx context.Context, txs []*types.Transaction) ([]error, error) {
+	if c.refuse > 0 {
+		c.refuse--
+		return nil, NodeErrorSample{Status: 429}.Err()
+	}
+	return SendEach(ctx, c.fakeChain, txs)
+}
+
+// TestSenderBroadcastRateLimitedWholeIsRefusedForNow: a provider that
+// answers 429 to a whole broadcast request did not pass it to the node, so
+// the batch is refused for now (nonces given back, queued, retried at the
+// next pump), not counted as sent and left to a re-broadcast blocks later
+// while the account's later nonces queue behind a gap. Before, the pump
+// reported no error and the node had nothing until the in-flight check.
+func TestSenderBroadcastRateLimitedWholeIsRefusedForNow(t *testing.T) {
+	chain := &batchRefusingChain{fakeChain: &fakeChain{}, refuse: 1}
+	store := newMemStore()
+	s := newTestSender(t, chain.fakeChain, store, 4)
+	s.net.Chain = chain
+	s.path = directPath{store: store, net: s.net}
+	queue(t, s, "a", "b")
+	_, err := s.Pump(context.Background())
+	if !IsNodeTrouble(err) {
+		t.Fatalf("Pump after a refused broadcast request: %v, want the node's trouble (short backoff)", err)
+	}
+	if a, b := store.txs["a"], store.txs["b"]; a.Status != StatusNew || b.Status != StatusNew || a.Nonce != nil || b.Nonce != nil {
+		t.Fatalf("after the 429: a %s (nonce %v), b %s (nonce %v), want both new without a nonce", a.Status, a.Nonce, b.Status, b.Nonce)
+	}
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatalf("second Pump: %v", err)
+	}
+	if len(chain.sent) != 2 || chain.sent[0].Nonce() != 0 || chain.sent[1].Nonce() != 1 {
+		t.Fatalf("node received %d transactions, want nonces 0 and 1", len(chain.sent))
+	}
+}
