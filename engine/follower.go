@@ -187,9 +187,19 @@ func (f *Follower) checkCursor(ctx context.Context, cursor, head uint64, res *Po
 	if err != nil {
 		return cursor, fmt.Errorf("unmine from %d: %w", fork+1, err)
 	}
-	hash, _, err := f.store.ProcessedHash(ctx, f.net.Name, fork)
+	hash, known, err := f.store.ProcessedHash(ctx, f.net.Name, fork)
 	if err != nil {
 		return cursor, err
+	}
+	if !known {
+		// Older than what we remember (the watcher started above it):
+		// taken as settled, with the chain's hash of it. A zero hash here
+		// would make no block follow it, and the watcher stop for good.
+		h, err := f.net.Chain.HeaderByNumber(ctx, new(big.Int).SetUint64(fork))
+		if err != nil {
+			return cursor, fmt.Errorf("header %d: %w", fork, err)
+		}
+		hash = h.Hash()
 	}
 	if err := f.store.SetCursor(ctx, f.net.Name, fork, hash); err != nil {
 		return cursor, err

@@ -94,3 +94,40 @@ func TestFollowerWaitsOnABlockThatDoesNotFollowItsParent(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowerGoesOnAfterAReorgOfItsFirstBlock: a reorg that replaces the
+// first block the watcher processed (its cursor started at the head, so no
+// hash below it is stored) moves the cursor back to the block below, whose
+// hash the store does not know. The follower must record that block's
+// hash as the chain has it, not a zero hash: with a zero hash stored, no
+// block ever follows it, and the watcher stops at that block for good
+// (found by the simulation, tests/sim, seed 228).
+func TestFollowerGoesOnAfterAReorgOfItsFirstBlock(t *testing.T) {
+	chain := &headerChain{}
+	var parent common.Hash
+	for n := range 6 {
+		h := &types.Header{Number: big.NewInt(int64(n)), ParentHash: parent, Time: uint64(n)}
+		chain.headers = append(chain.headers, h)
+		parent = h.Hash()
+	}
+	// The watcher started at block 3: only its hash is known, and it is
+	// not the chain's block 3 any more (a reorg replaced it).
+	stale := &types.Header{Number: big.NewInt(3), ParentHash: chain.headers[2].Hash(), Time: 99}
+	store := &cursorStore{cursor: 3, processed: map[uint64]common.Hash{3: stale.Hash()}}
+	net := &Network{Name: "dev", ChainID: big.NewInt(1337), Chain: chain}
+	f := NewFollower(net, store, SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for i := range 4 {
+		if _, err := f.Poll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if store.cursor == 5 {
+			break
+		}
+		if i == 3 {
+			t.Fatalf("cursor stays at %d after %d polls, want 5 (the head): the block below the reorg was recorded with hash %s", store.cursor, i+1, store.processed[2].Hex())
+		}
+	}
+	if got, want := store.processed[2], chain.headers[2].Hash(); got != want {
+		t.Fatalf("block 2 recorded with hash %s, want the chain's %s", got.Hex(), want.Hex())
+	}
+}
