@@ -42,11 +42,17 @@ type Follower struct {
 	// badParent is the block that last did not follow the processed one
 	// below it (0: none), so that the same one twice waits for a poll.
 	badParent uint64
+	// unsure is set while rows above the cursor may be marked mined: a
+	// block's outcomes are stored before the cursor moves past it, and a
+	// poll that failed (or a process that died) in between leaves them in
+	// a block no later poll checks for a reorg. The next poll moves them
+	// back first (true at start: the previous process may have died so).
+	unsure bool
 }
 
 // NewFollower returns the follower of net.
 func NewFollower(net *Network, store FollowerStore, clock Clock, log *slog.Logger) *Follower {
-	return &Follower{net: net, store: store, clock: clock, log: log.With("network", net.Name), maxBlocks: 64, metrics: NopMetrics{}}
+	return &Follower{net: net, store: store, clock: clock, log: log.With("network", net.Name), maxBlocks: 64, metrics: NopMetrics{}, unsure: true}
 }
 
 // SetMetrics makes the follower report heads, reorgs and the outcomes of
@@ -99,6 +105,9 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 	if cursor, err = f.checkCursor(ctx, cursor, res.Head, &res); err != nil {
 		return res, err
 	}
+	if err := f.settleAbove(ctx, cursor, &res); err != nil {
+		return res, err
+	}
 	if res.Head < f.net.Confirmations {
 		return res, nil
 	}
@@ -135,6 +144,7 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 			break
 		}
 		f.badParent = 0
+		f.unsure = true // until the cursor is past this block
 		touched, settled, err := f.block(ctx, header, abis)
 		if err != nil {
 			return res, fmt.Errorf("block %d: %w", n, err)
@@ -147,12 +157,32 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 		if err := f.store.SetCursor(ctx, f.net.Name, n, prev); err != nil {
 			return res, err
 		}
+		f.unsure = false
 		f.net.ObserveProcessed(n)
 	}
 	for a := range accounts {
 		res.Accounts = append(res.Accounts, a)
 	}
 	return res, nil
+}
+
+// settleAbove moves back to submitted, when the follower is unsure, the
+// rows marked mined above the cursor: they go through the walk again, in
+// the blocks the chain has now.
+func (f *Follower) settleAbove(ctx context.Context, cursor uint64, res *PollResult) error {
+	if !f.unsure {
+		return nil
+	}
+	ids, err := f.store.Unmine(ctx, f.net.Name, cursor+1)
+	if err != nil {
+		return fmt.Errorf("unmine above cursor %d: %w", cursor, err)
+	}
+	f.unsure = false
+	if len(ids) > 0 {
+		f.log.Warn("transactions marked mined above the cursor by an interrupted poll are pending again", "cursor", cursor, "accounts", len(ids))
+		res.Reorged = append(res.Reorged, ids...)
+	}
+	return nil
 }
 
 // checkCursor makes sure the processed blocks up to cursor are still on

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"math/big"
@@ -129,5 +130,65 @@ func TestFollowerGoesOnAfterAReorgOfItsFirstBlock(t *testing.T) {
 	}
 	if got, want := store.processed[2], chain.headers[2].Hash(); got != want {
 		t.Fatalf("block 2 recorded with hash %s, want the chain's %s", got.Hex(), want.Hex())
+	}
+}
+
+// lostCursorStore is a cursorStore whose SetCursor fails the first
+// failSet times (a lost commit, a crash after MarkMined), and that records
+// the blocks Unmine was asked from.
+type lostCursorStore struct {
+	cursorStore
+	failSet int
+	unmined []uint64
+}
+
+func (s *lostCursorStore) SetCursor(ctx context.Context, n string, block uint64, hash common.Hash) error {
+	if s.failSet > 0 {
+		s.failSet--
+		return errors.New("connection reset")
+	}
+	return s.cursorStore.SetCursor(ctx, n, block, hash)
+}
+
+func (s *lostCursorStore) Unmine(_ context.Context, _ string, from uint64) ([]string, error) {
+	s.unmined = append(s.unmined, from)
+	return nil, nil
+}
+
+// TestFollowerUnminesAboveItsCursorAfterAnInterruptedPoll: a poll that
+// marked a block's transactions mined but did not move the cursor past it
+// (the cursor's write failed, or the process died between the two) leaves
+// rows completed in a block the follower will not look at again as
+// processed; if a reorg then replaces that block, nothing would move them
+// back. The next poll moves back whatever is marked above the cursor
+// (found by the simulation, tests/sim, seed 66: completed in block 45, not
+// canonical).
+func TestFollowerUnminesAboveItsCursorAfterAnInterruptedPoll(t *testing.T) {
+	chain := &headerChain{}
+	var parent common.Hash
+	for n := range 4 {
+		h := &types.Header{Number: big.NewInt(int64(n)), ParentHash: parent, Time: uint64(n)}
+		chain.headers = append(chain.headers, h)
+		parent = h.Hash()
+	}
+	store := &lostCursorStore{cursorStore: cursorStore{cursor: 2, processed: map[uint64]common.Hash{2: chain.headers[2].Hash()}}}
+	net := &Network{Name: "dev", ChainID: big.NewInt(1337), Chain: chain}
+	f := NewFollower(net, store, SystemClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if _, err := f.Poll(context.Background()); err != nil {
+		t.Fatal(err) // the start: whatever a previous process left above the cursor
+	}
+	store.unmined = nil
+	store.failSet, store.cursor = 1, 2
+	delete(store.processed, 3)
+	if _, err := f.Poll(context.Background()); err == nil {
+		t.Fatal("the poll whose cursor write failed returned no error")
+	}
+	// A reorg replaces block 3, the one the failed poll handled.
+	chain.headers[3] = &types.Header{Number: big.NewInt(3), ParentHash: chain.headers[2].Hash(), Time: 99}
+	if _, err := f.Poll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(store.unmined) == 0 || store.unmined[0] != 3 {
+		t.Fatalf("Unmine calls from %v, want from block 3 first: rows marked mined in the replaced block 3 stay completed", store.unmined)
 	}
 }
