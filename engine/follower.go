@@ -294,9 +294,17 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 	return accounts, ids, nil
 }
 
-// isFillerOf reports whether r is the receipt of the filler stored as tx's
-// newest version (RawTx: a 0-value transfer of the account to itself).
+// isFillerOf reports whether r (a filler's receipt: IsFillerReceipt) is
+// that of one of tx's fillers (0-value transfers of the account to itself).
+// When tx's own call carries call data, none of its versions but a filler
+// uses only the intrinsic gas without logs, so r is a filler's whichever
+// one was mined: an older filler, replaced by one the node refused, may be
+// the one the chain takes. Otherwise r must be the filler stored as tx's
+// newest version (RawTx).
 func isFillerOf(tx *Transaction, r *types.Receipt) bool {
+	if len(tx.Data) > 0 {
+		return true
+	}
 	var stored types.Transaction
 	if len(tx.RawTx) == 0 || stored.UnmarshalBinary(tx.RawTx) != nil {
 		return false

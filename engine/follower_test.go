@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"math/big"
 	"testing"
+	"time"
 
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // headerChain is a fakeChain that serves the headers it holds by number.
@@ -190,5 +193,37 @@ func TestFollowerUnminesAboveItsCursorAfterAnInterruptedPoll(t *testing.T) {
 	}
 	if len(store.unmined) == 0 || store.unmined[0] != 3 {
 		t.Fatalf("Unmine calls from %v, want from block 3 first: rows marked mined in the replaced block 3 stay completed", store.unmined)
+	}
+}
+
+// TestMinedOutcomeOfAnOlderFiller: a transaction refused for good has its
+// nonce filled; the filler is replaced with higher fees (it waited), the
+// replacement is refused, and the older filler is what the chain mines.
+// The transaction must fail with its noted error: its own call (with call
+// data) never uses only the intrinsic gas without logs, so such a receipt
+// is a filler's whichever version it is (found by the simulation,
+// tests/sim, seed 201 with the faults of finding 3b: the transfer was
+// reported completed and never executed).
+func TestMinedOutcomeOfAnOlderFiller(t *testing.T) {
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := crypto.PubkeyToAddress(key.PublicKey)
+	signer := types.LatestSignerForChainID(big.NewInt(1337))
+	filler := func(price int64) *types.Transaction {
+		return types.MustSignNewTx(key, signer, &types.LegacyTx{Nonce: 5, GasPrice: big.NewInt(price), Gas: FillerGas, To: &self, Value: new(big.Int)})
+	}
+	older, newest := filler(100), filler(120)
+	raw, err := newest.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := &TxError{Code: TxInsufficientFunds, Message: "the account cannot pay for gas and value"}
+	tx := &Transaction{ID: "t1", From: self, Data: []byte{0xa9, 0x05, 0x9c, 0xbb, 1, 2, 3}, RawTx: raw, Error: refused}
+	r := &types.Receipt{Status: types.ReceiptStatusSuccessful, GasUsed: FillerGas, TxHash: older.Hash(), BlockNumber: big.NewInt(7), Logs: []*types.Log{}}
+	m := minedOutcome(context.Background(), nil, tx, r, map[string]*abi.ABI{}, time.Unix(0, 0))
+	if m.Status != StatusFailed || m.Error == nil || m.Error.Code != TxInsufficientFunds {
+		t.Fatalf("outcome %s (error %v), want failed %s: an older filler mined completed the transaction", m.Status, m.Error, TxInsufficientFunds)
 	}
 }
