@@ -20,6 +20,7 @@ const (
 	InvCanonical  = "safety-completed-canonical"
 	InvExactlyOne = "safety-executed-once" // completed: executed once; failed: never
 	InvGapless    = "safety-nonces-gapless"
+	InvFIFO       = "fifo-per-account" // nonces follow the order of acceptance
 )
 
 // check reads what the store holds at the end and checks the invariants
@@ -62,7 +63,27 @@ func (w *world) check(ctx context.Context, res *Result) error {
 		res.Violations = append(res.Violations, w.checkRow(tx, executed)...)
 	}
 	res.Violations = append(res.Violations, w.checkNonces(rows, versions)...)
+	res.Violations = append(res.Violations, w.checkOrder(rows)...)
 	return nil
+}
+
+// checkOrder checks that, per account, the transactions that hold a nonce
+// hold them in the order they were accepted (first come, first served:
+// nothing here waits for a condition).
+func (w *world) checkOrder(rows map[string]*engine.Transaction) []string {
+	var out []string
+	last := map[common.Address]*engine.Transaction{}
+	for _, id := range w.tried {
+		tx := rows[id]
+		if tx == nil || tx.Nonce == nil {
+			continue
+		}
+		if prev := last[tx.From]; prev != nil && *prev.Nonce > *tx.Nonce {
+			out = append(out, fmt.Sprintf("%s: %s accepted after %s holds nonce %d, below its %d", InvFIFO, tx.ID, prev.ID, *tx.Nonce, *prev.Nonce))
+		}
+		last[tx.From] = tx
+	}
+	return out
 }
 
 // executions counts, by memo, the transfers the canonical chain executed.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,38 +20,75 @@ const (
 	envSeed    = "TXENGINE_SIM_SEED"    // one seed only (a replay)
 	envFirst   = "TXENGINE_SIM_FIRST"   // the first seed of the range (default 1)
 	envVerbose = "TXENGINE_SIM_VERBOSE" // the engine's log on stderr
+	envSteps   = "TXENGINE_SIM_STEPS"   // steps of the faulty phase (default defaultSteps)
+	// envWith puts back the faults of the known findings whose name
+	// contains it (to find their seeds, or check a fix).
+	envWith = "TXENGINE_SIM_WITH"
 )
 
-// defaultSeeds is what go test ./tests/sim/ runs (part of make test).
-const defaultSeeds = 200
+// template is a migrated store file every run copies (made once per test
+// binary, in TestMain).
+var template string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "txengine-sim-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	template = filepath.Join(dir, "template.db")
+	if err := NewTemplate(context.Background(), template); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // baseConfig is the configuration of every seed of the test.
 func baseConfig(t *testing.T, seed int64) Config {
-	cfg := Config{Seed: seed, Dir: t.TempDir(), Steps: 240, QuietBlocks: 150, Disabled: knownFindings()}
+	cfg := Config{Seed: seed, Dir: t.TempDir(), Template: template, Steps: stepsOf(t), QuietBlocks: 150, Disabled: knownFindings()}
+	if with := os.Getenv(envWith); with != "" {
+		for _, f := range findings {
+			if strings.Contains(f.name, with) {
+				for _, k := range f.keys {
+					delete(cfg.Disabled, k)
+				}
+				cfg.TightPool = cfg.TightPool || f.tightPool
+			}
+		}
+	}
 	if os.Getenv(envVerbose) != "" {
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return cfg
 }
 
-// knownFindings are the fault kinds left out of the runs until the fix of
-// the finding of issue 27 that they trip is merged; each has a regression
-// seed in TestSimulationKnownFindings.
+// knownFindings are the fault kinds (or wordings, or fault kinds at one
+// method: "kind@method") left out of the runs until the fix of the finding
+// of issue 27 that they trip is merged, each with its finding.
 func knownFindings() map[string]string {
-	const f2 = "finding 2 (engine/submit.go actOnSend): a give-back of a refused tail's nonce that fails returns before s.next is set; the next batch skips the freed nonce, a gap nothing repairs"
-	const f3b = "finding 3b (engine/submit.go fundsReserved): an insufficient-funds refusal without amounts (Hardhat, Anvil) while others are pending is taken as funds reserved (transient) forever: the transaction keeps its nonce, never ends, and the account's later ones wait"
-	const doctor = "issue 27 item 2 (nonce doctor, not merged): a nonce the chain went back below (a foreign transaction dropped by a reorg) is never filled; the account's transactions above it wait forever"
-	const f4 = "finding 4 (engine/submit.go, revert.go): an estimate error that is neither a revert nor insufficient funds (geth's \"gas required exceeds allowance\") leaves the transaction new, retried forever, and the account's later transactions wait behind it"
-	return map[string]string{
-		VariantKey(refGasAllowance, "geth"):         f4,
-		FaultReorgDropsForeign:                      doctor,
-		VariantKey(refInsufficientFunds, "hardhat"): f3b,
-		VariantKey(refInsufficientFunds, "anvil"):   f3b,
-		FaultStoreLost + "@ReleaseNonce":            f2,
-		FaultStoreTransient + "@ReleaseNonce":       f2,
-		FaultStoreSlow + "@ReleaseNonce":            f2,
-		FaultCrashCall + "@ReleaseNonce":            f2,
+	out := map[string]string{}
+	for _, f := range findings {
+		for _, k := range f.keys {
+			out[k] = f.name
+		}
 	}
+	return out
+}
+
+// stepsOf is the length of the faulty phase: envSteps or defaultSteps.
+func stepsOf(t *testing.T) int {
+	s := os.Getenv(envSteps)
+	if s == "" || s == fmt.Sprint(defaultSteps) {
+		return defaultSteps
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", envSteps, s, err)
+	}
+	return n
 }
 
 // seeds returns the seeds to run: the one of envSeed, or envSeeds from envFirst.
@@ -110,6 +148,18 @@ func TestSimulation(t *testing.T) {
 	report(t, list, results, errs, time.Since(began))
 }
 
+// replay is the command that replays seed as this test ran it.
+func replay(seed int64) string {
+	cmd := fmt.Sprintf("make sim SEED=%d", seed)
+	if s := os.Getenv(envSteps); s != "" && s != fmt.Sprint(defaultSteps) {
+		cmd += " SIM_STEPS=" + s
+	}
+	if w := os.Getenv(envWith); w != "" {
+		cmd += fmt.Sprintf(" SIM_WITH=%q", w)
+	}
+	return cmd
+}
+
 // report prints the totals and fails for each seed with violations.
 func report(t *testing.T, list []int64, results []Result, errs []error, took time.Duration) {
 	t.Helper()
@@ -118,7 +168,7 @@ func report(t *testing.T, list []int64, results []Result, errs []error, took tim
 	var maxQuiet uint64
 	for k, res := range results {
 		if errs[k] != nil {
-			t.Errorf("seed %d: %v (replay: make sim SEED=%d)", list[k], errs[k], list[k])
+			t.Errorf("seed %d: %v (replay: %s)", list[k], errs[k], replay(list[k]))
 			continue
 		}
 		for kind, n := range res.Faults {
@@ -128,8 +178,8 @@ func report(t *testing.T, list []int64, results []Result, errs []error, took tim
 		maxQuiet = max(maxQuiet, res.QuietBlocks)
 		if len(res.Violations) > 0 {
 			violations += len(res.Violations)
-			t.Errorf("seed %d: %d invariant violations (replay: make sim SEED=%d):\n  %s\n  faults: %s",
-				res.Seed, len(res.Violations), res.Seed, strings.Join(res.Violations, "\n  "), FormatCounts(res.Faults))
+			t.Errorf("seed %d: %d invariant violations (replay: %s):\n  %s\n  faults: %s",
+				res.Seed, len(res.Violations), replay(res.Seed), strings.Join(res.Violations, "\n  "), FormatCounts(res.Faults))
 		}
 	}
 	t.Logf("simulation: %d seeds in %v; transactions %d (completed %d, failed %d); restarts %d; quiet phase took at most %d blocks; invariant violations %d",

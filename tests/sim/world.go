@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/big"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -23,6 +24,9 @@ type Config struct {
 	Seed int64
 	// Dir is where the run's database file goes (t.TempDir()).
 	Dir string
+	// Template, when set, is a store file with the migrations applied,
+	// copied as the run's (a fresh store costs its migrations otherwise).
+	Template string
 	// Steps is the length of the faulty phase; QuietBlocks bounds, in
 	// blocks, how long the quiet phase that follows may take for every
 	// accepted transaction to end (liveness).
@@ -50,6 +54,9 @@ type Result struct {
 	// the quiet phase took until every transaction ended.
 	Blocks, QuietBlocks uint64
 	Restarts            int
+	// Head is the hash of the chain's head at the end: two runs of a seed
+	// end on the same chain.
+	Head common.Hash
 }
 
 const (
@@ -112,7 +119,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	w.faults.Off = true
 	w.restart(ctx)
 	quiet := w.quiet(ctx)
-	res := Result{Seed: cfg.Seed, Faults: w.faults.Counts(), Blocks: w.chain.Head(), QuietBlocks: quiet, Restarts: w.restarts}
+	head, _ := w.chain.BlockHash(w.chain.Head())
+	res := Result{Seed: cfg.Seed, Faults: w.faults.Counts(), Blocks: w.chain.Head(), QuietBlocks: quiet, Restarts: w.restarts, Head: head}
 	if err := w.check(ctx, &res); err != nil {
 		return res, err
 	}
@@ -121,7 +129,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 func newWorld(ctx context.Context, cfg Config) (*world, error) {
 	rng := rand.New(rand.NewSource(cfg.Seed))
-	raw, err := sqlite.Open(ctx, filepath.Join(cfg.Dir, fmt.Sprintf("sim-%d.db", cfg.Seed)))
+	path := filepath.Join(cfg.Dir, fmt.Sprintf("sim-%d.db", cfg.Seed))
+	if cfg.Template != "" {
+		if err := copyFile(cfg.Template, path); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -243,4 +257,26 @@ func (w *world) guard(ctx context.Context, fn func()) {
 // recipient is the recipient of a transfer: one of a few addresses.
 func (w *world) recipient() common.Address {
 	return common.BigToAddress(big.NewInt(int64(0x1000 + w.rng.Intn(6))))
+}
+
+// copyFile copies the file at from to to.
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return fmt.Errorf("read template store: %w", err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		return fmt.Errorf("copy template store: %w", err)
+	}
+	return nil
+}
+
+// NewTemplate creates at path an empty store with the migrations applied,
+// for Config.Template.
+func NewTemplate(ctx context.Context, path string) error {
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return fmt.Errorf("template store: %w", err)
+	}
+	return s.Close()
 }
