@@ -76,6 +76,7 @@ var findings = []finding{
 func TestSimulationKnownFindings(t *testing.T) {
 	for _, f := range findings {
 		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := baseConfig(t, f.seed)
 			for _, k := range f.keys {
 				delete(cfg.Disabled, k)
@@ -104,7 +105,7 @@ func TestSimulationKnownFindings(t *testing.T) {
 // by observing the watcher's head again before each pump, and map orders,
 // sorted where the simulation depends on them.)
 func TestSimulationIsDeterministic(t *testing.T) {
-	for _, seed := range []int64{3, 7} {
+	for _, seed := range []int64{7} {
 		a, err := Run(context.Background(), baseConfig(t, seed))
 		if err != nil {
 			t.Fatal(err)
