@@ -43,10 +43,12 @@ type Follower struct {
 	// below it (0: none), so that the same one twice waits for a poll.
 	badParent uint64
 	// unsure is set while rows above the cursor may be marked mined: a
-	// block's outcomes are stored before the cursor moves past it, and a
-	// poll that failed (or a process that died) in between leaves them in
-	// a block no later poll checks for a reorg. The next poll moves them
-	// back first (true at start: the previous process may have died so).
+	// block's outcomes are stored (MarkMined) before the cursor moves past
+	// it, and a poll that failed (or a process that died) in between leaves
+	// them in a block no later poll checks for a reorg. The next poll moves
+	// them back first (true at start: the previous process may have died
+	// so). Only a failure after MarkMined sets it: the move back reads the
+	// network's mined rows, not to be done at every rate-limited poll.
 	unsure bool
 }
 
@@ -144,7 +146,6 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 			break
 		}
 		f.badParent = 0
-		f.unsure = true // until the cursor is past this block
 		touched, settled, err := f.block(ctx, header, abis)
 		if err != nil {
 			return res, fmt.Errorf("block %d: %w", n, err)
@@ -281,6 +282,9 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 		accounts = append(accounts, tx.AccountID)
 		ids = append(ids, tx.ID)
 	}
+	// Until the cursor is past this block, its rows may be marked mined
+	// in a block no later poll checks (see unsure).
+	f.unsure = true
 	if err := f.store.MarkMined(ctx, outcomes); err != nil {
 		return nil, nil, err
 	}

@@ -158,6 +158,20 @@ func (s *lostCursorStore) Unmine(_ context.Context, _ string, from uint64) ([]st
 	return nil, nil
 }
 
+// SubmittedByHash finds a transaction of ours in every block.
+func (s *lostCursorStore) SubmittedByHash(_ context.Context, _ string, hashes []common.Hash) ([]*Transaction, error) {
+	return []*Transaction{{ID: "t-" + hashes[0].Hex(), Hash: &hashes[0], Data: []byte{1}}}, nil
+}
+
+// blockChain is a headerChain whose every block holds one transaction.
+type blockChain struct{ headerChain }
+
+func (c *blockChain) BlockReceipts(_ context.Context, n uint64) ([]*types.Receipt, error) {
+	h := c.headers[n]
+	return []*types.Receipt{{Status: types.ReceiptStatusSuccessful, GasUsed: 60_000, TxHash: common.BigToHash(h.Number),
+		BlockHash: h.Hash(), BlockNumber: h.Number, Logs: []*types.Log{}}}, nil
+}
+
 // TestFollowerUnminesAboveItsCursorAfterAnInterruptedPoll: a poll that
 // marked a block's transactions mined but did not move the cursor past it
 // (the cursor's write failed, or the process died between the two) leaves
@@ -167,7 +181,7 @@ func (s *lostCursorStore) Unmine(_ context.Context, _ string, from uint64) ([]st
 // (found by the simulation, tests/sim, seed 66: completed in block 45, not
 // canonical).
 func TestFollowerUnminesAboveItsCursorAfterAnInterruptedPoll(t *testing.T) {
-	chain := &headerChain{}
+	chain := &blockChain{}
 	var parent common.Hash
 	for n := range 4 {
 		h := &types.Header{Number: big.NewInt(int64(n)), ParentHash: parent, Time: uint64(n)}
