@@ -37,14 +37,6 @@ var findings = []finding{
 		seed: 38,
 	},
 	{
-		name: "finding 3b (engine/submit.go fundsReserved)",
-		why: "an insufficient-funds refusal that carries no amounts (Hardhat's, Anvil's wording) while the account has " +
-			"transactions pending is taken as funds reserved, a transient refusal, forever: the transaction keeps its " +
-			"nonce and never ends, and the account's later transactions wait behind it",
-		keys: []string{VariantKey(refInsufficientFunds, "hardhat"), VariantKey(refInsufficientFunds, "anvil")},
-		seed: 21,
-	},
-	{
 		name: "finding 4 (engine/submit.go estimateAndSign, revert.go estimateFailure)",
 		why: "an estimate error that is neither a revert nor insufficient funds (geth's \"gas required exceeds allowance\") " +
 			"leaves the transaction new, estimated again at every pump, and the account's later transactions wait behind it",
@@ -57,7 +49,7 @@ var findings = []finding{
 			"back below the account's lowest in flight, nobody sends that nonce again, and the account's transactions " +
 			"above it wait forever",
 		keys: []string{FaultReorgDropsForeign},
-		seed: 55,
+		seed: 35,
 	},
 	{
 		name: "resync livelock (engine/sender.go sync, engine/submit.go actOnSend)",
@@ -66,7 +58,7 @@ var findings = []finding{
 			"first look: a lowest nonce the node refused for good (its answer to the broadcast lost) is never filled " +
 			"nor replaced, and the account stalls",
 		tightPool: true,
-		seed:      23,
+		seed:      26,
 	},
 }
 
@@ -88,7 +80,7 @@ func TestSimulationKnownFindings(t *testing.T) {
 			}
 			switch {
 			case len(res.Violations) == 0 && !f.fixed:
-				t.Logf("seed %d no longer fails: %s may be fixed (set fixed)", f.seed, f.name)
+				t.Logf("seed %d no longer fails: %s may be fixed (then set fixed), or a change of the engine's calls changed the run (find a seed again: make sim SIM_WITH=%q)", f.seed, f.name, f.name)
 			case len(res.Violations) > 0 && !f.fixed:
 				t.Skipf("known failure, %s (seed %d, %d violations, first: %s): %s",
 					f.name, f.seed, len(res.Violations), res.Violations[0], f.why)
