@@ -26,6 +26,9 @@ type Node struct {
 	// always refuses at broadcast (as unaffordable) and at estimation (gas
 	// required exceeds allowance).
 	refuseSend, refuseEstimate map[uint64]bool
+	// strictFees refuses a fee cap below the base fee (Hardhat does; geth
+	// pools it until the base fee falls).
+	strictFees bool
 }
 
 var _ engine.Chain = (*Node)(nil)
@@ -205,6 +208,9 @@ func (n *Node) admit(tx *types.Transaction) error {
 		cost := new(big.Int).Mul(tx.GasFeeCap(), new(big.Int).SetUint64(tx.Gas()))
 		balance := new(big.Int).Div(cost, big.NewInt(3))
 		return refuse(n.faults, refInsufficientFunds, balance, cost, new(big.Int).Sub(cost, balance))
+	}
+	if n.strictFees && tx.GasFeeCap().Cmp(n.c.baseFee) < 0 {
+		return refuse(n.faults, refFeeBelowBase, tx.GasFeeCap(), n.c.baseFee)
 	}
 	if tx.Nonce() >= chainNonce+p.gapLimit {
 		return refuse(n.faults, refNonceTooHigh, tx.Nonce(), chainNonce)

@@ -185,6 +185,11 @@ func report(t *testing.T, list []int64, results []Result, errs []error, took tim
 	t.Logf("simulation: %d seeds in %v; transactions %d (completed %d, failed %d); restarts %d; quiet phase took at most %d blocks; invariant violations %d",
 		len(list), took.Round(time.Millisecond), accepted, completed, failed, restarts, maxQuiet, violations)
 	t.Logf("faults injected: %s", FormatCounts(total))
+	if len(results) == 1 && errs[0] == nil {
+		r := results[0]
+		t.Logf("seed %d: %d transactions (completed %d, failed %d), head %d, %d restarts, quiet phase %d blocks",
+			r.Seed, r.Accepted, r.Completed, r.Failed, r.Blocks, r.Restarts, r.QuietBlocks)
+	}
 	if disabled := knownFindings(); len(disabled) > 0 {
 		t.Logf("left out (known findings): %s", fmt.Sprint(disabled))
 	}

@@ -164,7 +164,7 @@ func newWorld(ctx context.Context, cfg Config) (*world, error) {
 	}
 	w.chain = NewChain(rng, holders, tokensEach, slots, gapLimit)
 	w.chain.keepForeign = !w.faults.Enabled(FaultReorgDropsForeign)
-	w.node = &Node{c: w.chain, faults: w.faults, log: log, refuseSend: map[uint64]bool{}, refuseEstimate: map[uint64]bool{}}
+	w.node = &Node{c: w.chain, faults: w.faults, log: log, refuseSend: map[uint64]bool{}, refuseEstimate: map[uint64]bool{}, strictFees: strictFees(cfg.Seed)}
 	w.restart(ctx)
 	// The watcher's first poll, at start as the service does, without
 	// faults: its cursor starts at the head, below which nothing of ours
@@ -177,6 +177,11 @@ func newWorld(ctx context.Context, cfg Config) (*world, error) {
 	w.faults.Off = false
 	return w, nil
 }
+
+// strictFees decides, from the seed alone (no draw: the rng's sequence,
+// and so the runs of other seeds, stay as they were), whether the node
+// refuses fee caps below the base fee: one seed in three.
+func strictFees(seed int64) bool { return seed%3 == 0 }
 
 // createAccounts stores a user and n accounts (keys from the rng).
 func (w *world) createAccounts(ctx context.Context, n int) error {
