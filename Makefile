@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-k6 contracts proto client clean soak
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-k6 contracts proto client clean soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -97,6 +97,25 @@ test-hardhat:
 ## a rolling restart under load; every accepted transaction completes exactly once
 test-cluster:
 	$(GO) test -race -count=1 -timeout 40m -v ./tests/cluster/...
+
+## sim: the simulation of the engine under faults (tests/sim, docs/simulation.md): SIM_SEEDS seeds
+## (10,000 by default, from SIM_FIRST), or the one seed SEED=n (a replay: the engine's log with
+## SIM_VERBOSE=1). SIM_WITH="finding 2" puts back the faults of a known finding left out;
+## SIM_STEPS sets the faulty phase's length (the replay of a seed needs the same).
+## go test ./tests/sim/ (part of make test) runs fewer.
+SIM_SEEDS   ?= 10000
+SIM_FIRST   ?= 1
+SIM_VERBOSE ?=
+SIM_WITH    ?=
+SIM_STEPS   ?=
+sim:
+	@if [ -n "$(SEED)" ]; then \
+		TXENGINE_SIM_SEED=$(SEED) TXENGINE_SIM_VERBOSE=$(SIM_VERBOSE) TXENGINE_SIM_WITH="$(SIM_WITH)" TXENGINE_SIM_STEPS=$(SIM_STEPS) \
+			$(GO) test -count=1 -timeout 30m -v -run '^TestSimulation$$' ./tests/sim/; \
+	else \
+		TXENGINE_SIM_SEEDS=$(SIM_SEEDS) TXENGINE_SIM_FIRST=$(SIM_FIRST) TXENGINE_SIM_STEPS=$(SIM_STEPS) TXENGINE_SIM_WITH="$(SIM_WITH)" \
+			$(GO) test -count=1 -timeout 12h -v -run '^TestSimulation$$' ./tests/sim/; \
+	fi
 
 ## test-short: unit tests only
 test-short:

@@ -42,11 +42,19 @@ type Follower struct {
 	// badParent is the block that last did not follow the processed one
 	// below it (0: none), so that the same one twice waits for a poll.
 	badParent uint64
+	// unsure is set while rows above the cursor may be marked mined: a
+	// block's outcomes are stored (MarkMined) before the cursor moves past
+	// it, and a poll that failed (or a process that died) in between leaves
+	// them in a block no later poll checks for a reorg. The next poll moves
+	// them back first (true at start: the previous process may have died
+	// so). Only a failure after MarkMined sets it: the move back reads the
+	// network's mined rows, not to be done at every rate-limited poll.
+	unsure bool
 }
 
 // NewFollower returns the follower of net.
 func NewFollower(net *Network, store FollowerStore, clock Clock, log *slog.Logger) *Follower {
-	return &Follower{net: net, store: store, clock: clock, log: log.With("network", net.Name), maxBlocks: 64, metrics: NopMetrics{}}
+	return &Follower{net: net, store: store, clock: clock, log: log.With("network", net.Name), maxBlocks: 64, metrics: NopMetrics{}, unsure: true}
 }
 
 // SetMetrics makes the follower report heads, reorgs and the outcomes of
@@ -99,6 +107,9 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 	if cursor, err = f.checkCursor(ctx, cursor, res.Head, &res); err != nil {
 		return res, err
 	}
+	if err := f.settleAbove(ctx, cursor, &res); err != nil {
+		return res, err
+	}
 	if res.Head < f.net.Confirmations {
 		return res, nil
 	}
@@ -147,12 +158,32 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 		if err := f.store.SetCursor(ctx, f.net.Name, n, prev); err != nil {
 			return res, err
 		}
+		f.unsure = false
 		f.net.ObserveProcessed(n)
 	}
 	for a := range accounts {
 		res.Accounts = append(res.Accounts, a)
 	}
 	return res, nil
+}
+
+// settleAbove moves back to submitted, when the follower is unsure, the
+// rows marked mined above the cursor: they go through the walk again, in
+// the blocks the chain has now.
+func (f *Follower) settleAbove(ctx context.Context, cursor uint64, res *PollResult) error {
+	if !f.unsure {
+		return nil
+	}
+	ids, err := f.store.Unmine(ctx, f.net.Name, cursor+1)
+	if err != nil {
+		return fmt.Errorf("unmine above cursor %d: %w", cursor, err)
+	}
+	f.unsure = false
+	if len(ids) > 0 {
+		f.log.Warn("transactions marked mined above the cursor by an interrupted poll are pending again", "cursor", cursor, "accounts", len(ids))
+		res.Reorged = append(res.Reorged, ids...)
+	}
+	return nil
 }
 
 // checkCursor makes sure the processed blocks up to cursor are still on
@@ -187,9 +218,19 @@ func (f *Follower) checkCursor(ctx context.Context, cursor, head uint64, res *Po
 	if err != nil {
 		return cursor, fmt.Errorf("unmine from %d: %w", fork+1, err)
 	}
-	hash, _, err := f.store.ProcessedHash(ctx, f.net.Name, fork)
+	hash, known, err := f.store.ProcessedHash(ctx, f.net.Name, fork)
 	if err != nil {
 		return cursor, err
+	}
+	if !known {
+		// Older than what we remember (the watcher started above it):
+		// taken as settled, with the chain's hash of it. A zero hash here
+		// would make no block follow it, and the watcher stop for good.
+		h, err := f.net.Chain.HeaderByNumber(ctx, new(big.Int).SetUint64(fork))
+		if err != nil {
+			return cursor, fmt.Errorf("header %d: %w", fork, err)
+		}
+		hash = h.Hash()
 	}
 	if err := f.store.SetCursor(ctx, f.net.Name, fork, hash); err != nil {
 		return cursor, err
@@ -241,6 +282,9 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 		accounts = append(accounts, tx.AccountID)
 		ids = append(ids, tx.ID)
 	}
+	// Until the cursor is past this block, its rows may be marked mined
+	// in a block no later poll checks (see unsure).
+	f.unsure = true
 	if err := f.store.MarkMined(ctx, outcomes); err != nil {
 		return nil, nil, err
 	}
@@ -254,9 +298,17 @@ func (f *Follower) block(ctx context.Context, header *types.Header, abis map[str
 	return accounts, ids, nil
 }
 
-// isFillerOf reports whether r is the receipt of the filler stored as tx's
-// newest version (RawTx: a 0-value transfer of the account to itself).
+// isFillerOf reports whether r (a filler's receipt: IsFillerReceipt) is
+// that of one of tx's fillers (0-value transfers of the account to itself).
+// When tx's own call carries call data, none of its versions but a filler
+// uses only the intrinsic gas without logs, so r is a filler's whichever
+// one was mined: an older filler, replaced by one the node refused, may be
+// the one the chain takes. Otherwise r must be the filler stored as tx's
+// newest version (RawTx).
 func isFillerOf(tx *Transaction, r *types.Receipt) bool {
+	if len(tx.Data) > 0 {
+		return true
+	}
 	var stored types.Transaction
 	if len(tx.RawTx) == 0 || stored.UnmarshalBinary(tx.RawTx) != nil {
 		return false

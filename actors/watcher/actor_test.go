@@ -64,6 +64,11 @@ func (s *cursorStore) SubmittedByHash(context.Context, string, []common.Hash) ([
 	return nil, nil
 }
 
+// Unmine has nothing to move back: nothing is ever mined here (the
+// follower asks at its first poll, for rows a previous process may have
+// left above the cursor).
+func (s *cursorStore) Unmine(context.Context, string, uint64) ([]string, error) { return nil, nil }
+
 type fakeHeads struct {
 	wake            chan struct{}
 	started, closed atomic.Bool
