@@ -139,6 +139,13 @@ func (s *Sender) heal(ctx context.Context, head, chainNonce uint64, inflight []*
 	if blocksSince(head, d.gapSince) < s.net.doctorBlocks() {
 		return nil
 	}
+	if processed, local := s.net.processedThrough(); local && processed < d.gapSince {
+		// The watcher of this process has not followed the chain to
+		// where the gap was first seen: a transaction of ours completed
+		// in a block a reorg took back still holds the gap's nonce until
+		// the watcher moves it back, and a filler would take its place.
+		return nil
+	}
 	return s.fillGap(ctx, head)
 }
 

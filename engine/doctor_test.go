@@ -243,3 +243,40 @@ func TestDoctorForgetsWhenActorStops(t *testing.T) {
 		t.Fatalf("health after stop: %+v", h)
 	}
 }
+
+// TestDoctorWaitsForTheWatcher: a gap seen while the watcher of this
+// process has not followed the chain there may be a reorg the watcher has
+// not handled yet (a transaction of ours completed in a block taken back
+// still holds the nonce, and is not in flight): the doctor fills nothing
+// until the watcher's cursor reaches the block the gap was first seen at
+// (found by the simulation, seed 507: a filler took the nonce of a
+// completed transaction whose block a reorg removed, and the transaction
+// then failed nonce_consumed).
+func TestDoctorWaitsForTheWatcher(t *testing.T) {
+	chain := &fakeChain{}
+	s, store, _ := newBatchSender(t, chain, 4)
+	m := &doctorMetrics{}
+	s.SetMetrics(m)
+	observe(chain, s.net, 10)
+	s.net.ObserveProcessed(12) // the watcher stalls at block 12
+	queue(t, s, "a", "b", "c")
+	pumpAt(t, s, chain, 10)
+	// a was completed in a block a reorg then took back: not in flight,
+	// its nonce still the chain's.
+	store.txs["a"].Status = StatusCompleted
+	doctor, every := s.net.doctorBlocks(), s.net.rebroadcastBlocks()
+	h := uint64(10)
+	for ; h <= 15+3*doctor; h += every {
+		pumpAt(t, s, chain, h)
+	}
+	if f := fillersOf(s, chain.sent); len(f) != 0 || m.repairs[NonceRepairGapFilled] != 0 {
+		t.Fatalf("watcher at 12, head %d: %d fillers sent, %d repairs; want none", h, len(f), m.repairs[NonceRepairGapFilled])
+	}
+	// The watcher catches up (and finds nothing to move back: the gap is
+	// real): the doctor fills it.
+	s.net.ObserveProcessed(h)
+	pumpAt(t, s, chain, h+every)
+	if f := fillersOf(s, chain.sent); len(f) != 1 || f[0].Nonce() != 0 {
+		t.Fatalf("watcher caught up: %d fillers, want one at nonce 0", len(f))
+	}
+}
