@@ -166,6 +166,10 @@ func (w *world) checkNonces(rows map[string]*engine.Transaction, versions map[st
 		}
 		row := owner[tx.Hash()]
 		switch {
+		case row == nil && engine.IsFiller(tx, from) && freeNonce(byNonce[from][tx.Nonce()]):
+			// The nonce doctor's filler of a gap no live row holds (a
+			// nonce consumed elsewhere, its row failed nonce_consumed,
+			// that a reorg then gave back).
 		case row == nil:
 			out = append(out, fmt.Sprintf("%s: %s's nonce %d taken by %s, no version of any stored row", InvGapless, from.Hex(), tx.Nonce(), tx.Hash().Hex()))
 		case *row.Nonce != tx.Nonce():
@@ -196,4 +200,11 @@ func nonceText(n *uint64) string {
 		return "none"
 	}
 	return fmt.Sprint(*n)
+}
+
+// freeNonce reports whether a nonce held by row (nil: by none) is free for
+// the nonce doctor's filler: no row holds it, or the row that did failed
+// (it ended; its nonce is no longer its own).
+func freeNonce(row *engine.Transaction) bool {
+	return row == nil || row.Status == engine.StatusFailed
 }

@@ -34,22 +34,25 @@ var findings = []finding{
 			FaultStoreLost + "@ReleaseNonce", FaultStoreTransient + "@ReleaseNonce",
 			FaultStoreSlow + "@ReleaseNonce", FaultCrashCall + "@ReleaseNonce",
 		},
-		seed: 38,
+		seed:  38,
+		fixed: true,
 	},
 	{
 		name: "finding 4 (engine/submit.go estimateAndSign, revert.go estimateFailure)",
 		why: "an estimate error that is neither a revert nor insufficient funds (geth's \"gas required exceeds allowance\") " +
 			"leaves the transaction new, estimated again at every pump, and the account's later transactions wait behind it",
-		keys: []string{VariantKey(refGasAllowance, "geth")},
-		seed: 17,
+		keys:  []string{VariantKey(refGasAllowance, "geth")},
+		seed:  17,
+		fixed: true,
 	},
 	{
-		name: "issue 27 item 2 (nonce doctor, not merged)",
+		name: "issue 27 item 2 (nonce doctor)",
 		why: "a transaction signed elsewhere consumed a nonce, and a reorg dropped it for good: the chain's nonce went " +
 			"back below the account's lowest in flight, nobody sends that nonce again, and the account's transactions " +
 			"above it wait forever",
-		keys: []string{FaultReorgDropsForeign},
-		seed: 35,
+		keys:  []string{FaultReorgDropsForeign},
+		seed:  35,
+		fixed: true,
 	},
 	{
 		name: "resync livelock (engine/sender.go sync, engine/submit.go actOnSend)",

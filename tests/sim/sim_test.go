@@ -71,6 +71,9 @@ func baseConfig(t *testing.T, seed int64) Config {
 func knownFindings() map[string]string {
 	out := map[string]string{}
 	for _, f := range findings {
+		if f.fixed {
+			continue // its faults are in every run
+		}
 		for _, k := range f.keys {
 			out[k] = f.name
 		}
