@@ -388,3 +388,25 @@ func TestSenderResendsRateLimitedBroadcastAtNextCheck(t *testing.T) {
 		t.Fatalf("nonce 0 broadcast %d times by the next block, want 2 (sent again after the 429)", again)
 	}
 }
+
+// TestSenderReplacesThroughResyncs: an account whose pumps each ask for a
+// re-sync (a node that refuses any nonce gap answers each new batch
+// "nonce too high") still has its stuck lowest nonce replaced after
+// ReplaceBlocks blocks: what care counts survives a re-sync. Before, sync
+// started care over and no check ever came (found by the simulation with
+// a node that refuses nonce gaps, seed 26).
+func TestSenderReplacesThroughResyncs(t *testing.T) {
+	chain := &fakeChain{}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 4)
+	observe(chain, s.net, 10)
+	queue(t, s, "a")
+	pumpAt(t, s, chain, 10)
+	for h := uint64(11); h <= 10+2*DefaultReplaceBlocks; h++ {
+		s.Resync()
+		pumpAt(t, s, chain, h)
+	}
+	if n := versions(chain.sent); n < 2 {
+		t.Fatalf("%d versions after %d blocks with a re-sync at each, want a replacement", n, 2*DefaultReplaceBlocks)
+	}
+}

@@ -254,7 +254,11 @@ func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
 		next = maxNonce + 1
 	}
 	s.next, s.synced = next, true
-	s.care.reset()
+	// What care counts (blocks since the lowest nonce last moved, since
+	// each transaction was signed) survives a re-sync: a node that refuses
+	// every nonce gap asks for one at each pump, and a care started over
+	// each time never reached a check (the lowest nonce, refused for good
+	// with its answer lost, was never replaced nor filled).
 	// A cold account has nothing in flight: the merged count says so
 	// without reading its rows.
 	sum, err := s.path.InFlightSummary(ctx, s.account.ID)
@@ -276,7 +280,8 @@ func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
 			continue
 		}
 		signed = append(signed, st)
-		s.care.sentAt(tx.ID, head, true)
+		_, known := s.care.signed[tx.ID] // sent again, not signed again
+		s.care.sentAt(tx.ID, head, !known)
 	}
 	// One batch; the answers are looked at by the next checks (tend).
 	if _, err := s.path.Send(ctx, signed); IsRateLimit(err) {
