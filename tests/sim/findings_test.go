@@ -62,6 +62,7 @@ var findings = []finding{
 			"nor replaced, and the account stalls",
 		tightPool: true,
 		seed:      26,
+		fixed:     true,
 	},
 }
 

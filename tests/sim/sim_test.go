@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 // baseConfig is the configuration of every seed of the test.
 func baseConfig(t *testing.T, seed int64) Config {
 	cfg := Config{Seed: seed, Dir: t.TempDir(), Template: template, Steps: stepsOf(t), QuietBlocks: 150, Disabled: knownFindings()}
+	// One seed in four meets a node that refuses any nonce gap (Hardhat's
+	// automine): the resync livelock's node, fixed.
+	cfg.TightPool = seed%4 == 0
 	if with := os.Getenv(envWith); with != "" {
 		for _, f := range findings {
 			if strings.Contains(f.name, with) {
