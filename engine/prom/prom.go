@@ -159,16 +159,24 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 	}
 	m.subs = newSubscriptionMetrics()
 	m.nonces = newNonceMetrics()
-	for _, c := range append([]prometheus.Collector{
+	if err := register(reg, append([]prometheus.Collector{
 		m.accepted, m.submitted, m.completed, m.failed, m.completion, m.queued, m.inFlight, m.nextNonce,
 		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcBatched, m.rpcDuration,
 		m.httpRequests, m.httpDuration, m.rateLimited, m.rateFallbacks, m.trackedAccts,
-	}, append(m.subs.collectors(), m.nonces.collectors()...)...) {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register txengine metrics: %w", err)
-		}
+	}, append(m.subs.collectors(), m.nonces.collectors()...)...)); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// register registers cs on reg.
+func register(reg prometheus.Registerer, cs []prometheus.Collector) error {
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("register txengine metrics: %w", err)
+		}
+	}
+	return nil
 }
 
 // RegisterLiveAccounts registers txengine_account_actors on reg: the
