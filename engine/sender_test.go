@@ -440,7 +440,7 @@ type stepClock struct{ t time.Time }
 
 func (c *stepClock) Now() time.Time { return c.t }
 
-func newTestSender(t *testing.T, chain *fakeChain, store *memStore, window int) *Sender {
+func newTestSender(t *testing.T, chain *fakeChain, store senderStore, window int) *Sender {
 	t.Helper()
 	sealer, err := NewKeySealer(make([]byte, 32))
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/big"
 	"sort"
 	"testing"
@@ -21,25 +19,6 @@ import (
 type senderStore interface {
 	SenderStore
 	StageStore
-}
-
-// newSenderOn is newTestSender over any store, through a SubmitStage.
-func newSenderOn(t *testing.T, chain *fakeChain, store senderStore, window int) *Sender {
-	t.Helper()
-	sealer, err := NewKeySealer(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := sealer.NewAccount()
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct.ID = "acct"
-	net := &Network{Name: "dev", ChainID: big.NewInt(1337), InFlight: window, GasMarginPercent: 20, Chain: chain}
-	s := NewSender(acct, net, store, sealer, fixedClock{time.Unix(1_700_000_000, 0).UTC()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	st := NewSubmitStage(net, store)
-	t.Cleanup(st.Close)
-	return s.WithStage(st)
 }
 
 // lostCommitStore is a memStore whose next lose writes of signed
@@ -106,7 +85,7 @@ func gapless(nonces []uint64, first uint64) bool {
 func TestSenderCommitOutcomeUnknownNeverReusesNonces(t *testing.T) {
 	chain := &fakeChain{}
 	store := &lostCommitStore{memStore: newMemStore(), lose: 1}
-	s := newSenderOn(t, chain, store, 4)
+	s := newTestSender(t, chain, store, 4)
 	queue(t, s, "a", "b")
 	if _, err := s.Pump(context.Background()); err == nil {
 		t.Fatal("Pump succeeded though the answer to the commit was lost")
@@ -149,7 +128,7 @@ func TestSenderCommitOutcomeUnknownNeverReusesNonces(t *testing.T) {
 func TestSenderStagePathHonoursContext(t *testing.T) {
 	chain := &fakeChain{}
 	store := newMemStore()
-	s := newSenderOn(t, chain, store, 4)
+	s := newTestSender(t, chain, store, 4)
 	queue(t, s, "a")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -190,7 +169,7 @@ func TestSenderReleasesRefusedTailWithoutGap(t *testing.T) {
 		return nil
 	}}
 	store := &failingRelease{memStore: newMemStore(), failAt: 2}
-	s := newSenderOn(t, chain, store, 4)
+	s := newTestSender(t, chain, store, 4)
 	queue(t, s, "a", "b", "c")
 	if _, err := s.Pump(context.Background()); err == nil {
 		t.Fatal("Pump succeeded though a nonce could not be given back")
@@ -254,7 +233,7 @@ func TestPumpNodeTroubleIsTold(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			store := newMemStore()
-			s := newSenderOn(t, tt.chain.fakeChain, store, 4)
+			s := newTestSender(t, tt.chain.fakeChain, store, 4)
 			s.net.Chain = tt.chain
 			queue(t, s, "a")
 			_, err := s.Pump(context.Background())
@@ -263,7 +242,7 @@ func TestPumpNodeTroubleIsTold(t *testing.T) {
 			}
 		})
 	}
-	s := newSenderOn(t, &fakeChain{}, readFailing{newMemStore()}, 4)
+	s := newTestSender(t, &fakeChain{}, readFailing{newMemStore()}, 4)
 	if _, err := s.Pump(context.Background()); err == nil || IsNodeTrouble(err) {
 		t.Fatalf("Pump on a store that is down = %v; IsNodeTrouble %v, want false", err, IsNodeTrouble(err))
 	}
