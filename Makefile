@@ -67,6 +67,8 @@ test: vet prometheus
 	$(GO) test -race -count=1 -timeout 30m $$pkgs
 	@echo "$(GO) test -count=1 -run '^TestCluster' ./actors/ (two cluster members in one process; protoactor's gossip races under -race)"
 	@$(GO) test -count=1 -run '^TestCluster' ./actors/
+	@echo "$(GO) test -count=1 -run '^TestSimulation' ./tests/sim/ (300 seeds; 40 ran under -race above: the race detector makes the pure-Go SQLite several times slower, and the simulation runs on one goroutine)"
+	@$(GO) test -count=1 -run '^TestSimulation' ./tests/sim/
 
 ## prometheus: Prometheus and promtool (Debian's package prometheus, 2.42) for the tests that run
 ## them (internal/promtest); nothing when both are on PATH, else apt-get as root. Without them
