@@ -10,20 +10,23 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/txengine/txengine/internal/redact"
 )
 
 // The methods below override those of the embedded *ethclient.Client that
 // the engine, the indexer and the HTTP API call, so that each has the call
 // timeout. Their errors are the node's as ethclient returns them, unwrapped
 // (engine.ClassifyNodeError and the revert decoding read them as they are),
-// but without the node URL's path, query or user (redactURL).
+// but without the node URL's path, query or user (redact.Error): any of
+// them may hold an API key.
 
 // ChainID implements engine.Chain (eth_chainId).
 func (c *Client) ChainID(ctx context.Context) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.ChainID(ctx)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // HeaderByNumber implements engine.Chain (eth_getBlockByNumber); nil
@@ -32,7 +35,7 @@ func (c *Client) HeaderByNumber(ctx context.Context, number *big.Int) (*types.He
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.HeaderByNumber(ctx, number)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // NonceAt implements engine.Chain (eth_getTransactionCount).
@@ -40,7 +43,7 @@ func (c *Client) NonceAt(ctx context.Context, account common.Address, blockNumbe
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.NonceAt(ctx, account, blockNumber)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // PendingNonceAt implements engine.Chain (eth_getTransactionCount at
@@ -49,7 +52,7 @@ func (c *Client) PendingNonceAt(ctx context.Context, account common.Address) (ui
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.PendingNonceAt(ctx, account)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // BalanceAt implements engine.Chain (eth_getBalance).
@@ -57,7 +60,7 @@ func (c *Client) BalanceAt(ctx context.Context, account common.Address, blockNum
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.BalanceAt(ctx, account, blockNumber)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // SuggestGasPrice implements engine.Chain (eth_gasPrice).
@@ -65,7 +68,7 @@ func (c *Client) SuggestGasPrice(ctx context.Context) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.SuggestGasPrice(ctx)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // SuggestGasTipCap implements engine.Chain (eth_maxPriorityFeePerGas).
@@ -73,7 +76,7 @@ func (c *Client) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.SuggestGasTipCap(ctx)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // SendTransaction implements engine.Chain (eth_sendRawTransaction). A
@@ -81,7 +84,7 @@ func (c *Client) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
 func (c *Client) SendTransaction(ctx context.Context, tx *types.Transaction) error {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return redactURL(c.Client.SendTransaction(ctx, tx))
+	return redact.Error(c.Client.SendTransaction(ctx, tx))
 }
 
 // TransactionReceipt implements engine.Chain (eth_getTransactionReceipt);
@@ -90,7 +93,7 @@ func (c *Client) TransactionReceipt(ctx context.Context, hash common.Hash) (*typ
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.TransactionReceipt(ctx, hash)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // TransactionCount returns the number of transactions of the block with
@@ -99,7 +102,7 @@ func (c *Client) TransactionCount(ctx context.Context, blockHash common.Hash) (u
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.TransactionCount(ctx, blockHash)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // FilterLogs implements engine.IndexChain (eth_getLogs).
@@ -107,7 +110,7 @@ func (c *Client) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]type
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	v, err := c.Client.FilterLogs(ctx, q)
-	return v, redactURL(err)
+	return v, redact.Error(err)
 }
 
 // EstimateGas implements engine.Chain (eth_estimateGas at the latest

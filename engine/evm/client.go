@@ -89,7 +89,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	}
 	c, err := rpc.DialOptions(ctx, url, rpcOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("dial node: %w", redactURL(err))
+		return nil, fmt.Errorf("dial node: %w", redact.Error(err))
 	}
 	cl := NewClient(c, opts...)
 	cl.transport = tr
@@ -106,7 +106,7 @@ func DialNetwork(ctx context.Context, httpURL, wsURL string, opts ...Option) (*C
 	case wsURL != "":
 		c, err := rpc.DialWebsocket(ctx, wsURL, "")
 		if err != nil {
-			return nil, fmt.Errorf("dial node over websocket: %w", redactURL(err))
+			return nil, fmt.Errorf("dial node over websocket: %w", redact.Error(err))
 		}
 		return NewClient(c, opts...), nil
 	}
@@ -147,15 +147,8 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 func (c *Client) call(ctx context.Context, result any, method string, args ...any) error {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return redactURL(c.rpc.CallContext(ctx, result, method, args...))
+	return redact.Error(c.rpc.CallContext(ctx, result, method, args...))
 }
-
-// redactURL redacts the node URL in a transport error of err (a *url.Error
-// of the HTTP client, `Post "https://host/v3/KEY": ...`) with redact.URL, in
-// place: a path, a query or a user in it may hold an API key, and errors
-// end in logs and responses. err is returned as it is otherwise, so
-// errors.Is and errors.As see what they saw.
-func redactURL(err error) error { return redact.Error(err) }
 
 var _ engine.BatchCaller = (*Client)(nil)
 
@@ -384,5 +377,5 @@ func (c *Client) batch(ctx context.Context, elems []rpc.BatchElem) error {
 func (c *Client) batchOnce(ctx context.Context, elems []rpc.BatchElem) error {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	return redactURL(c.rpc.BatchCallContext(ctx, elems))
+	return redact.Error(c.rpc.BatchCallContext(ctx, elems))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/internal/redact"
 )
 
 var _ engine.LogBatcher = (*Client)(nil)
@@ -33,7 +34,7 @@ func (c *Client) HeaderAndLogs(ctx context.Context, number uint64, qs []ethereum
 	}
 	for _, e := range elems {
 		if e.Error != nil {
-			return nil, nil, fmt.Errorf("header and logs of block %d: %s: %w", number, e.Method, redactURL(e.Error))
+			return nil, nil, fmt.Errorf("header and logs of block %d: %s: %w", number, e.Method, redact.Error(e.Error))
 		}
 	}
 	if head == nil {

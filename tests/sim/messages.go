@@ -36,10 +36,11 @@ const (
 // (crates/anvil/src/eth/error.rs); Erigon's txpool (DiscardReason strings)
 // and Nethermind's JSON-RPC (AcceptTxResult) where they differ.
 //
-// Until engine/nodeerr.go exports its own table of samples
-// (engine.NodeErrorSamples, issue 27), this one is the simulation's; the
-// messages all carry the wording the engine's classifier is documented to
-// match.
+// engine.NodeErrorSamples holds the fixed texts the classifier is tested
+// on; this table is the model chain's own because it needs the numbers a
+// node puts in its words (the nonces expected and given, a balance and a
+// cost, which the sender parses), and a model refusal is worded from it
+// with the run's values.
 var refusals = map[string][]refusal{
 	refNonceTooLow: {
 		{"geth", -32000, "nonce too low: address 0x5a, tx: %d state: %d"},
