@@ -66,3 +66,47 @@ func TestUserCache(t *testing.T) {
 		t.Fatalf("%d unknown hashes held, bound %d", n, unknownSize)
 	}
 }
+
+// TestUserCacheDrop: a dropped hash authenticates nobody at once, without a
+// database read, and a load in progress when the drop arrives (it may have
+// read the token before its revocation committed) is neither accepted nor
+// cached.
+func TestUserCacheDrop(t *testing.T) {
+	var c userCache
+	u := &engine.User{ID: "u1"}
+	now := time.Unix(1_700_000_000, 0)
+	loads := 0
+	load := func(context.Context, []byte) (*engine.User, error) { loads++; return u, nil }
+	if _, err := c.get(t.Context(), now, []byte("h"), load); err != nil {
+		t.Fatal(err)
+	}
+	c.drop(now, []byte("h"))
+	if _, err := c.get(t.Context(), now, []byte("h"), load); !engine.IsNotFound(err) || loads != 1 {
+		t.Fatalf("after drop: err %v, loads %d; want not found without a load", err, loads)
+	}
+
+	// A drop during a load: the load read the row before the revocation.
+	inLoad, release := make(chan struct{}), make(chan struct{})
+	slow := func(context.Context, []byte) (*engine.User, error) {
+		close(inLoad)
+		<-release
+		return u, nil
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.get(t.Context(), now, []byte("k"), slow)
+		errc <- err
+	}()
+	<-inLoad
+	c.drop(now, []byte("k"))
+	close(release)
+	if err := <-errc; !engine.IsNotFound(err) {
+		t.Fatalf("a load overtaken by a drop returned %v, want not found", err)
+	}
+	if _, err := c.get(t.Context(), now, []byte("k"), load); !engine.IsNotFound(err) {
+		t.Fatalf("the overtaken load was cached: %v", err)
+	}
+	if len(c.loading) != 0 {
+		t.Errorf("loads in progress left behind: %d", len(c.loading))
+	}
+}
