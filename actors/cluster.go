@@ -134,6 +134,9 @@ func (s *System) startCluster(cc *ClusterConfig) (err error) {
 		cluster.NewKind(account.GrainKind, account.GrainProps(gcfg)),
 		cluster.NewKind(faucet.GrainKind, faucet.GrainProps(s.cfg.Faucets, s.cfg.Log)),
 	}
+	if err := s.startTokenRevocations(); err != nil {
+		return err
+	}
 	rcfg := remote.Configure(cc.Host, cc.Port)
 	ccfg := cluster.Configure(cc.Name, cc.Provider, disthash.New(), rcfg,
 		cluster.WithKinds(kinds...), cluster.WithRequestTimeout(5*time.Second))

@@ -169,7 +169,9 @@ func (s *Server) pathTokenID(c *gin.Context, u *engine.User) (string, error) {
 // round trip per member, in parallel) and answers as soon as all have
 // acknowledged, usually within milliseconds; a member that does not answer
 // (slow, partitioned, stopping) only delays the answer until committed +
-// userCacheTTL, when its entry has expired anyway, and is logged. The
+// userCacheTTL, when its entry has expired anyway, and is logged. (A node
+// the membership does not list, joined since the last membership poll or
+// cut off from it, is not asked: its entry expires within the TTL.) The
 // request path keeps its cost (one users-table read per token per TTL, no
 // per-request check of a revocation list), and a dead member cannot block
 // revocations. PostgreSQL LISTEN/NOTIFY was not chosen: delivery is
