@@ -52,11 +52,14 @@ type LeaseStore interface {
 	ReleaseNetworkLease(ctx context.Context, network, node string) error
 }
 
+// membershipPoll is how often the automanaged provider polls the peers.
+const membershipPoll = 2 * time.Second
+
 // AutoManagedProvider returns protoactor's automanaged membership provider:
 // this node serves its health on port and polls every peer's (host:port,
-// this node included) every 2 s.
+// this node included) every membershipPoll.
 func AutoManagedProvider(port int, peers []string) cluster.ClusterProvider {
-	return automanaged.NewWithConfig(2*time.Second, port, peers...)
+	return automanaged.NewWithConfig(membershipPoll, port, peers...)
 }
 
 // EtcdProvider returns protoactor's etcd membership provider: members

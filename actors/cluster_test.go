@@ -250,6 +250,9 @@ func TestClusterFencing(t *testing.T) {
 // member's cache (OnTokenRevoked) before TokenRevoked returns.
 func TestClusterTokenRevoked(t *testing.T) {
 	f := newClusterFixture(t, 2)
+	if f.systems[1].MembershipSettled() {
+		t.Fatal("a member that just started says its membership is settled: it would cache tokens before the others know it")
+	}
 	got := make(chan []byte, 16)
 	f.systems[1].OnTokenRevoked(func(h []byte) { got <- h })
 	hash := engine.HashToken("revoked")
@@ -267,6 +270,12 @@ func TestClusterTokenRevoked(t *testing.T) {
 		case h := <-got:
 			if string(h) != string(hash) {
 				t.Fatalf("member 1 dropped %x, want %x", h, hash)
+			}
+			for !f.systems[1].MembershipSettled() {
+				if time.Now().After(deadline) {
+					t.Fatal("the membership of member 1 never settled")
+				}
+				time.Sleep(200 * time.Millisecond)
 			}
 			return
 		default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,8 +34,37 @@ type tokenRevocations struct {
 	forget atomic.Pointer[func(hash []byte)]
 
 	mu      sync.Mutex
-	members []string // actor addresses, this node's included
+	members []string // actor addresses, this node's included, sorted
+	// changed is when members last changed (or the node started).
+	changed time.Time
 	sub     *eventstream.Subscription
+}
+
+// membershipSettle is how long a node's membership must stay unchanged
+// before it caches tokens (MembershipSettled): two polls of the
+// automanaged provider, by when every member that can reach this node has
+// it in its view (etcd members learn of each other sooner).
+const membershipSettle = 2 * membershipPoll
+
+// settled implements MembershipSettled.
+func (t *tokenRevocations) settled() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return time.Since(t.changed) >= membershipSettle
+}
+
+// setMembers records the members of a topology.
+func (t *tokenRevocations) setMembers(members []*cluster.Member) {
+	addrs := make([]string, len(members))
+	for i, m := range members {
+		addrs[i] = m.Address()
+	}
+	slices.Sort(addrs)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !slices.Equal(addrs, t.members) {
+		t.members, t.changed = addrs, time.Now()
+	}
 }
 
 // Receive implements actor.Actor: ForgetToken is answered once the hash is
@@ -51,16 +81,10 @@ func (t *tokenRevocations) Receive(ctx actor.Context) {
 // startTokenRevocations follows the topology and spawns the tokens actor;
 // called before the member joins, so that no topology event is missed.
 func (s *System) startTokenRevocations() error {
-	t := &tokenRevocations{}
+	t := &tokenRevocations{changed: time.Now()}
 	t.sub = s.sys.EventStream.Subscribe(func(ev any) {
 		if topo, ok := ev.(*cluster.ClusterTopology); ok {
-			addrs := make([]string, len(topo.Members))
-			for i, m := range topo.Members {
-				addrs[i] = m.Address()
-			}
-			t.mu.Lock()
-			t.members = addrs
-			t.mu.Unlock()
+			t.setMembers(topo.Members)
 		}
 	})
 	if _, err := s.sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return t }), tokensActorName); err != nil {
@@ -78,6 +102,16 @@ func (s *System) OnTokenRevoked(forget func(hash []byte)) {
 	if s.tokens != nil {
 		s.tokens.forget.Store(&forget)
 	}
+}
+
+// MembershipSettled implements http.TokenRevocations: true in single-node
+// mode; in cluster mode once this node's membership view has not changed for
+// membershipSettle. A node that just joined is not yet known to every
+// member, and one whose view changed may be cut off from some: until then
+// its HTTP layer caches no token, so a revocation it was not told of is
+// seen in the database at its next request.
+func (s *System) MembershipSettled() bool {
+	return s.tokens == nil || s.tokens.settled()
 }
 
 // TokenRevoked implements http.TokenRevocations: it asks every other

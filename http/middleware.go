@@ -187,7 +187,7 @@ func (s *Server) tokenUser(c *gin.Context) (*engine.User, []byte, error) {
 		return nil, nil, engine.Errorf(engine.CodeUnauthenticated, "", "malformed Authorization header: expected Bearer <token>")
 	}
 	hash := engine.HashToken(token)
-	u, err := s.users.get(c.Request.Context(), s.clock.Now(), hash, s.store.UserByTokenHash)
+	u, err := s.users.get(c.Request.Context(), s.clock.Now(), hash, s.revocations == nil || s.revocations.MembershipSettled(), s.store.UserByTokenHash)
 	if engine.IsNotFound(err) {
 		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_token"`)
 		return nil, nil, engine.Errorf(engine.CodeUnauthenticated, "", "unknown or revoked token")

@@ -52,14 +52,16 @@ type userEntry struct {
 
 // get returns the user of hash, loading it when absent or expired. A hash
 // that load did not find is remembered as unknown for unknownTTL; other
-// errors are not cached.
-func (c *userCache) get(ctx context.Context, now time.Time, hash []byte, load func(context.Context, []byte) (*engine.User, error)) (*engine.User, error) {
+// errors are not cached. With cache false the user is loaded every time
+// and not kept (unknown hashes still are: a revocation cannot make a
+// token valid).
+func (c *userCache) get(ctx context.Context, now time.Time, hash []byte, cache bool, load func(context.Context, []byte) (*engine.User, error)) (*engine.User, error) {
 	key := string(hash)
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	unknownUntil, unknown := c.unknown[key]
 	c.mu.Unlock()
-	if ok && now.Before(e.expires) {
+	if ok && cache && now.Before(e.expires) {
 		return e.user, nil
 	}
 	if unknown && now.Before(unknownUntil) {
@@ -92,6 +94,9 @@ func (c *userCache) get(ctx context.Context, now time.Time, hash []byte, load fu
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !cache {
+		return u, nil
 	}
 	if c.entries == nil || len(c.entries) >= userCacheSize {
 		c.entries = make(map[string]userEntry)

@@ -21,6 +21,12 @@ type TokenRevocations interface {
 	// acknowledged, or an error naming those that did not before ctx
 	// ended.
 	TokenRevoked(ctx context.Context, hash []byte) error
+	// MembershipSettled reports whether every member that TokenRevoked
+	// may need to reach knows this node by now. While it does not (the
+	// node joined recently, or the membership changed: perhaps a
+	// partition), this node caches no token, so a revocation it is not
+	// told of still reaches it through the database.
+	MembershipSettled() bool
 }
 
 // currentTokenID is the tokenId of DELETE /users/{id}/tokens/{tokenId} that
@@ -169,10 +175,10 @@ func (s *Server) pathTokenID(c *gin.Context, u *engine.User) (string, error) {
 // round trip per member, in parallel) and answers as soon as all have
 // acknowledged, usually within milliseconds; a member that does not answer
 // (slow, partitioned, stopping) only delays the answer until committed +
-// userCacheTTL, when its entry has expired anyway, and is logged. (A node
-// the membership does not list, joined since the last membership poll or
-// cut off from it, is not asked: its entry expires within the TTL.) The
-// request path keeps its cost (one users-table read per token per TTL, no
+// userCacheTTL, when its entry has expired anyway, and is logged. A node
+// the revoking node may not list (it joined recently, or its membership
+// changed) is not asked, so it caches no token meanwhile
+// (TokenRevocations.MembershipSettled). The request path keeps its cost (one users-table read per token per TTL, no
 // per-request check of a revocation list), and a dead member cannot block
 // revocations. PostgreSQL LISTEN/NOTIFY was not chosen: delivery is
 // asynchronous with no acknowledgement, so the revoking node could not know

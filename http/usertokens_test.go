@@ -196,7 +196,11 @@ type fakeRevocations struct {
 	hashes [][]byte
 	delay  time.Duration
 	err    error
+	// unsettled makes MembershipSettled false: no token is cached.
+	unsettled bool
 }
+
+func (f *fakeRevocations) MembershipSettled() bool { return !f.unsettled }
 
 func (f *fakeRevocations) TokenRevoked(ctx context.Context, hash []byte) error {
 	f.mu.Lock()
@@ -237,5 +241,30 @@ func TestRevokeTellsTheCluster(t *testing.T) {
 				t.Errorf("members told %x, want bob's token hash once", c.fake.hashes)
 			}
 		})
+	}
+}
+
+// TestUnsettledMembershipCachesNoToken: while the cluster membership is not
+// settled (this node joined recently, or the membership changed), a token
+// revoked without this node being told is refused at its next request;
+// once settled, tokens are cached again (for userCacheTTL).
+func TestUnsettledMembershipCachesNoToken(t *testing.T) {
+	for _, settled := range []bool{false, true} {
+		env := newTestEnv(t)
+		env.server.revocations = &fakeRevocations{unsettled: !settled}
+		wantStatus(t, env.do("GET", "/users/me", env.bobToken, ""), http.StatusOK)
+		// Revoked behind this node's back: no drop of its cache.
+		toks, err := env.store.ListTokens(t.Context(), env.bob.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.store.RevokeToken(t.Context(), env.bob.ID, toks[0].ID, testNow); err != nil {
+			t.Fatal(err)
+		}
+		want := http.StatusUnauthorized
+		if settled {
+			want = http.StatusOK // cached, until the TTL (the test clock never moves)
+		}
+		wantStatus(t, env.do("GET", "/users/me", env.bobToken, ""), want)
 	}
 }
