@@ -114,3 +114,34 @@ func (s *stack) waitTokensCached() {
 		time.Sleep(500 * time.Millisecond)
 	}
 }
+
+// TestSingleNodeTokenRevocation: on one node (no cluster), a token revoked
+// through the API is refused at the very next request, though the node had
+// just cached it.
+func TestSingleNodeTokenRevocation(t *testing.T) {
+	s := newStack(t, single, 1)
+	n := s.nodes[0]
+	userID, token := s.newUserToken(n)
+	if r, err := n.get("/users/me", token); err != nil || r.Status != 200 {
+		t.Fatalf("GET /users/me: %d %v", r.Status, err)
+	}
+	r, err := n.do("DELETE", "/users/"+userID+"/tokens/current", token, "", nil)
+	if err != nil || r.Status != 200 || r.Data()["current"] != true {
+		t.Fatalf("DELETE current: %d %s %v", r.Status, r.Raw, err)
+	}
+	if r, err := n.get("/users/me", token); err != nil || r.Status != 401 {
+		t.Fatalf("the revoked token right after the DELETE: %d %s %v; want 401", r.Status, r.Raw, err)
+	}
+	// The operator's only token cannot go: nobody could administer the service.
+	me, err := n.get("/users/me", s.token)
+	if err != nil || me.Status != 200 {
+		t.Fatalf("GET /users/me: %d %v", me.Status, err)
+	}
+	r, err = n.do("DELETE", "/users/"+me.Data()["id"].(string)+"/tokens/current", s.token, "", nil)
+	if err != nil || r.Status != 409 {
+		t.Fatalf("DELETE of the last operator token: %d %s %v; want 409", r.Status, r.Raw, err)
+	}
+	if r, err := n.get("/users/me", s.token); err != nil || r.Status != 200 {
+		t.Fatalf("the operator token after the refused revocation: %d %v", r.Status, err)
+	}
+}
