@@ -35,8 +35,9 @@ type tokenRevocations struct {
 
 	mu      sync.Mutex
 	members []string // actor addresses, this node's included, sorted
-	// changed is when members last changed (or the node started).
-	changed time.Time
+	// changed is when members last changed (or the node started); read
+	// at every request (settled), so without the lock.
+	changed atomic.Pointer[time.Time]
 	sub     *eventstream.Subscription
 }
 
@@ -48,9 +49,7 @@ const membershipSettle = 2 * membershipPoll
 
 // settled implements MembershipSettled.
 func (t *tokenRevocations) settled() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return time.Since(t.changed) >= membershipSettle
+	return time.Since(*t.changed.Load()) >= membershipSettle
 }
 
 // setMembers records the members of a topology.
@@ -63,7 +62,9 @@ func (t *tokenRevocations) setMembers(members []*cluster.Member) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !slices.Equal(addrs, t.members) {
-		t.members, t.changed = addrs, time.Now()
+		now := time.Now()
+		t.members = addrs
+		t.changed.Store(&now)
 	}
 }
 
@@ -81,7 +82,9 @@ func (t *tokenRevocations) Receive(ctx actor.Context) {
 // startTokenRevocations follows the topology and spawns the tokens actor;
 // called before the member joins, so that no topology event is missed.
 func (s *System) startTokenRevocations() error {
-	t := &tokenRevocations{changed: time.Now()}
+	t := &tokenRevocations{}
+	started := time.Now()
+	t.changed.Store(&started)
 	t.sub = s.sys.EventStream.Subscribe(func(ev any) {
 		if topo, ok := ev.(*cluster.ClusterTopology); ok {
 			t.setMembers(topo.Members)
