@@ -52,11 +52,14 @@ type LeaseStore interface {
 	ReleaseNetworkLease(ctx context.Context, network, node string) error
 }
 
+// membershipPoll is how often the automanaged provider polls the peers.
+const membershipPoll = 2 * time.Second
+
 // AutoManagedProvider returns protoactor's automanaged membership provider:
 // this node serves its health on port and polls every peer's (host:port,
-// this node included) every 2 s.
+// this node included) every membershipPoll.
 func AutoManagedProvider(port int, peers []string) cluster.ClusterProvider {
-	return automanaged.NewWithConfig(2*time.Second, port, peers...)
+	return automanaged.NewWithConfig(membershipPoll, port, peers...)
 }
 
 // EtcdProvider returns protoactor's etcd membership provider: members
@@ -133,6 +136,9 @@ func (s *System) startCluster(cc *ClusterConfig) (err error) {
 	kinds := []*cluster.Kind{
 		cluster.NewKind(account.GrainKind, account.GrainProps(gcfg)),
 		cluster.NewKind(faucet.GrainKind, faucet.GrainProps(s.cfg.Faucets, s.cfg.Log)),
+	}
+	if err := s.startTokenRevocations(); err != nil {
+		return err
 	}
 	rcfg := remote.Configure(cc.Host, cc.Port)
 	ccfg := cluster.Configure(cc.Name, cc.Provider, disthash.New(), rcfg,

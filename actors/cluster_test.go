@@ -245,3 +245,44 @@ func TestClusterFencing(t *testing.T) {
 		t.Fatalf("the stolen lease (epoch %d) is still current: no grain took it back", stolen.Epoch)
 	}
 }
+
+// TestClusterTokenRevoked: a token revoked on one member reaches the other
+// member's cache (OnTokenRevoked) before TokenRevoked returns.
+func TestClusterTokenRevoked(t *testing.T) {
+	f := newClusterFixture(t, 2)
+	if f.systems[1].MembershipSettled() {
+		t.Fatal("a member that just started says its membership is settled: it would cache tokens before the others know it")
+	}
+	got := make(chan []byte, 16)
+	f.systems[1].OnTokenRevoked(func(h []byte) { got <- h })
+	hash := engine.HashToken("revoked")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// The membership forms within a poll or two (2 s each); before,
+		// member 0 knows nobody to tell and returns at once.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := f.systems[0].TokenRevoked(ctx, hash)
+		cancel()
+		if err != nil {
+			t.Fatalf("TokenRevoked: %v", err)
+		}
+		select {
+		case h := <-got:
+			if string(h) != string(hash) {
+				t.Fatalf("member 1 dropped %x, want %x", h, hash)
+			}
+			for !f.systems[1].MembershipSettled() {
+				if time.Now().After(deadline) {
+					t.Fatal("the membership of member 1 never settled")
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("member 1 never heard of the revoked token")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/actors/account"
@@ -57,4 +58,13 @@ func (l localPlacement) fundAndWait(network string, addrs []common.Address, time
 	}
 	f := res.(*faucet.Funded)
 	return f.Hashes, f.Err
+}
+
+// values returns the PIDs of m.
+func values(m map[string]*actor.PID) []*actor.PID {
+	out := make([]*actor.PID, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
 }

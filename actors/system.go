@@ -101,12 +101,14 @@ type System struct {
 	place placement
 
 	// Cluster mode only: the cluster, the account grains active on this
-	// node, the network lease candidates and the outbox of cluster requests.
+	// node, the network lease candidates, the outbox of cluster requests
+	// and the revocations of API tokens (tokens.go).
 	cl       *cluster.Cluster
 	grains   map[string]*actor.PID
 	leaders  []*actor.PID
 	requests *requestQueue
 	topoSub  *eventstream.Subscription
+	tokens   *tokenRevocations
 }
 
 // Start starts the watchers and faucets, and the account actors of every
@@ -459,6 +461,7 @@ func (s *System) close() {
 	if s.topoSub != nil {
 		s.sys.EventStream.Unsubscribe(s.topoSub)
 	}
+	s.tokens.close(s.sys.EventStream)
 	stopAll(s.leaders)
 	stopAll(values(s.indexers))
 	stopAll(values(s.watchers))
@@ -486,12 +489,4 @@ func (s *System) close() {
 		return
 	}
 	s.sys.Shutdown()
-}
-
-func values(m map[string]*actor.PID) []*actor.PID {
-	out := make([]*actor.PID, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }

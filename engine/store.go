@@ -475,6 +475,7 @@ type Store interface {
 	NetworkStore
 	IdempotencyStore
 	UserAdminStore
+	TokenStore
 	TransferIndexStore
 	CallbackStore
 	OutboxPruner

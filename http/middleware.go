@@ -19,6 +19,9 @@ import (
 const (
 	keyRequestID = "txengine.requestID"
 	keyUser      = "txengine.user"
+	// keyTokenHash is the hash of the request's bearer token (which
+	// token is "current" for GET and DELETE /users/{id}/tokens).
+	keyTokenHash = "txengine.tokenHash"
 )
 
 // maxRequestIDLen bounds an X-Request-Id that is echoed back.
@@ -157,7 +160,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.refuse(c, d, "too many requests with a missing or bad token from this address")
 		return
 	}
-	u, err := s.tokenUser(c)
+	u, hash, err := s.tokenUser(c)
 	if engine.ErrorCode(err) == engine.CodeUnauthenticated {
 		s.limiter.authFailed(addr)
 	}
@@ -166,30 +169,33 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	c.Set(keyUser, u)
+	c.Set(keyTokenHash, hash)
 	c.Next()
 }
 
-// tokenUser returns the user of the request's bearer token, or an
-// unauthenticated error (with its WWW-Authenticate challenge set).
-func (s *Server) tokenUser(c *gin.Context) (*engine.User, error) {
+// tokenUser returns the user of the request's bearer token and the token's
+// hash, or an unauthenticated error (with its WWW-Authenticate challenge
+// set).
+func (s *Server) tokenUser(c *gin.Context) (*engine.User, []byte, error) {
 	header := c.GetHeader("Authorization")
 	if header == "" {
-		return nil, engine.Errorf(engine.CodeUnauthenticated, "", "missing Authorization header: send Authorization: Bearer <token>")
+		return nil, nil, engine.Errorf(engine.CodeUnauthenticated, "", "missing Authorization header: send Authorization: Bearer <token>")
 	}
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || !saneToken(token) {
 		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_request"`)
-		return nil, engine.Errorf(engine.CodeUnauthenticated, "", "malformed Authorization header: expected Bearer <token>")
+		return nil, nil, engine.Errorf(engine.CodeUnauthenticated, "", "malformed Authorization header: expected Bearer <token>")
 	}
-	u, err := s.users.get(c.Request.Context(), s.clock.Now(), engine.HashToken(token), s.store.UserByTokenHash)
+	hash := engine.HashToken(token)
+	u, err := s.users.get(c.Request.Context(), s.clock.Now(), hash, s.revocations == nil || s.revocations.MembershipSettled(), s.store.UserByTokenHash)
 	if engine.IsNotFound(err) {
 		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_token"`)
-		return nil, engine.Errorf(engine.CodeUnauthenticated, "", "unknown or revoked token")
+		return nil, nil, engine.Errorf(engine.CodeUnauthenticated, "", "unknown or revoked token")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("authenticate: %w", err)
+		return nil, nil, fmt.Errorf("authenticate: %w", err)
 	}
-	return u, nil
+	return u, hash, nil
 }
 
 // saneToken accepts the token68 characters of RFC 7235, within a length bound.

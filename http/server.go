@@ -59,6 +59,7 @@ type Store interface {
 	NoteError(ctx context.Context, id string, status engine.TxStatus, txErr *engine.TxError) error
 	engine.IdempotencyStore
 	engine.UserAdminStore
+	engine.TokenStore
 	// ListTransfers lists a token's indexed transfers, newest first.
 	ListTransfers(ctx context.Context, f engine.TransferFilter) ([]engine.TokenTransfer, *engine.TransferCursor, error)
 	// NFTOwners returns the holders of the ERC-721 contracts as indexed.
@@ -161,6 +162,9 @@ type Deps struct {
 	Metrics Metrics
 	// MetricsHandler serves GET /metrics; nil answers 404 there.
 	MetricsHandler http.Handler
+	// Revocations tells the other cluster members of a revoked token;
+	// nil in single-node mode.
+	Revocations TokenRevocations
 }
 
 // Server is the HTTP API. Create it with NewServer and serve Handler().
@@ -189,6 +193,7 @@ type Server struct {
 	limiter        *limiter
 	metrics        Metrics
 	metricsHandler http.Handler
+	revocations    TokenRevocations
 }
 
 // NewServer builds the server and registers its routes. gin's mode is
@@ -213,7 +218,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	s.log = slog.New(requestIDHandler{s.log.Handler()})
 	s.accounts.cacheDefaults = !s.cfg.Cluster
-	s.metrics, s.metricsHandler = deps.Metrics, deps.MetricsHandler
+	s.metrics, s.metricsHandler, s.revocations = deps.Metrics, deps.MetricsHandler, deps.Revocations
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}
 	}
@@ -229,6 +234,10 @@ func NewServer(cfg Config, deps Deps) *Server {
 
 // Handler returns the http.Handler that serves the API.
 func (s *Server) Handler() http.Handler { return s.router }
+
+// ForgetToken drops the token of hash from the cache of authenticated
+// tokens at once: another cluster member revoked it (TokenRevocations).
+func (s *Server) ForgetToken(hash []byte) { s.users.drop(s.clock.Now(), hash) }
 
 // Drain makes the server refuse new API requests with 503 unavailable and
 // report not ready, while /healthz stays ok. Call it when shutdown begins,
@@ -272,6 +281,8 @@ func (s *Server) routes() *gin.Engine {
 	api.POST("/users", s.idempotent, s.createUser)
 	api.GET("/users/me", s.getMe)
 	api.POST("/users/:id/tokens", s.idempotent, s.createUserToken)
+	api.GET("/users/:id/tokens", s.listUserTokens)
+	api.DELETE("/users/:id/tokens/:tokenId", s.revokeUserToken)
 	api.PUT("/users/:id/limits", s.setUserLimits)
 
 	api.GET("/tokens", s.listTokens)

@@ -219,6 +219,92 @@ func (x *Funded) GetError() string {
 	return ""
 }
 
+// ForgetToken tells a member's "tokens" actor that an API token was
+// revoked: the member drops the token's hash from its cache of
+// authenticated tokens before it answers (docs/cluster.md, token
+// revocation).
+type ForgetToken struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// hash is the SHA-256 of the revoked token (never the token).
+	Hash          []byte `protobuf:"bytes,1,opt,name=hash,proto3" json:"hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetToken) Reset() {
+	*x = ForgetToken{}
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetToken) ProtoMessage() {}
+
+func (x *ForgetToken) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetToken.ProtoReflect.Descriptor instead.
+func (*ForgetToken) Descriptor() ([]byte, []int) {
+	return file_actors_clusterpb_messages_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ForgetToken) GetHash() []byte {
+	if x != nil {
+		return x.Hash
+	}
+	return nil
+}
+
+// ForgetTokenAck answers ForgetToken once the hash is dropped.
+type ForgetTokenAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetTokenAck) Reset() {
+	*x = ForgetTokenAck{}
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetTokenAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetTokenAck) ProtoMessage() {}
+
+func (x *ForgetTokenAck) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetTokenAck.ProtoReflect.Descriptor instead.
+func (*ForgetTokenAck) Descriptor() ([]byte, []int) {
+	return file_actors_clusterpb_messages_proto_rawDescGZIP(), []int{5}
+}
+
 var File_actors_clusterpb_messages_proto protoreflect.FileDescriptor
 
 const file_actors_clusterpb_messages_proto_rawDesc = "" +
@@ -232,7 +318,10 @@ const file_actors_clusterpb_messages_proto_rawDesc = "" +
 	"\taddresses\x18\x01 \x03(\tR\taddresses\"6\n" +
 	"\x06Funded\x12\x16\n" +
 	"\x06hashes\x18\x01 \x03(\tR\x06hashes\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05errorB/Z-github.com/txengine/txengine/actors/clusterpbb\x06proto3"
+	"\x05error\x18\x02 \x01(\tR\x05error\"!\n" +
+	"\vForgetToken\x12\x12\n" +
+	"\x04hash\x18\x01 \x01(\fR\x04hash\"\x10\n" +
+	"\x0eForgetTokenAckB/Z-github.com/txengine/txengine/actors/clusterpbb\x06proto3"
 
 var (
 	file_actors_clusterpb_messages_proto_rawDescOnce sync.Once
@@ -246,12 +335,14 @@ func file_actors_clusterpb_messages_proto_rawDescGZIP() []byte {
 	return file_actors_clusterpb_messages_proto_rawDescData
 }
 
-var file_actors_clusterpb_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_actors_clusterpb_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_actors_clusterpb_messages_proto_goTypes = []any{
-	(*Wake)(nil),    // 0: txengine.cluster.Wake
-	(*WakeAck)(nil), // 1: txengine.cluster.WakeAck
-	(*Fund)(nil),    // 2: txengine.cluster.Fund
-	(*Funded)(nil),  // 3: txengine.cluster.Funded
+	(*Wake)(nil),           // 0: txengine.cluster.Wake
+	(*WakeAck)(nil),        // 1: txengine.cluster.WakeAck
+	(*Fund)(nil),           // 2: txengine.cluster.Fund
+	(*Funded)(nil),         // 3: txengine.cluster.Funded
+	(*ForgetToken)(nil),    // 4: txengine.cluster.ForgetToken
+	(*ForgetTokenAck)(nil), // 5: txengine.cluster.ForgetTokenAck
 }
 var file_actors_clusterpb_messages_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type
@@ -272,7 +363,7 @@ func file_actors_clusterpb_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actors_clusterpb_messages_proto_rawDesc), len(file_actors_clusterpb_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -132,8 +132,9 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		TrustedProxies: cfg.HTTP.TrustedProxies,
 	}, apihttp.Deps{
 		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
-		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, metricsHandler),
+		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, metricsHandler), Revocations: revocations(sys, cc),
 	})
+	sys.OnTokenRevoked(api.ForgetToken) // tokens revoked on other members
 	if cfg.Metrics.Listen != "" {
 		ms, err := startMetricsServer(cfg.Metrics.Listen, metricsHandler, log)
 		if err != nil {
@@ -174,6 +175,15 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	}
 	log.Info("http stopped", "took", time.Since(began))
 	return nil
+}
+
+// revocations is who hears of the tokens this node revokes: the other
+// members in cluster mode, nobody otherwise.
+func revocations(sys *actors.System, cc *actors.ClusterConfig) apihttp.TokenRevocations {
+	if cc == nil {
+		return nil
+	}
+	return sys
 }
 
 // newHTTPServer returns the API listener's server. Its timeouts back up the

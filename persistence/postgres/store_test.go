@@ -389,3 +389,14 @@ func TestMigration0011Backfill(t *testing.T) {
 		return exec(`INSERT INTO users (id, owner, operator, created) VALUES (?, NULLIF(?, ''), ?, now())`, id, owner, operator)
 	}, reopen)
 }
+
+// TestMigration0016TokenIDs: tokens stored before migration 0016 get ids
+// and keep working.
+func TestMigration0016TokenIDs(t *testing.T) {
+	_, exec, reopen := openAtVersion(t, 14)
+	storetest.TokenIDs0016(t, func(id string) error {
+		return exec(`INSERT INTO users (id, created) VALUES (?, now())`, id)
+	}, func(userID string, hash []byte) error {
+		return exec(`INSERT INTO api_tokens (hash, user_id, created) VALUES (?, ?, now())`, hash, userID)
+	}, reopen)
+}

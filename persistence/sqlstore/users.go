@@ -61,18 +61,6 @@ func (s *Store) CreateUser(ctx context.Context, u *engine.User, tokenHash []byte
 	})
 }
 
-// insertToken inserts one token hash of user id.
-func (s *Store) insertToken(ctx context.Context, tx Conn, userID string, hash []byte, created time.Time) error {
-	if len(hash) == 0 {
-		return s.errorf("add token for user %s: empty token hash", userID)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO api_tokens (hash, user_id, created) VALUES (?, ?, ?)`,
-		hash, userID, s.ts(created)); err != nil {
-		return s.wrap(err, "add token for user %s", userID)
-	}
-	return nil
-}
-
 // UserByTokenHash returns the user holding the (not revoked) token with this
 // hash, or engine.ErrNotFound.
 func (s *Store) UserByTokenHash(ctx context.Context, tokenHash []byte) (*engine.User, error) {

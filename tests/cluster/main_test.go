@@ -7,7 +7,8 @@
 // nonces 0..n-1 and the chain's nonce n, each recorded hash on the chain
 // from the right address with the right nonce, and one broadcast hash per
 // (account, nonce) both in tx_attempts and among the transactions geth
-// logged as submitted.
+// logged as submitted. revoke_test.go checks instead that a revoked API token
+// is refused on every node once the revocation answered.
 //
 // make test-cluster runs them (not make test: they take minutes).
 package cluster
