@@ -164,14 +164,21 @@ func (s *System) track(pid *actor.PID, alive bool) {
 // (retried until the grain answers).
 type clusterPlacement struct{ s *System }
 
-// wake asks the account grain to look for work (only Resync travels).
+// wake asks the account grain to look for work (Resync and Accepted
+// travel). Each kind of wake has its own key, so that a wake queued after a
+// group commit (Accepted: the grain may skip the pump while its window is
+// full) never replaces one that must pump, nor one that resyncs.
 func (p clusterPlacement) wake(accountID, network string, msg *account.Wake) {
 	s := p.s
-	key := "wake:" + accountID + "@" + network
-	if msg.Resync {
-		key = "resync:" + accountID + "@" + network
+	kind := "wake:"
+	switch {
+	case msg.Resync:
+		kind = "resync:"
+	case msg.Accepted && !msg.Check:
+		kind = "accepted:"
 	}
-	req := &clusterpb.Wake{Network: network, Resync: msg.Resync}
+	key := kind + accountID + "@" + network
+	req := &clusterpb.Wake{Network: network, Resync: msg.Resync, Accepted: msg.Accepted && !msg.Resync && !msg.Check}
 	s.requests.add(key, func(ctx context.Context) error {
 		res, err := s.cl.Request(accountID, account.GrainKind, req, cluster.WithTimeout(5*time.Second), cluster.WithRetryCount(5),
 			cluster.WithRetryAction(backoff))

@@ -218,8 +218,8 @@ func (s *System) startClusterMode(cc *ClusterConfig, ccfg callbacks.Config) erro
 	ccfg.Dispatcher.Node = cc.Node
 	s.dispatcher = s.sys.Root.Spawn(lifecycle.Guarded(callbacks.Props(ccfg)))
 	s.requests = newRequestQueue(32, s.cfg.Log)
-	s.acfg.WakeSubmitter = func(accountID, network string, resync bool) {
-		s.place.wake(accountID, network, &account.Wake{Resync: resync})
+	s.acfg.WakeSubmitter = func(accountID, network string, msg *account.Wake) {
+		s.place.wake(accountID, network, msg)
 	}
 	if err := s.startCluster(cc); err != nil {
 		s.Close()

@@ -32,7 +32,12 @@ type Wake struct {
 	Network string                 `protobuf:"bytes,1,opt,name=network,proto3" json:"network,omitempty"`
 	// resync asks the grain to reconcile its nonce with the chain and
 	// broadcast its in-flight transactions again (blocks left the chain).
-	Resync        bool `protobuf:"varint,2,opt,name=resync,proto3" json:"resync,omitempty"`
+	Resync bool `protobuf:"varint,2,opt,name=resync,proto3" json:"resync,omitempty"`
+	// accepted says that the wake follows a group commit of new
+	// transactions, and nothing else: a submitter whose in-flight window is
+	// full may skip its pump (the wake of the block that frees the window
+	// pumps), as in single-node mode.
+	Accepted      bool `protobuf:"varint,3,opt,name=accepted,proto3" json:"accepted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -77,6 +82,13 @@ func (x *Wake) GetNetwork() string {
 func (x *Wake) GetResync() bool {
 	if x != nil {
 		return x.Resync
+	}
+	return false
+}
+
+func (x *Wake) GetAccepted() bool {
+	if x != nil {
+		return x.Accepted
 	}
 	return false
 }
@@ -223,10 +235,11 @@ var File_actors_clusterpb_messages_proto protoreflect.FileDescriptor
 
 const file_actors_clusterpb_messages_proto_rawDesc = "" +
 	"\n" +
-	"\x1factors/clusterpb/messages.proto\x12\x10txengine.cluster\"8\n" +
+	"\x1factors/clusterpb/messages.proto\x12\x10txengine.cluster\"T\n" +
 	"\x04Wake\x12\x18\n" +
 	"\anetwork\x18\x01 \x01(\tR\anetwork\x12\x16\n" +
-	"\x06resync\x18\x02 \x01(\bR\x06resync\"\t\n" +
+	"\x06resync\x18\x02 \x01(\bR\x06resync\x12\x1a\n" +
+	"\baccepted\x18\x03 \x01(\bR\baccepted\"\t\n" +
 	"\aWakeAck\"$\n" +
 	"\x04Fund\x12\x1c\n" +
 	"\taddresses\x18\x01 \x03(\tR\taddresses\"6\n" +
