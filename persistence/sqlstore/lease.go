@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/txengine/txengine/engine"
@@ -100,10 +101,7 @@ func (s *Store) lockFences(ctx context.Context, tx Conn, fences []engine.Fence) 
 	}
 	epochs := make(map[string]int64, len(ids))
 	err := s.list("account_id", ids, func(c Chunk) error {
-		var rows []struct {
-			AccountID string `db:"account_id"`
-			Epoch     int64  `db:"epoch"`
-		}
+		var rows []leaseEpochRow
 		if err := tx.Select(ctx, &rows, `SELECT account_id, epoch FROM account_leases WHERE `+c.Cond+
 			` ORDER BY account_id`+s.d.Lock(LockShare), c.Args...); err != nil {
 			return s.wrap(err, "read the leases of %d accounts", len(ids))
@@ -131,6 +129,28 @@ func (s *Store) lockFences(ctx context.Context, tx Conn, fences []engine.Fence) 
 		s.at(HookFenced)
 	}
 	return nil
+}
+
+// leaseEpochRow is an account's lease epoch.
+type leaseEpochRow struct {
+	AccountID string `db:"account_id"`
+	Epoch     int64  `db:"epoch"`
+}
+
+// LeaseEpochs implements engine.LeaseEpochReader: the current lease epoch
+// of each of accountIDs that has a lease, in one read (per chunk), so that
+// the submit stage checks the fences of many pumps at once.
+func (s *Store) LeaseEpochs(ctx context.Context, accountIDs []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(accountIDs))
+	err := selectIn(ctx, s, fmt.Sprintf("the leases of %d accounts", len(accountIDs)), "account_id", accountIDs,
+		`SELECT account_id, epoch FROM account_leases WHERE `, ``, nil, func(r *leaseEpochRow) error {
+			out[r.AccountID] = r.Epoch
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // fenceError compares f with the current epoch read (with err).
