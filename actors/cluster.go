@@ -145,6 +145,10 @@ func (s *System) startCluster(cc *ClusterConfig) (err error) {
 		}
 	}()
 	s.cl.StartMember()
+	s.wakes = newWakeOutbox(s)
+	if _, err := s.sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &wakeReceiver{s} }), wakeReceiverName); err != nil {
+		return fmt.Errorf("start the wake receiver: %w", err)
+	}
 	return nil
 }
 
@@ -165,31 +169,11 @@ func (s *System) track(pid *actor.PID, alive bool) {
 type clusterPlacement struct{ s *System }
 
 // wake asks the account grain to look for work (Resync and Accepted
-// travel). Each kind of wake has its own key, so that a wake queued after a
-// group commit (Accepted: the grain may skip the pump while its window is
-// full) never replaces one that must pump, nor one that resyncs.
+// travel), through the outbox of wakes (wakes.go): batched per node when
+// the grain is on another node this node knows, else one request.
 func (p clusterPlacement) wake(accountID, network string, msg *account.Wake) {
-	s := p.s
-	kind := "wake:"
-	switch {
-	case msg.Resync:
-		kind = "resync:"
-	case msg.Accepted && !msg.Check:
-		kind = "accepted:"
-	}
-	key := kind + accountID + "@" + network
-	req := &clusterpb.Wake{Network: network, Resync: msg.Resync, Accepted: msg.Accepted && !msg.Resync && !msg.Check}
-	s.requests.add(key, func(ctx context.Context) error {
-		res, err := s.cl.Request(accountID, account.GrainKind, req, cluster.WithTimeout(5*time.Second), cluster.WithRetryCount(5),
-			cluster.WithRetryAction(backoff))
-		if err != nil {
-			return fmt.Errorf("wake account grain %s: %w", accountID, err)
-		}
-		if _, ok := res.(*clusterpb.WakeAck); !ok {
-			return final(fmt.Errorf("wake account grain %s: unexpected answer %T", accountID, res))
-		}
-		return nil
-	})
+	p.s.wakes.add(&clusterpb.WakeItem{Account: accountID, Network: network, Resync: msg.Resync,
+		Accepted: msg.Accepted && !msg.Resync && !msg.Check})
 }
 
 func (p clusterPlacement) fund(network string, addr common.Address) {

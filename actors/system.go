@@ -106,6 +106,7 @@ type System struct {
 	grains   map[string]*actor.PID
 	leaders  []*actor.PID
 	requests *requestQueue
+	wakes    *wakeOutbox
 	topoSub  *eventstream.Subscription
 }
 
@@ -464,8 +465,10 @@ func (s *System) close() {
 	stopAll(values(s.watchers))
 	stopAll(values(s.subscribers))
 	stopAll(accounts)
-	if s.requests != nil {
-		// Wakes of the accounts just committed go out before the grains stop.
+	if s.wakes != nil {
+		s.wakes.close() // what it still holds goes to the request queue
+	}
+	if s.requests != nil { // wakes of the accounts just committed go out before the grains stop
 		s.requests.drain(5 * time.Second)
 		s.requests.close()
 	}
