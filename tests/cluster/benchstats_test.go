@@ -27,29 +27,77 @@ func (n *node) pid() int {
 // processCPU is the CPU time (user + system) process pid used so far, in
 // seconds, from /proc/<pid>/stat.
 func processCPU(pid int) (float64, error) {
+	st, err := readStat(pid)
+	return st.cpu, err
+}
+
+// procStat is what the benchmark reads of /proc/<pid>/stat: the parent,
+// the process's CPU seconds (user + system) and those of its children
+// that ended and were waited for.
+type procStat struct {
+	ppid          int
+	cpu, children float64
+}
+
+func readStat(pid int) (procStat, error) {
+	var st procStat
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("process CPU: %w", err)
+		return st, fmt.Errorf("process CPU: %w", err)
 	}
 	s := string(raw)
-	// The command (which may hold spaces) is in parentheses; utime and
-	// stime are the 14th and 15th fields of the line.
+	// The command (which may hold spaces) is in parentheses; after it come
+	// state, ppid (4th field of the line) ... utime, stime, cutime, cstime
+	// (14th to 17th).
 	end := strings.LastIndexByte(s, ')')
 	if end < 0 || end+2 > len(s) {
-		return 0, fmt.Errorf("process CPU: /proc/%d/stat: %q", pid, s)
+		return st, fmt.Errorf("process CPU: /proc/%d/stat: %q", pid, s)
 	}
 	f := strings.Fields(s[end+2:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("process CPU: /proc/%d/stat: %q", pid, s)
+	if len(f) < 15 {
+		return st, fmt.Errorf("process CPU: /proc/%d/stat: %q", pid, s)
 	}
-	var utime, stime float64
-	if _, err := fmt.Sscan(f[11], &utime); err != nil {
-		return 0, fmt.Errorf("process CPU: utime: %w", err)
+	var v [4]float64
+	for i := range v {
+		if _, err := fmt.Sscan(f[11+i], &v[i]); err != nil {
+			return st, fmt.Errorf("process CPU: /proc/%d/stat field %d: %w", pid, 14+i, err)
+		}
 	}
-	if _, err := fmt.Sscan(f[12], &stime); err != nil {
-		return 0, fmt.Errorf("process CPU: stime: %w", err)
+	if _, err := fmt.Sscan(f[1], &st.ppid); err != nil {
+		return st, fmt.Errorf("process CPU: /proc/%d/stat ppid: %w", pid, err)
 	}
-	return (utime + stime) / 100, nil // clock ticks (USER_HZ = 100)
+	st.cpu, st.children = (v[0]+v[1])/100, (v[2]+v[3])/100 // clock ticks (USER_HZ = 100)
+	return st, nil
+}
+
+// serverCPU is the CPU seconds the PostgreSQL server of db used so far:
+// its postmaster (the parent of db's backend), the postmaster's children
+// that run (backends, WAL writer, checkpointer...) and those that ended.
+func serverCPU(ctx context.Context, db *sql.DB) (float64, error) {
+	var backend int
+	if err := db.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		return 0, fmt.Errorf("server CPU: %w", err)
+	}
+	b, err := readStat(backend)
+	if err != nil {
+		return 0, err
+	}
+	pm, err := readStat(b.ppid)
+	if err != nil {
+		return 0, err
+	}
+	total := pm.cpu + pm.children
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		var pid int
+		if _, err := fmt.Sscan(filepath.Base(d), &pid); err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && st.ppid == b.ppid {
+			total += st.cpu
+		}
+	}
+	return total, nil
 }
 
 // nodesCPU is the CPU seconds every node's process used so far, summed.
@@ -123,7 +171,9 @@ func topStatements(ctx context.Context, db *sql.DB, transfers float64, limit int
 type sample struct {
 	at  time.Time
 	cpu float64
-	db  dbStats
+	// pgCPU is the database server's CPU seconds.
+	pgCPU float64
+	db    dbStats
 }
 
 func (s *stack) sample(ctx context.Context, db *sql.DB) sample {
@@ -132,13 +182,18 @@ func (s *stack) sample(ctx context.Context, db *sql.DB) sample {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return sample{at: time.Now(), cpu: s.nodesCPU(), db: st}
+	pg, err := serverCPU(ctx, db)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return sample{at: time.Now(), cpu: s.nodesCPU(), pgCPU: pg, db: st}
 }
 
 // costs is what a span of the benchmark cost per accepted transfer.
 type costs struct {
-	// cpuMs is the nodes' process CPU, summed, in ms per transfer.
-	cpuMs float64
+	// cpuMs is the nodes' process CPU, summed, in ms per transfer; pgMs
+	// the database server's.
+	cpuMs, pgMs float64
 	// statements, commits, inserted, updated and walBytes are per
 	// transfer; statements < 0 when pg_stat_statements is not loaded.
 	statements, commits, inserted, updated, walBytes float64
@@ -148,6 +203,7 @@ func between(a, b sample, transfers int) costs {
 	n := float64(transfers)
 	c := costs{
 		cpuMs:    1000 * (b.cpu - a.cpu) / n,
+		pgMs:     1000 * (b.pgCPU - a.pgCPU) / n,
 		commits:  float64(b.db.commits-a.db.commits) / n,
 		inserted: float64(b.db.inserted-a.db.inserted) / n,
 		updated:  float64(b.db.updated-a.db.updated) / n,
@@ -165,8 +221,8 @@ func (c costs) String() string {
 	if c.statements >= 0 {
 		st = fmt.Sprintf("%.2f", c.statements)
 	}
-	return fmt.Sprintf("CPU %.3f ms, statements %s, commits %.2f, rows inserted %.2f, updated %.2f, WAL %.0f B",
-		c.cpuMs, st, c.commits, c.inserted, c.updated, c.walBytes)
+	return fmt.Sprintf("CPU %.3f ms (PostgreSQL %.3f ms), statements %s, commits %.2f, rows inserted %.2f, updated %.2f, WAL %.0f B",
+		c.cpuMs, c.pgMs, st, c.commits, c.inserted, c.updated, c.walBytes)
 }
 
 // waitEnded polls the database (not the API, whose listing would cost the

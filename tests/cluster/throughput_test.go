@@ -94,6 +94,13 @@ func TestClusterThroughput(t *testing.T) {
 			time.Sleep(3 * time.Second)
 			before := s.sample(ctx, db)
 			idleCores := (before.cpu - idle.cpu) / before.at.Sub(idle.at).Seconds() / float64(c.nodes)
+			if before.db.statements >= 0 {
+				// The statements listed are those of the burst and the drain.
+				if _, err := db.Exec(`SELECT pg_stat_statements_reset()`); err != nil {
+					t.Fatalf("reset pg_stat_statements: %v", err)
+				}
+				before.db.statements = 0
+			}
 
 			prof.start(t, c.key, envInt(t, "TXENGINE_BENCH_PROFILE_SECONDS", 10))
 			b := s.startBurst(t, accts, jobs, clients)
