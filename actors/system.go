@@ -100,8 +100,7 @@ type System struct {
 	// actors, or the cluster's grains.
 	place placement
 
-	// Cluster mode only: the cluster, the account grains active on this
-	// node, the network lease candidates and the outbox of cluster requests.
+	// Cluster mode only: the cluster, this node's grains, the network lease candidates, the outboxes.
 	cl       *cluster.Cluster
 	grains   map[string]*actor.PID
 	leaders  []*actor.PID
