@@ -159,7 +159,9 @@ bench-go:
 	  | tee bench/results/go-bench.txt
 
 ## bench-cluster: throughput of 1 node (single-node and cluster mode) beside 3 nodes in
-## cluster mode, same burst, each on PostgreSQL + geth --dev (tests/cluster, minutes).
+## cluster mode, same burst, each on PostgreSQL + geth --dev (tests/cluster, minutes); per
+## accepted transfer: the nodes' CPU (summed), PostgreSQL's CPU, statements, commits, rows and
+## WAL bytes (docs/cluster.md). TXENGINE_BENCH_SHAPE=500x10 shortens it.
 bench-cluster:
 	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 30m -run '^TestClusterThroughput$$' ./tests/cluster/
 

@@ -151,6 +151,10 @@ func (s *System) startCluster(cc *ClusterConfig) (err error) {
 		}
 	}()
 	s.cl.StartMember()
+	s.wakes = newWakeOutbox(s)
+	if _, err := s.sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &wakeReceiver{s} }), wakeReceiverName); err != nil {
+		return fmt.Errorf("start the wake receiver: %w", err)
+	}
 	return nil
 }
 
@@ -170,25 +174,12 @@ func (s *System) track(pid *actor.PID, alive bool) {
 // (retried until the grain answers).
 type clusterPlacement struct{ s *System }
 
-// wake asks the account grain to look for work (only Resync travels).
+// wake asks the account grain to look for work (Resync and Accepted
+// travel), through the outbox of wakes (wakes.go): batched per node when
+// the grain is on another node this node knows, else one request.
 func (p clusterPlacement) wake(accountID, network string, msg *account.Wake) {
-	s := p.s
-	key := "wake:" + accountID + "@" + network
-	if msg.Resync {
-		key = "resync:" + accountID + "@" + network
-	}
-	req := &clusterpb.Wake{Network: network, Resync: msg.Resync}
-	s.requests.add(key, func(ctx context.Context) error {
-		res, err := s.cl.Request(accountID, account.GrainKind, req, cluster.WithTimeout(5*time.Second), cluster.WithRetryCount(5),
-			cluster.WithRetryAction(backoff))
-		if err != nil {
-			return fmt.Errorf("wake account grain %s: %w", accountID, err)
-		}
-		if _, ok := res.(*clusterpb.WakeAck); !ok {
-			return final(fmt.Errorf("wake account grain %s: unexpected answer %T", accountID, res))
-		}
-		return nil
-	})
+	p.s.wakes.add(&clusterpb.WakeItem{Account: accountID, Network: network, Resync: msg.Resync,
+		Accepted: msg.Accepted && !msg.Resync && !msg.Check})
 }
 
 func (p clusterPlacement) fund(network string, addr common.Address) {

@@ -41,6 +41,26 @@ type clusterFixture struct {
 
 func newClusterFixture(t *testing.T, members int) *clusterFixture {
 	t.Helper()
+	return newClusterFixtureWith(t, members, fixtureOptions{})
+}
+
+// fixtureOptions change a cluster fixture: the chain's block interval
+// (default blockInterval), the members' log handler (default: none) and
+// the largest in-flight window (default engine.DefaultMaxInFlight).
+type fixtureOptions struct {
+	blocks    time.Duration
+	log       slog.Handler
+	maxWindow int
+}
+
+func newClusterFixtureWith(t *testing.T, members int, o fixtureOptions) *clusterFixture {
+	t.Helper()
+	if o.blocks == 0 {
+		o.blocks = blockInterval
+	}
+	if o.log == nil {
+		o.log = slog.NewTextHandler(io.Discard, nil)
+	}
 	if testing.Short() {
 		t.Skip("cluster: not in -short")
 	}
@@ -67,7 +87,7 @@ func newClusterFixture(t *testing.T, members int) *clusterFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := evmtest.Start(t, blockInterval, crypto.PubkeyToAddress(faucetKey.PublicKey))
+	sim := evmtest.Start(t, o.blocks, crypto.PubkeyToAddress(faucetKey.PublicKey))
 	client, err := evm.Dial(ctx, sim.IPC)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +99,7 @@ func newClusterFixture(t *testing.T, members int) *clusterFixture {
 	}
 	f := &clusterFixture{t: t, store: st, db: db, sealer: sealer}
 	f.net = &engine.Network{Name: "dev", ChainID: big.NewInt(1337), InFlight: 16, GasMarginPercent: 20,
-		PollInterval: 10 * time.Millisecond, Chain: client}
+		PollInterval: 10 * time.Millisecond, Chain: client, MaxInFlight: o.maxWindow}
 	now := engine.SystemClock{}.Now()
 	f.user = &engine.User{ID: uuid.NewString(), Created: now}
 	f.account, err = sealer.NewAccount()
@@ -110,7 +130,7 @@ func newClusterFixture(t *testing.T, members int) *clusterFixture {
 		node := fmt.Sprintf("127.0.0.1:%d", remotePorts[i])
 		sys, err := actors.Start(ctx, actors.Config{
 			Store: st, Signer: sealer, Clock: engine.SystemClock{},
-			Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Log:      slog.New(o.log),
 			Networks: map[string]*engine.Network{"dev": f.net}, IdleAccount: time.Minute,
 			Cluster: &actors.ClusterConfig{
 				Name: "test-" + f.user.ID[:8], Host: "127.0.0.1", Port: remotePorts[i], Node: node,

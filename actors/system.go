@@ -100,13 +100,13 @@ type System struct {
 	// actors, or the cluster's grains.
 	place placement
 
-	// Cluster mode only: the cluster, the account grains active on this
-	// node, the network lease candidates, the outbox of cluster requests
-	// and the revocations of API tokens (tokens.go).
+	// Cluster mode only: the cluster, this node's grains, the network lease
+	// candidates, the outboxes and the revocations of API tokens (tokens.go).
 	cl       *cluster.Cluster
 	grains   map[string]*actor.PID
 	leaders  []*actor.PID
 	requests *requestQueue
+	wakes    *wakeOutbox
 	topoSub  *eventstream.Subscription
 	tokens   *tokenRevocations
 }
@@ -220,8 +220,8 @@ func (s *System) startClusterMode(cc *ClusterConfig, ccfg callbacks.Config) erro
 	ccfg.Dispatcher.Node = cc.Node
 	s.dispatcher = s.sys.Root.Spawn(lifecycle.Guarded(callbacks.Props(ccfg)))
 	s.requests = newRequestQueue(32, s.cfg.Log)
-	s.acfg.WakeSubmitter = func(accountID, network string, resync bool) {
-		s.place.wake(accountID, network, &account.Wake{Resync: resync})
+	s.acfg.WakeSubmitter = func(accountID, network string, msg *account.Wake) {
+		s.place.wake(accountID, network, msg)
 	}
 	if err := s.startCluster(cc); err != nil {
 		s.Close()
@@ -467,8 +467,10 @@ func (s *System) close() {
 	stopAll(values(s.watchers))
 	stopAll(values(s.subscribers))
 	stopAll(accounts)
-	if s.requests != nil {
-		// Wakes of the accounts just committed go out before the grains stop.
+	if s.wakes != nil {
+		s.wakes.close() // what it still holds goes to the request queue
+	}
+	if s.requests != nil { // wakes of the accounts just committed go out before the grains stop
 		s.requests.drain(5 * time.Second)
 		s.requests.close()
 	}

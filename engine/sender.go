@@ -130,7 +130,16 @@ func (s *Sender) checkFence(ctx context.Context) error {
 	if s.fence.IsZero() {
 		return nil
 	}
-	if err := s.store.CheckFence(ctx, s.fence); err != nil {
+	err := ctx.Err()
+	if sp, ok := s.path.(stagePath); ok && err == nil {
+		var merged bool
+		if merged, err = sp.st.CheckFence(s.fence); !merged {
+			err = s.store.CheckFence(ctx, s.fence)
+		}
+	} else if err == nil {
+		err = s.store.CheckFence(ctx, s.fence)
+	}
+	if err != nil {
 		return fmt.Errorf("check the lease of account %s (epoch %d): %w", s.account.ID, s.fence.Epoch, err)
 	}
 	return nil

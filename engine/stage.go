@@ -43,6 +43,9 @@ type SubmitStage struct {
 	nonces    *Merger[common.Address, nonceResult]
 	estimates *Merger[[]ethereum.CallMsg, estimateResult]
 	sends     *Merger[[]*types.Transaction, sendResult]
+	// fences merges the fence checks (cluster mode); nil when the store
+	// cannot (stagefence.go).
+	fences *Merger[Fence, error]
 }
 
 // Bounds of one merged call of a SubmitStage.
@@ -116,6 +119,7 @@ func NewSubmitStage(net *Network, store StageStore) *SubmitStage {
 	st.maxNonces = NewMerger(st.runMaxNonces, nil, stageMaxAccounts)
 	st.estimates = NewMerger(st.runEstimates, func(m []ethereum.CallMsg) int { return len(m) }, stageMaxRows)
 	st.sends = NewMerger(st.runSends, func(t []*types.Transaction) int { return len(t) }, stageMaxRows)
+	st.fences = newFenceChecks(st)
 	return st
 }
 
@@ -133,6 +137,9 @@ func (st *SubmitStage) Close() {
 	st.maxNonces.Close()
 	st.estimates.Close()
 	st.sends.Close()
+	if st.fences != nil {
+		st.fences.Close()
+	}
 }
 
 // errStageClosed is the error of a call to a closed stage.

@@ -61,8 +61,9 @@ type Config struct {
 	// WakeSubmitter, when set (cluster mode), is how an account actor
 	// hands work to the account's submitter: the account grain, wherever
 	// the cluster placed it. Nil: the account actor runs its submitter as
-	// a child (single-node mode).
-	WakeSubmitter func(accountID, network string, resync bool)
+	// a child (single-node mode). msg is what the submitter is told
+	// (Accepted after a group commit, Resync).
+	WakeSubmitter func(accountID, network string, msg *Wake)
 	// StoreTimeout bounds the database calls made outside a pump: the
 	// reads that decide a passivation, and the resolution of the
 	// dependents of failed transactions (default 10 s).
@@ -202,7 +203,7 @@ func (a *Actor) flush(c actor.Context) {
 			a.cfg.Metrics.TxAccepted(engine.MetricAccount{ID: a.accountID, Address: from}, a.net.Name, stored)
 		}
 		if a.cfg.WakeSubmitter != nil {
-			a.cfg.WakeSubmitter(a.accountID, a.net.Name, false)
+			a.cfg.WakeSubmitter(a.accountID, a.net.Name, &Wake{Accepted: true})
 		} else {
 			c.Send(a.submitter, &Wake{Accepted: true})
 		}
@@ -213,7 +214,7 @@ func (a *Actor) flush(c actor.Context) {
 // account grain in cluster mode.
 func (a *Actor) wakeSubmitter(c actor.Context, resync bool) {
 	if a.cfg.WakeSubmitter != nil {
-		a.cfg.WakeSubmitter(a.accountID, a.net.Name, resync)
+		a.cfg.WakeSubmitter(a.accountID, a.net.Name, &Wake{Resync: resync})
 		return
 	}
 	c.Send(a.submitter, &Wake{Resync: resync})

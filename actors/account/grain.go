@@ -87,7 +87,7 @@ func (g *grain) Receive(c actor.Context) {
 		}
 	case *clusterpb.Wake:
 		if sub := g.submitter(c, msg.GetNetwork()); sub != nil {
-			c.Send(sub, &Wake{Resync: msg.GetResync()})
+			c.Send(sub, &Wake{Resync: msg.GetResync(), Accepted: msg.GetAccepted()})
 		}
 		if c.Sender() != nil {
 			c.Respond(&clusterpb.WakeAck{})

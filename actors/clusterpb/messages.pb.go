@@ -32,7 +32,12 @@ type Wake struct {
 	Network string                 `protobuf:"bytes,1,opt,name=network,proto3" json:"network,omitempty"`
 	// resync asks the grain to reconcile its nonce with the chain and
 	// broadcast its in-flight transactions again (blocks left the chain).
-	Resync        bool `protobuf:"varint,2,opt,name=resync,proto3" json:"resync,omitempty"`
+	Resync bool `protobuf:"varint,2,opt,name=resync,proto3" json:"resync,omitempty"`
+	// accepted says that the wake follows a group commit of new
+	// transactions, and nothing else: a submitter whose in-flight window is
+	// full may skip its pump (the wake of the block that frees the window
+	// pumps), as in single-node mode.
+	Accepted      bool `protobuf:"varint,3,opt,name=accepted,proto3" json:"accepted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -77,6 +82,13 @@ func (x *Wake) GetNetwork() string {
 func (x *Wake) GetResync() bool {
 	if x != nil {
 		return x.Resync
+	}
+	return false
+}
+
+func (x *Wake) GetAccepted() bool {
+	if x != nil {
+		return x.Accepted
 	}
 	return false
 }
@@ -305,14 +317,170 @@ func (*ForgetTokenAck) Descriptor() ([]byte, []int) {
 	return file_actors_clusterpb_messages_proto_rawDescGZIP(), []int{5}
 }
 
+// WakeBatch carries the wakes of many account grains that one node owns,
+// in one message to that node's wake receiver (actor name
+// "txengine-wakes"), which hands each to its grain there: one message per
+// node and batch instead of one request per account.
+type WakeBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*WakeItem            `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WakeBatch) Reset() {
+	*x = WakeBatch{}
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WakeBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WakeBatch) ProtoMessage() {}
+
+func (x *WakeBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WakeBatch.ProtoReflect.Descriptor instead.
+func (*WakeBatch) Descriptor() ([]byte, []int) {
+	return file_actors_clusterpb_messages_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WakeBatch) GetItems() []*WakeItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// WakeItem is one Wake of a WakeBatch.
+type WakeItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// account is the account id (the grain's identity).
+	Account       string `protobuf:"bytes,1,opt,name=account,proto3" json:"account,omitempty"`
+	Network       string `protobuf:"bytes,2,opt,name=network,proto3" json:"network,omitempty"`
+	Resync        bool   `protobuf:"varint,3,opt,name=resync,proto3" json:"resync,omitempty"`
+	Accepted      bool   `protobuf:"varint,4,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WakeItem) Reset() {
+	*x = WakeItem{}
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WakeItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WakeItem) ProtoMessage() {}
+
+func (x *WakeItem) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WakeItem.ProtoReflect.Descriptor instead.
+func (*WakeItem) Descriptor() ([]byte, []int) {
+	return file_actors_clusterpb_messages_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *WakeItem) GetAccount() string {
+	if x != nil {
+		return x.Account
+	}
+	return ""
+}
+
+func (x *WakeItem) GetNetwork() string {
+	if x != nil {
+		return x.Network
+	}
+	return ""
+}
+
+func (x *WakeItem) GetResync() bool {
+	if x != nil {
+		return x.Resync
+	}
+	return false
+}
+
+func (x *WakeItem) GetAccepted() bool {
+	if x != nil {
+		return x.Accepted
+	}
+	return false
+}
+
+// WakeBatchAck answers WakeBatch once the receiver queued every wake.
+type WakeBatchAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WakeBatchAck) Reset() {
+	*x = WakeBatchAck{}
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WakeBatchAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WakeBatchAck) ProtoMessage() {}
+
+func (x *WakeBatchAck) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_clusterpb_messages_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WakeBatchAck.ProtoReflect.Descriptor instead.
+func (*WakeBatchAck) Descriptor() ([]byte, []int) {
+	return file_actors_clusterpb_messages_proto_rawDescGZIP(), []int{8}
+}
+
 var File_actors_clusterpb_messages_proto protoreflect.FileDescriptor
 
 const file_actors_clusterpb_messages_proto_rawDesc = "" +
 	"\n" +
-	"\x1factors/clusterpb/messages.proto\x12\x10txengine.cluster\"8\n" +
+	"\x1factors/clusterpb/messages.proto\x12\x10txengine.cluster\"T\n" +
 	"\x04Wake\x12\x18\n" +
 	"\anetwork\x18\x01 \x01(\tR\anetwork\x12\x16\n" +
-	"\x06resync\x18\x02 \x01(\bR\x06resync\"\t\n" +
+	"\x06resync\x18\x02 \x01(\bR\x06resync\x12\x1a\n" +
+	"\baccepted\x18\x03 \x01(\bR\baccepted\"\t\n" +
 	"\aWakeAck\"$\n" +
 	"\x04Fund\x12\x1c\n" +
 	"\taddresses\x18\x01 \x03(\tR\taddresses\"6\n" +
@@ -321,7 +489,15 @@ const file_actors_clusterpb_messages_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\tR\x05error\"!\n" +
 	"\vForgetToken\x12\x12\n" +
 	"\x04hash\x18\x01 \x01(\fR\x04hash\"\x10\n" +
-	"\x0eForgetTokenAckB/Z-github.com/txengine/txengine/actors/clusterpbb\x06proto3"
+	"\x0eForgetTokenAck\"=\n" +
+	"\tWakeBatch\x120\n" +
+	"\x05items\x18\x01 \x03(\v2\x1a.txengine.cluster.WakeItemR\x05items\"r\n" +
+	"\bWakeItem\x12\x18\n" +
+	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x18\n" +
+	"\anetwork\x18\x02 \x01(\tR\anetwork\x12\x16\n" +
+	"\x06resync\x18\x03 \x01(\bR\x06resync\x12\x1a\n" +
+	"\baccepted\x18\x04 \x01(\bR\baccepted\"\x0e\n" +
+	"\fWakeBatchAckB/Z-github.com/txengine/txengine/actors/clusterpbb\x06proto3"
 
 var (
 	file_actors_clusterpb_messages_proto_rawDescOnce sync.Once
@@ -335,7 +511,7 @@ func file_actors_clusterpb_messages_proto_rawDescGZIP() []byte {
 	return file_actors_clusterpb_messages_proto_rawDescData
 }
 
-var file_actors_clusterpb_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_actors_clusterpb_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_actors_clusterpb_messages_proto_goTypes = []any{
 	(*Wake)(nil),           // 0: txengine.cluster.Wake
 	(*WakeAck)(nil),        // 1: txengine.cluster.WakeAck
@@ -343,13 +519,17 @@ var file_actors_clusterpb_messages_proto_goTypes = []any{
 	(*Funded)(nil),         // 3: txengine.cluster.Funded
 	(*ForgetToken)(nil),    // 4: txengine.cluster.ForgetToken
 	(*ForgetTokenAck)(nil), // 5: txengine.cluster.ForgetTokenAck
+	(*WakeBatch)(nil),      // 6: txengine.cluster.WakeBatch
+	(*WakeItem)(nil),       // 7: txengine.cluster.WakeItem
+	(*WakeBatchAck)(nil),   // 8: txengine.cluster.WakeBatchAck
 }
 var file_actors_clusterpb_messages_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	7, // 0: txengine.cluster.WakeBatch.items:type_name -> txengine.cluster.WakeItem
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_actors_clusterpb_messages_proto_init() }
@@ -363,7 +543,7 @@ func file_actors_clusterpb_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actors_clusterpb_messages_proto_rawDesc), len(file_actors_clusterpb_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

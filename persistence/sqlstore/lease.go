@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/txengine/txengine/engine"
@@ -77,6 +78,79 @@ func (s *Store) lockFence(ctx context.Context, tx Conn, f engine.Fence) error {
 	}
 	s.at(HookFenced)
 	return nil
+}
+
+// lockFences is lockFence of each of fences (sorted by account), with one
+// statement for all of them (per chunk of Dialect.List): the lease rows are
+// locked in account order, then each fence is compared in its order and
+// the first that is not current is the error. A merged write of the
+// submit stage locked each account's row with a statement of its own: one
+// round trip per account in every merged write.
+func (s *Store) lockFences(ctx context.Context, tx Conn, fences []engine.Fence) error {
+	switch len(fences) {
+	case 0:
+		return nil
+	case 1:
+		return s.lockFence(ctx, tx, fences[0])
+	}
+	ids := make([]string, 0, len(fences))
+	for _, f := range fences {
+		if !f.IsZero() && (len(ids) == 0 || ids[len(ids)-1] != f.AccountID) {
+			ids = append(ids, f.AccountID)
+		}
+	}
+	epochs := make(map[string]int64, len(ids))
+	err := s.list("account_id", ids, func(c Chunk) error {
+		var rows []leaseEpochRow
+		if err := tx.Select(ctx, &rows, `SELECT account_id, epoch FROM account_leases WHERE `+c.Cond+
+			` ORDER BY account_id`+s.d.Lock(LockShare), c.Args...); err != nil {
+			return s.wrap(err, "read the leases of %d accounts", len(ids))
+		}
+		for _, r := range rows {
+			epochs[r.AccountID] = r.Epoch
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range fences {
+		if f.IsZero() {
+			continue
+		}
+		epoch, ok := epochs[f.AccountID]
+		var missing error
+		if !ok {
+			missing = sql.ErrNoRows
+		}
+		if err := s.fenceError(f, epoch, missing); err != nil {
+			return err
+		}
+		s.at(HookFenced)
+	}
+	return nil
+}
+
+// leaseEpochRow is an account's lease epoch.
+type leaseEpochRow struct {
+	AccountID string `db:"account_id"`
+	Epoch     int64  `db:"epoch"`
+}
+
+// LeaseEpochs implements engine.LeaseEpochReader: the current lease epoch
+// of each of accountIDs that has a lease, in one read (per chunk), so that
+// the submit stage checks the fences of many pumps at once.
+func (s *Store) LeaseEpochs(ctx context.Context, accountIDs []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(accountIDs))
+	err := selectIn(ctx, s, fmt.Sprintf("the leases of %d accounts", len(accountIDs)), "account_id", accountIDs,
+		`SELECT account_id, epoch FROM account_leases WHERE `, ``, nil, func(r *leaseEpochRow) error {
+			out[r.AccountID] = r.Epoch
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // fenceError compares f with the current epoch read (with err).

@@ -80,20 +80,12 @@ func (s *Store) MarkSubmittedGroups(ctx context.Context, groups []engine.SubmitG
 }
 
 // submitGroups marks the transactions of groups submitted in one database
-// transaction that first locks the lease rows of fences (lockFence), in
-// their order. With a SubmitWriter, the rows are written in bulk; when a
-// row fails, the call is redone row by row in a new database transaction,
-// which stops at the first failing row (in group order) and returns its
-// error.
+// transaction that first locks the lease rows of fences (lockFences). With
+// a SubmitWriter, the rows are written in bulk; when a row fails, the call
+// is redone row by row in a new database transaction, which stops at the
+// first failing row (in group order) and returns its error.
 func (s *Store) submitGroups(ctx context.Context, fences []engine.Fence, groups []engine.SubmitGroup) error {
-	lockFences := func(tx Conn) error {
-		for _, f := range fences {
-			if err := s.lockFence(ctx, tx, f); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	lockFences := func(tx Conn) error { return s.lockFences(ctx, tx, fences) }
 	if w, ok := s.d.(SubmitWriter); ok {
 		if rows, ok := submitRows(groups); ok {
 			err := s.inTx(ctx, func(tx Conn) error {

@@ -53,6 +53,17 @@ func testAccountLease(t *testing.T, s engine.Store) {
 	must(t, s.CheckFence(ctx, engine.Fence{}))
 	wantFenced(t, s.CheckFence(ctx, engine.Fence{AccountID: "never-leased", Node: "node-a", Epoch: 1}),
 		"CheckFence of an account without a lease")
+	// The submit stage reads many leases at once: the epochs CheckFence
+	// compares, none for an account without a lease.
+	r, ok := s.(engine.LeaseEpochReader)
+	if !ok {
+		t.Fatalf("%T does not read many leases at once (engine.LeaseEpochReader)", s)
+	}
+	epochs, err := r.LeaseEpochs(ctx, []string{f.account.ID, "another-account", "never-leased"})
+	must(t, err)
+	if len(epochs) != 2 || epochs[f.account.ID] != 3 || epochs["another-account"] != 1 {
+		t.Fatalf("LeaseEpochs = %v, want %s: 3, another-account: 1", epochs, f.account.ID)
+	}
 }
 
 // signed gives tx a signed version with nonce at at(sec).

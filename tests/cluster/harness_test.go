@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,11 +72,30 @@ type stack struct {
 // node is ready. It deploys an ERC-20 and registers it to the operator.
 func newStack(t *testing.T, provider string, n int) *stack {
 	t.Helper()
+	return newStackWith(t, provider, n, stackOptions{})
+}
+
+// stackOptions are what the benchmark changes in a stack.
+type stackOptions struct {
+	// dbURL is the database (empty: a fresh one from pgtest.New).
+	dbURL string
+	// env is added to every node's environment; nodeEnv, when set, adds
+	// node i's own.
+	env     []string
+	nodeEnv func(i int) []string
+}
+
+// newStackWith is newStack with options.
+func newStackWith(t *testing.T, provider string, n int, o stackOptions) *stack {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("cluster test: runs three txengine nodes, PostgreSQL and geth")
 	}
 	s := &stack{t: t, provider: provider}
-	s.dbURL = pgtest.New(t)
+	s.dbURL = o.dbURL
+	if s.dbURL == "" {
+		s.dbURL = pgtest.New(t)
+	}
 	s.geth = gethtest.Start(t)
 	if provider == etcdProv {
 		s.etcd = etcdtest.Start(t)
@@ -107,7 +127,10 @@ func newStack(t *testing.T, provider string, n int) *stack {
 	}
 	for i := range n {
 		nd := &node{t: t, name: fmt.Sprintf("node%d", i), dataDir: filepath.Join(dir, fmt.Sprintf("node%d", i)),
-			listen: ports[i][0], clusterPort: ports[i][1], amPort: ports[i][2]}
+			listen: ports[i][0], clusterPort: ports[i][1], amPort: ports[i][2], env: o.env}
+		if o.nodeEnv != nil {
+			nd.env = append(slices.Clip(nd.env), o.nodeEnv(i)...)
+		}
 		nd.cfgPath = filepath.Join(dir, nd.name+".yaml")
 		if err := os.MkdirAll(nd.dataDir, 0o700); err != nil {
 			t.Fatal(err)
@@ -256,6 +279,8 @@ type node struct {
 	listen      int
 	clusterPort int
 	amPort      int
+	// env is added to the process's environment at every start.
+	env []string
 
 	mu   sync.Mutex
 	logs bytes.Buffer
@@ -289,7 +314,7 @@ func (n *node) launch() error {
 	// included; failOnRace reads the reports instead, so the exit status
 	// keeps meaning what the service says.
 	p, err := servicetest.Start(binary, []string{"serve", "--config", n.cfgPath}, servicetest.Options{
-		Env:    []string{"TXENGINE_LOG_LEVEL=info", "GORACE=exitcode=0"},
+		Env:    append([]string{"TXENGINE_LOG_LEVEL=info", "GORACE=exitcode=0"}, n.env...),
 		Output: writerFunc(n.write), MaxLogs: 1 << 20,
 	})
 	if err != nil {

@@ -38,8 +38,17 @@ func TestMain(m *testing.M) {
 	}
 	// A -race build: a data race in a node fails the test that ran it
 	// (newStack's cleanup). The benchmark (TXENGINE_BENCH=1, make
-	// bench-cluster) measures the product: a plain build.
-	if binary, err = servicetest.Build(dir, servicetest.Package, os.Getenv("TXENGINE_BENCH") != "1"); err != nil {
+	// bench-cluster) measures the product: a plain build, with the pprof
+	// side listener that only TXENGINE_PPROF turns on.
+	bench := os.Getenv("TXENGINE_BENCH") == "1"
+	var tags []string
+	if bench {
+		tags = append(tags, "pprof")
+	}
+	if bin := os.Getenv("TXENGINE_BENCH_BIN"); bench && bin != "" {
+		// A binary built elsewhere (another commit, to compare).
+		binary = bin
+	} else if binary, err = servicetest.Build(dir, servicetest.Package, !bench, tags...); err != nil {
 		fmt.Fprintln(os.Stderr, "build txengine:", err)
 		os.Exit(1)
 	}

@@ -40,6 +40,14 @@ func StartCluster(t testing.TB) *Cluster {
 	return startOwnCluster(t, serverSettings)
 }
 
+// StartClusterWith is StartCluster with more server settings
+// ("name=value"), e.g. to load pg_stat_statements for a benchmark that
+// counts the statements on the fast settings of tests.
+func StartClusterWith(t testing.TB, extra ...string) *Cluster {
+	t.Helper()
+	return startOwnCluster(t, append(slices.Clip(serverSettings), extra...))
+}
+
 // StartDurableCluster is StartCluster with PostgreSQL's durability
 // defaults (fsync, synchronous commit and full page writes on) instead of
 // the fast, crash-unsafe settings of tests: for benchmarks of durable
