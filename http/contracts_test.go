@@ -575,4 +575,3 @@ func TestSendParametersAreStrings(t *testing.T) {
 		t.Fatalf("read parameters %q, want %q (%s)", read.Parameters, want, rec.Body.String())
 	}
 }
-
