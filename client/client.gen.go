@@ -2178,7 +2178,7 @@ type ClientInterface interface {
 
 	// ListTokens List the current user's tokens
 	//
-	// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing.
+	// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing. The chain fields of all listed tokens are read in one JSON-RPC batch per network (single calls, 8 at a time, against a node that refuses batches). A token's symbol and decimals (and name), which cannot change, are read once per network and address and then kept by the service; the supply is read from the node at every request. When a token cannot be read (the node fails, or the contract does not answer as an ERC-20), the whole listing is 503 `unavailable` naming it.
 	//
 	// Corresponds with GET /tokens (the `ListTokens` operationId).
 	ListTokens(ctx context.Context, params *ListTokensParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3020,7 +3020,7 @@ func (c *Client) ListSubscriptionEvents(ctx context.Context, id openapi_types.UU
 
 // ListTokens List the current user's tokens
 //
-// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing.
+// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing. The chain fields of all listed tokens are read in one JSON-RPC batch per network (single calls, 8 at a time, against a node that refuses batches). A token's symbol and decimals (and name), which cannot change, are read once per network and address and then kept by the service; the supply is read from the node at every request. When a token cannot be read (the node fails, or the contract does not answer as an ERC-20), the whole listing is 503 `unavailable` naming it.
 //
 // Corresponds with GET /tokens (the `ListTokens` operationId).
 func (c *Client) ListTokens(ctx context.Context, params *ListTokensParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6728,7 +6728,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListTokensWithResponse List the current user's tokens
 	//
-	// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing.
+	// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing. The chain fields of all listed tokens are read in one JSON-RPC batch per network (single calls, 8 at a time, against a node that refuses batches). A token's symbol and decimals (and name), which cannot change, are read once per network and address and then kept by the service; the supply is read from the node at every request. When a token cannot be read (the node fails, or the contract does not answer as an ERC-20), the whole listing is 503 `unavailable` naming it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14751,7 +14751,7 @@ func (c *ClientWithResponses) ListSubscriptionEventsWithResponse(ctx context.Con
 
 // ListTokensWithResponse List the current user's tokens
 //
-// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing.
+// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing. The chain fields of all listed tokens are read in one JSON-RPC batch per network (single calls, 8 at a time, against a node that refuses batches). A token's symbol and decimals (and name), which cannot change, are read once per network and address and then kept by the service; the supply is read from the node at every request. When a token cannot be read (the node fails, or the contract does not answer as an ERC-20), the whole listing is 503 `unavailable` naming it.
 //
 // Returns a wrapper object for the known response body format(s).
 //

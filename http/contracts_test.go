@@ -35,6 +35,48 @@ type richChain struct {
 	// maxRange and maxResults, when set, refuse wider ranges and ranges of
 	// more logs as providers do (a log limit that halving cures).
 	maxRange, maxResults int
+	// tokens answer eth_call as the fake token does; roundTrips counts
+	// the node round trips of eth_call (a batch is one), methodCalls the
+	// calls per ERC-20 getter; batchErr, when set, refuses every batch.
+	tokens      map[common.Address]bool
+	roundTrips  int
+	methodCalls map[string]int
+	batchErr    error
+}
+
+// erc20Getters names the selectors of the ERC-20 getters.
+var erc20Getters = func() map[string]string {
+	m := map[string]string{}
+	for _, g := range []string{"name", "symbol", "decimals", "totalSupply"} {
+		m[string(crypto.Keccak256([]byte(g + "()"))[:4])] = g
+	}
+	return m
+}()
+
+func (r *richChain) CallContract(ctx context.Context, msg ethereum.CallMsg, n *big.Int) ([]byte, error) {
+	r.mu.Lock()
+	r.roundTrips++
+	r.mu.Unlock()
+	return r.answer(ctx, msg, n)
+}
+
+// answer answers one eth_call, counted per getter.
+func (r *richChain) answer(ctx context.Context, msg ethereum.CallMsg, n *big.Int) ([]byte, error) {
+	r.mu.Lock()
+	if len(msg.Data) >= 4 {
+		if g, ok := erc20Getters[string(msg.Data[:4])]; ok {
+			if r.methodCalls == nil {
+				r.methodCalls = map[string]int{}
+			}
+			r.methodCalls[g]++
+		}
+	}
+	if msg.To != nil && r.tokens[*msg.To] {
+		to := r.fakeChain.token
+		msg.To = &to
+	}
+	r.mu.Unlock()
+	return r.fakeChain.CallContract(ctx, msg, n)
 }
 
 func (r *richChain) HeaderByNumber(_ context.Context, n *big.Int) (*types.Header, error) {
@@ -84,11 +126,16 @@ func (r *richChain) FilterLogs(_ context.Context, q ethereum.FilterQuery) ([]typ
 func (r *richChain) BatchCall(ctx context.Context, reqs []engine.CallRequest) ([]engine.CallResult, error) {
 	r.mu.Lock()
 	r.batches++
+	r.roundTrips++
+	batchErr := r.batchErr
 	r.mu.Unlock()
+	if batchErr != nil {
+		return nil, batchErr
+	}
 	out := make([]engine.CallResult, len(reqs))
 	for i, q := range reqs {
 		to := q.To
-		data, err := r.fakeChain.CallContract(ctx, ethereum.CallMsg{From: q.From, To: &to, Data: q.Data}, nil)
+		data, err := r.answer(ctx, ethereum.CallMsg{From: q.From, To: &to, Data: q.Data}, nil)
 		out[i] = engine.CallResult{Data: data, Err: err}
 	}
 	return out, nil
