@@ -173,6 +173,9 @@ func (s *eventScan) run(ctx context.Context) (EventsPage, error) {
 		s.resize(end-s.start+1, len(logs))
 		if full {
 			s.page.Next = s.cursor(block, index)
+			if index > 0 { // the next page skips part of its first block: one more block
+				s.page.Next.Span++
+			}
 			return s.page, nil
 		}
 		s.start, s.skip = end+1, 0
@@ -221,7 +224,8 @@ func (s *eventScan) resize(width uint64, n int) {
 	}
 	next := width * eventSpanGrowth
 	if n > 0 {
-		next = min(max(width*need/uint64(n), width/eventSpanGrowth), next)
+		fit := (width*need + uint64(n) - 1) / uint64(n) // rounded up
+		next = min(max(fit, width/eventSpanGrowth), next)
 	}
 	if s.ceiling > 0 && next >= s.ceiling {
 		next = s.ceiling - 1

@@ -2,6 +2,7 @@ package evm
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/ethereum/go-ethereum/node"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/internal/gethtest"
 )
 
 // tickerABI is the ABI of tickerCode's contract: each call emits Tick()
@@ -62,12 +64,13 @@ func (c *countingChain) FilterLogs(ctx context.Context, q ethereum.FilterQuery) 
 }
 
 // TestEventsScale (TXENGINE_BENCH=events; TXENGINE_BENCH_EVENT_BLOCKS,
-// default 10,000 blocks of tickerLogs events each): a contract's events on
-// the simulated backend, read over JSON-RPC (a unix socket), paged through
-// with engine.ContractEvents in pages of 1,000 from block 0, as GET
-// /contracts/{id}/events with no query and its next cursors does. It
-// checks that every event comes exactly once in chain order and reports
-// the wall time and the node calls (round trips).
+// default 10,000 blocks of tickerLogs events each;
+// TXENGINE_BENCH_EVENT_NODE=geth for geth --dev over HTTP instead of the
+// simulated backend over a unix socket): a contract's events, read over
+// JSON-RPC, paged through with engine.ContractEvents in pages of 1,000
+// from block 0, as GET /contracts/{id}/events with no query and its next
+// cursors does. It checks that every event comes exactly once in chain
+// order and reports the wall time and the node calls (round trips).
 func TestEventsScale(t *testing.T) {
 	if os.Getenv("TXENGINE_BENCH") != "events" {
 		t.Skip("benchmark: TXENGINE_BENCH=events runs it (flock /work/wt/bench.lock on the shared machine)")
@@ -80,35 +83,23 @@ func TestEventsScale(t *testing.T) {
 		}
 		blocks = n
 	}
-	key := mustKey(t)
-	from := crypto.PubkeyToAddress(key.PublicKey)
-	ipc := filepath.Join(t.TempDir(), "sim.ipc")
-	sim := simulated.NewBackend(types.GenesisAlloc{from: {Balance: ether(1000)}},
-		func(nodeConf *node.Config, _ *ethconfig.Config) { nodeConf.IPCPath = ipc })
-	t.Cleanup(func() { _ = sim.Close() })
 	ctx := context.Background()
 	built := time.Now()
-	signer := types.LatestSignerForChainID(big.NewInt(1337))
-	send := func(nonce uint64, to *common.Address, data []byte) {
-		tx := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: big.NewInt(1337), Nonce: nonce,
-			GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9), Gas: 200_000, To: to, Data: data})
-		if err := sim.Client().SendTransaction(ctx, tx); err != nil {
-			t.Fatalf("send %d: %v", nonce, err)
-		}
-		sim.Commit()
-	}
-	send(0, nil, tickerCode())
-	addr := crypto.CreateAddress(from, 0)
-	for i := range blocks {
-		send(uint64(i+1), &addr, nil)
-	}
-	t.Logf("chain built: %d blocks of %d events in %v", blocks, tickerLogs, time.Since(built).Round(time.Millisecond))
-
-	client, err := Dial(ctx, ipc)
-	if err != nil {
-		t.Fatal(err)
+	var client *Client
+	var addr common.Address
+	nodeName := os.Getenv("TXENGINE_BENCH_EVENT_NODE")
+	switch nodeName {
+	case "", "sim":
+		nodeName = "simulated backend (unix socket)"
+		client, addr = tickerOnSim(ctx, t, blocks)
+	case "geth":
+		nodeName = "geth --dev (HTTP)"
+		client, addr = tickerOnGeth(ctx, t, blocks)
+	default:
+		t.Fatalf("TXENGINE_BENCH_EVENT_NODE=%q: sim or geth", nodeName)
 	}
 	defer client.Close()
+	t.Logf("chain built on %s: %d blocks of %d events in %v", nodeName, blocks, tickerLogs, time.Since(built).Round(time.Millisecond))
 	parsed, err := abi.JSON(strings.NewReader(tickerABI))
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +132,85 @@ func TestEventsScale(t *testing.T) {
 		t.Fatalf("%d events read, want %d", total, want)
 	}
 	calls := chain.headers.Load() + chain.logs.Load()
-	fmt.Printf("events scale: %d events in %d blocks: %d pages in %v (%.1f ms/page); node calls %d (eth_getLogs %d, head %d), %.2f per page\n",
-		total, blocks, pages, elapsed.Round(time.Millisecond), float64(elapsed.Milliseconds())/float64(pages),
+	fmt.Printf("events scale (%s): %d events in %d blocks: %d pages in %v (%.1f ms/page); node calls %d (eth_getLogs %d, head %d), %.2f per page\n",
+		nodeName, total, blocks, pages, elapsed.Round(time.Millisecond), float64(elapsed.Milliseconds())/float64(pages),
 		calls, chain.logs.Load(), chain.headers.Load(), float64(calls)/float64(pages))
+}
+
+// tickerSigner signs the transactions that make a ticker chain.
+func tickerTx(key *ecdsa.PrivateKey, nonce uint64, to *common.Address, data []byte) *types.Transaction {
+	return types.MustSignNewTx(key, types.LatestSignerForChainID(big.NewInt(1337)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(1337), Nonce: nonce, GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9),
+		Gas: 200_000, To: to, Data: data})
+}
+
+// tickerOnSim deploys the ticker on a simulated backend and calls it once
+// per block for blocks blocks; it returns a client over the backend's
+// unix socket.
+func tickerOnSim(ctx context.Context, t *testing.T, blocks int) (*Client, common.Address) {
+	key := mustKey(t)
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	ipc := filepath.Join(t.TempDir(), "sim.ipc")
+	sim := simulated.NewBackend(types.GenesisAlloc{from: {Balance: ether(1000)}},
+		func(nodeConf *node.Config, _ *ethconfig.Config) { nodeConf.IPCPath = ipc })
+	t.Cleanup(func() { _ = sim.Close() })
+	addr := crypto.CreateAddress(from, 0)
+	for i := 0; i <= blocks; i++ {
+		to, data := &addr, []byte(nil)
+		if i == 0 {
+			to, data = nil, tickerCode()
+		}
+		if err := sim.Client().SendTransaction(ctx, tickerTx(key, uint64(i), to, data)); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		sim.Commit()
+	}
+	client, err := Dial(ctx, ipc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, addr
+}
+
+// tickerOnGeth deploys the ticker on geth --dev (mining on demand) and
+// calls it once per block for blocks blocks, each sent once the previous
+// block is the head; it returns a client over HTTP.
+func tickerOnGeth(ctx context.Context, t *testing.T, blocks int) (*Client, common.Address) {
+	n := gethtest.Start(t, gethtest.Period(0))
+	client, err := Dial(ctx, n.HTTPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := n.FaucetKey
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	nonce, err := client.PendingNonceAt(ctx, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := crypto.CreateAddress(from, nonce)
+	head, err := client.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := head.Number.Uint64()
+	for i := 0; i <= blocks; i++ {
+		to, data := &addr, []byte(nil)
+		if i == 0 {
+			to, data = nil, tickerCode()
+		}
+		if err := client.SendTransaction(ctx, tickerTx(key, nonce+uint64(i), to, data)); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			h, err := client.HeaderByNumber(ctx, nil)
+			if err == nil && h.Number.Uint64() > last {
+				last = h.Number.Uint64()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("transaction %d: no new block in 10 s (%v)", i, err)
+			}
+		}
+	}
+	return client, addr
 }
