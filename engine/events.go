@@ -143,6 +143,8 @@ type eventScan struct {
 	skip          uint
 	span, ceiling uint64
 	page          EventsPage
+	// blocksRead and logsRead are what the page's calls covered and got.
+	blocksRead, logsRead uint64
 }
 
 // run reads windows of span blocks from start until the page is full, the
@@ -215,16 +217,20 @@ func (s *eventScan) take(logs []types.Log) (block uint64, index uint, full bool)
 
 // resize sets the span of the next call from the last one's (width blocks
 // that held n logs): about what the page still needs (a whole page once
-// it is full) at the density seen, within eventSpanGrowth of width, below
-// the ceiling.
+// it is full) at the density the page has seen so far, an eighth more
+// (densities vary: a window that falls short costs a round trip more),
+// within eventSpanGrowth of width, below the ceiling.
 func (s *eventScan) resize(width uint64, n int) {
+	s.blocksRead += width
+	s.logsRead += uint64(n)
 	need := uint64(s.limit - len(s.page.Events))
 	if need == 0 {
 		need = uint64(s.limit)
 	}
 	next := width * eventSpanGrowth
-	if n > 0 {
-		fit := (width*need + uint64(n) - 1) / uint64(n) // rounded up
+	if s.logsRead > 0 {
+		fit := (s.blocksRead*need + s.logsRead - 1) / s.logsRead // rounded up
+		fit += fit / 8
 		next = min(max(fit, width/eventSpanGrowth), next)
 	}
 	if s.ceiling > 0 && next >= s.ceiling {

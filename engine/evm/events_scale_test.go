@@ -107,7 +107,7 @@ func TestEventsScale(t *testing.T) {
 	chain := &countingChain{IndexChain: client}
 	start := time.Now()
 	var q engine.EventQuery
-	total, pages := 0, 0
+	total, pages, firstBlock := 0, 0, uint64(0)
 	prev := engine.EventView{BlockNumber: 0}
 	for {
 		page, err := engine.ContractEvents(ctx, chain, addr, &parsed, q)
@@ -115,9 +115,15 @@ func TestEventsScale(t *testing.T) {
 			t.Fatalf("page %d: %v", pages+1, err)
 		}
 		pages++
+		if os.Getenv("DEBUG_EVENTS") != "" {
+			t.Logf("page %d: %d events (first %d/%d), %d calls, next %+v", pages, len(page.Events), page.Events[0].BlockNumber, page.Events[0].LogIndex, page.Calls, page.Next)
+		}
 		for _, ev := range page.Events {
 			if total > 0 && (ev.BlockNumber < prev.BlockNumber || ev.BlockNumber == prev.BlockNumber && ev.LogIndex <= prev.LogIndex) {
 				t.Fatalf("event %d at %d/%d after %d/%d: not in chain order or twice", total, ev.BlockNumber, ev.LogIndex, prev.BlockNumber, prev.LogIndex)
+			}
+			if total == 0 {
+				firstBlock = ev.BlockNumber
 			}
 			prev = ev
 			total++
@@ -132,8 +138,8 @@ func TestEventsScale(t *testing.T) {
 		t.Fatalf("%d events read, want %d", total, want)
 	}
 	calls := chain.headers.Load() + chain.logs.Load()
-	fmt.Printf("events scale (%s): %d events in %d blocks: %d pages in %v (%.1f ms/page); node calls %d (eth_getLogs %d, head %d), %.2f per page\n",
-		nodeName, total, blocks, pages, elapsed.Round(time.Millisecond), float64(elapsed.Milliseconds())/float64(pages),
+	fmt.Printf("events scale (%s): %d events in %d blocks (%d..%d): %d pages in %v (%.1f ms/page); node calls %d (eth_getLogs %d, head %d), %.2f per page\n",
+		nodeName, total, blocks, firstBlock, prev.BlockNumber, pages, elapsed.Round(time.Millisecond), float64(elapsed.Milliseconds())/float64(pages),
 		calls, chain.logs.Load(), chain.headers.Load(), float64(calls)/float64(pages))
 }
 
@@ -173,8 +179,8 @@ func tickerOnSim(ctx context.Context, t *testing.T, blocks int) (*Client, common
 }
 
 // tickerOnGeth deploys the ticker on geth --dev (mining on demand) and
-// calls it once per block for blocks blocks, each sent once the previous
-// block is the head; it returns a client over HTTP.
+// calls it blocks times, each sent once the previous one is mined (one
+// call a block); it returns a client over HTTP.
 func tickerOnGeth(ctx context.Context, t *testing.T, blocks int) (*Client, common.Address) {
 	n := gethtest.Start(t, gethtest.Period(0))
 	client, err := Dial(ctx, n.HTTPURL)
@@ -188,27 +194,22 @@ func tickerOnGeth(ctx context.Context, t *testing.T, blocks int) (*Client, commo
 		t.Fatal(err)
 	}
 	addr := crypto.CreateAddress(from, nonce)
-	head, err := client.HeaderByNumber(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := head.Number.Uint64()
 	for i := 0; i <= blocks; i++ {
 		to, data := &addr, []byte(nil)
 		if i == 0 {
 			to, data = nil, tickerCode()
 		}
-		if err := client.SendTransaction(ctx, tickerTx(key, nonce+uint64(i), to, data)); err != nil {
+		tx := tickerTx(key, nonce+uint64(i), to, data)
+		if err := client.SendTransaction(ctx, tx); err != nil {
 			t.Fatalf("send %d: %v", i, err)
 		}
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			h, err := client.HeaderByNumber(ctx, nil)
-			if err == nil && h.Number.Uint64() > last {
-				last = h.Number.Uint64()
+			r, err := client.TransactionReceipt(ctx, tx.Hash())
+			if err == nil && r.Status == types.ReceiptStatusSuccessful {
 				break
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("transaction %d: no new block in 10 s (%v)", i, err)
+			if err == nil || time.Now().After(deadline) {
+				t.Fatalf("transaction %d: not mined in 10 s, or failed (%v)", i, err)
 			}
 		}
 	}
