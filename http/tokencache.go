@@ -3,11 +3,17 @@ package http
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/engine"
 )
+
+// noBatchFor is how long token reads on a network go one call each after
+// its node refused a JSON-RPC batch but answered single calls; then a
+// batch is tried again (the refusal may have been a passing one).
+const noBatchFor = 10 * time.Minute
 
 // tokenStaticsSize bounds the tokens whose fixed fields are kept; past it
 // the cache starts over (any address can be asked for through
@@ -22,12 +28,13 @@ type tokenKey struct {
 
 // tokenStatics keeps the fields of ERC-20 tokens that cannot change (name,
 // symbol, decimals) per (network, address), read once from the chain, and
-// the networks whose node refused a JSON-RPC batch while answering single
-// calls. The supply is never kept: every read asks the node for it.
+// until when a network's token reads go one call each (its node refused a
+// JSON-RPC batch while answering single calls). The supply is never kept:
+// every read asks the node for it.
 type tokenStatics struct {
 	mu      sync.Mutex
 	statics map[tokenKey]engine.TokenStatic
-	noBatch map[string]bool
+	noBatch map[string]time.Time
 }
 
 // readTokens reads the TokenInfo of each of addrs on nw (one round trip for
@@ -37,8 +44,9 @@ type tokenStatics struct {
 func (s *Server) readTokens(ctx context.Context, nw *engine.Network, addrs []common.Address) ([]engine.TokenInfo, []error, error) {
 	c := &s.tokenStatics
 	reads := make([]engine.TokenRead, len(addrs))
+	now := s.clock.Now()
 	c.mu.Lock()
-	noBatch := c.noBatch[nw.Name]
+	noBatch := now.Before(c.noBatch[nw.Name])
 	for i, a := range addrs {
 		reads[i].Address = a
 		if st, ok := c.statics[tokenKey{nw.Name, a}]; ok {
@@ -53,13 +61,11 @@ func (s *Server) readTokens(ctx context.Context, nw *engine.Network, addrs []com
 		return nil, nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if res.BatchRefused && !c.noBatch[nw.Name] {
+	if res.BatchRefused {
 		if c.noBatch == nil {
-			c.noBatch = make(map[string]bool)
+			c.noBatch = make(map[string]time.Time)
 		}
-		c.noBatch[nw.Name] = true
-		defer s.log.Warn("tokens: the node refused a JSON-RPC batch of eth_call but answers single calls: token reads go one call each from now on", "network", nw.Name)
+		c.noBatch[nw.Name] = now.Add(noBatchFor)
 	}
 	for i, info := range res.Infos {
 		if res.Errs[i] != nil || reads[i].Static != nil {
@@ -69,6 +75,11 @@ func (s *Server) readTokens(ctx context.Context, nw *engine.Network, addrs []com
 			c.statics = make(map[tokenKey]engine.TokenStatic)
 		}
 		c.statics[tokenKey{nw.Name, addrs[i]}] = engine.TokenStatic{Name: info.Name, Symbol: info.Symbol, Decimals: info.Decimals}
+	}
+	c.mu.Unlock()
+	if res.BatchRefused {
+		s.log.Warn("tokens: the node refused a JSON-RPC batch of eth_call but answers single calls: token reads go one call each for a while",
+			"network", nw.Name, "for", noBatchFor)
 	}
 	return res.Infos, res.Errs, nil
 }

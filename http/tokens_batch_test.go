@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -92,7 +93,8 @@ func TestListTokensRoundTrips(t *testing.T) {
 
 // TestListTokensNodeWithoutBatches: a node that refuses JSON-RPC batches
 // but answers single calls gets single calls (concurrent), and from then
-// on no batch; a node that is down is not taken for one that cannot batch.
+// on no batch for a while; a node that is down is not taken for one that
+// cannot batch.
 func TestListTokensNodeWithoutBatches(t *testing.T) {
 	const n = 10
 	e := tokensEnv(t, n)
@@ -111,6 +113,12 @@ func TestListTokensNodeWithoutBatches(t *testing.T) {
 	got, trips, calls = listCounted(t, e)
 	if len(got) != n+1 || trips != n+1 || calls["totalSupply"] != n+1 || calls["name"] != 0 || e.rich.batches != 2 {
 		t.Fatalf("second listing without batches: %d tokens, %d round trips, calls %v, %d batches tried; want %d single totalSupply calls, no new batch", len(got), trips, calls, e.rich.batches, n+1)
+	}
+	// Ten minutes on, a batch is tried again (the refusal may have passed).
+	e.server.clock = fixedClock{testNow.Add(noBatchFor + time.Second)}
+	e.rich.batchErr = nil
+	if got, trips, _ = listCounted(t, e); len(got) != n+1 || trips != 1 || e.rich.batches != 3 {
+		t.Fatalf("listing %v later: %d tokens in %d round trips, %d batches tried; want one batch", noBatchFor, len(got), trips, e.rich.batches)
 	}
 }
 
