@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-k6 contracts proto client clean soak
+.PHONY: build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-events bench-k6 contracts proto client clean soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -170,6 +170,16 @@ bench-cluster:
 ROTATE_ACCOUNTS ?= 100000
 bench-rotate:
 	TXENGINE_BENCH=rotate TXENGINE_BENCH_ROTATE_ACCOUNTS=$(ROTATE_ACCOUNTS) $(GO) test -v -count=1 -timeout 60m -run '^TestRotate$$' ./bench/rotate/
+
+## bench-events: GET /contracts/{id}/events paged through as a client does (engine.ContractEvents,
+## pages of 1,000 from block 0): EVENT_BLOCKS calls of a contract emitting 10 events, one a block,
+## on EVENT_NODE=sim (simulated backend over a unix socket, about 30 s with the chain's making) or
+## geth (geth --dev over HTTP, about 2 minutes); prints the time and the node calls.
+EVENT_BLOCKS ?= 10000
+EVENT_NODE ?= sim
+bench-events:
+	TXENGINE_BENCH=events TXENGINE_BENCH_EVENT_BLOCKS=$(EVENT_BLOCKS) TXENGINE_BENCH_EVENT_NODE=$(EVENT_NODE) \
+	  $(GO) test -v -count=1 -timeout 25m -run '^TestEventsScale$$' ./engine/evm/
 
 # k6 (go.k6.io/k6, built once into .cache/bin; about a minute).
 K6_VERSION := v1.8.1

@@ -542,7 +542,7 @@ type Contract struct {
 // ContractBwtype Built-in type, for contracts registered with `type`.
 type ContractBwtype string
 
-// CreateContractRequest Exactly one of `abi` and `type`. The registration block (default `fromBlock` of the events endpoint) is the head at registration.
+// CreateContractRequest Exactly one of `abi` and `type`. The registration block is the head at registration (the token transfer index starts there; the events endpoint reads from block 0).
 type CreateContractRequest struct {
 	// Abi JSON ABI (array of function, event, error, constructor, fallback and receive descriptions).
 	Abi *[]map[string]interface{} `json:"abi,omitempty"`
@@ -1363,19 +1363,19 @@ type CallContractParams struct {
 
 // ContractEventsParams defines parameters for ContractEvents.
 type ContractEventsParams struct {
-	// FromBlock First block (decimal), oldest first, the range answered whole. Omitted: the most recent events first, paged (see the description).
+	// FromBlock First block (decimal); default 0.
 	FromBlock *string `form:"fromBlock,omitempty" json:"fromBlock,omitempty"`
 
-	// ToBlock Last block: a decimal number or `latest` (default).
+	// ToBlock Last block: a decimal number or `latest` (default); beyond the head: the head.
 	ToBlock *string `form:"toBlock,omitempty" json:"toBlock,omitempty"`
 
 	// Event Only events with this name (all overloads) or full signature; unknown: 400 with field `event`. At most 256 characters (longer: 400 with that field).
 	Event *string `form:"event,omitempty" json:"event,omitempty"`
 
-	// Limit Events per page, without `fromBlock`.
+	// Limit Events per page: 1 to 1,000 (default 1,000).
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `next` of the previous page, without `fromBlock`.
+	// Cursor The `next` of the previous page (opaque), with the same other parameters.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// XRequestId Correlation id echoed in the response.
@@ -2096,11 +2096,9 @@ type ClientInterface interface {
 
 	// ContractEvents Events of a contract
 	//
-	// Logs of the contract decoded with its ABI; logs the ABI does not describe are left out.
+	// All events of the contract (the specification: "Returns all events of a contract; option `toBlock` limits the query up to a block"): its logs decoded with its ABI, logs the ABI does not describe left out, in chain order (oldest first: block number, then log index), from `fromBlock` (default 0, so that events emitted before the contract was registered are included) to `toBlock` (default `latest`; beyond the head: clamped to it), in pages of `limit` events (default and most 1,000). A page carries `next` while more events may exist in the range; pass it as `cursor`, with the same other parameters, for the following page (the last page may be empty). A client that reads one page of a contract with at most 1,000 events has them all. All parameters combine.
 	//
-	// Without `fromBlock` (the usual call): the most recent events first, from `toBlock` (default: the head) back to the block the contract was registered at, `limit` per page (default 100) with `next` while earlier events may exist; pass it as `cursor` (with the same other parameters) for the following page. One page reads at most 100,000 blocks from the node (queries of 10,000): a page that meets that bound first may hold fewer events, even none, and still carries `next`.
-	//
-	// With `fromBlock`: the range `fromBlock`..`toBlock` whole, oldest first, at most 10,000 blocks (wider: 400 with field `toBlock`); `limit` and `cursor` are refused there (400 naming them). A `toBlock` beyond the head is clamped to it; a range that starts after the head is empty.
+	// The service reads the chain with eth_getLogs over block ranges that adapt to the contract's density (halved when the node refuses a range as too large) and stops once the page is full. One page makes at most 64 such calls: against a node that caps each call at a range far below the chain's height, a page may end early with fewer events, even none, and still carry `next`. A range that starts after the head is empty; `fromBlock` after `toBlock` is 400 with field `fromBlock`.
 	//
 	// Corresponds with GET /contracts/{contractId}/events (the `ContractEvents` operationId).
 	ContractEvents(ctx context.Context, contractId ContractIdAnyParam, params *ContractEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2206,7 +2204,7 @@ type ClientInterface interface {
 
 	// ListTokens List the current user's tokens
 	//
-	// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing.
+	// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing. The chain fields of all listed tokens are read in one JSON-RPC batch per network (single calls, 8 at a time, against a node that refuses batches). A token's symbol and decimals (and name), which cannot change, are read once per network and address and then kept by the service; the supply is read from the node at every request. When a token cannot be read (the node fails, or the contract does not answer as an ERC-20), the whole listing is 503 `unavailable` naming it.
 	//
 	// Corresponds with GET /tokens (the `ListTokens` operationId).
 	ListTokens(ctx context.Context, params *ListTokensParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2814,11 +2812,9 @@ func (c *Client) CallContract(ctx context.Context, contractId ContractIdAnyParam
 
 // ContractEvents Events of a contract
 //
-// Logs of the contract decoded with its ABI; logs the ABI does not describe are left out.
+// All events of the contract (the specification: "Returns all events of a contract; option `toBlock` limits the query up to a block"): its logs decoded with its ABI, logs the ABI does not describe left out, in chain order (oldest first: block number, then log index), from `fromBlock` (default 0, so that events emitted before the contract was registered are included) to `toBlock` (default `latest`; beyond the head: clamped to it), in pages of `limit` events (default and most 1,000). A page carries `next` while more events may exist in the range; pass it as `cursor`, with the same other parameters, for the following page (the last page may be empty). A client that reads one page of a contract with at most 1,000 events has them all. All parameters combine.
 //
-// Without `fromBlock` (the usual call): the most recent events first, from `toBlock` (default: the head) back to the block the contract was registered at, `limit` per page (default 100) with `next` while earlier events may exist; pass it as `cursor` (with the same other parameters) for the following page. One page reads at most 100,000 blocks from the node (queries of 10,000): a page that meets that bound first may hold fewer events, even none, and still carries `next`.
-//
-// With `fromBlock`: the range `fromBlock`..`toBlock` whole, oldest first, at most 10,000 blocks (wider: 400 with field `toBlock`); `limit` and `cursor` are refused there (400 naming them). A `toBlock` beyond the head is clamped to it; a range that starts after the head is empty.
+// The service reads the chain with eth_getLogs over block ranges that adapt to the contract's density (halved when the node refuses a range as too large) and stops once the page is full. One page makes at most 64 such calls: against a node that caps each call at a range far below the chain's height, a page may end early with fewer events, even none, and still carry `next`. A range that starts after the head is empty; `fromBlock` after `toBlock` is 400 with field `fromBlock`.
 //
 // Corresponds with GET /contracts/{contractId}/events (the `ContractEvents` operationId).
 func (c *Client) ContractEvents(ctx context.Context, contractId ContractIdAnyParam, params *ContractEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3064,7 +3060,7 @@ func (c *Client) ListSubscriptionEvents(ctx context.Context, id openapi_types.UU
 
 // ListTokens List the current user's tokens
 //
-// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing.
+// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing. The chain fields of all listed tokens are read in one JSON-RPC batch per network (single calls, 8 at a time, against a node that refuses batches). A token's symbol and decimals (and name), which cannot change, are read once per network and address and then kept by the service; the supply is read from the node at every request. When a token cannot be read (the node fails, or the contract does not answer as an ERC-20), the whole listing is 503 `unavailable` naming it.
 //
 // Corresponds with GET /tokens (the `ListTokens` operationId).
 func (c *Client) ListTokens(ctx context.Context, params *ListTokensParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6783,11 +6779,9 @@ type ClientWithResponsesInterface interface {
 
 	// ContractEventsWithResponse Events of a contract
 	//
-	// Logs of the contract decoded with its ABI; logs the ABI does not describe are left out.
+	// All events of the contract (the specification: "Returns all events of a contract; option `toBlock` limits the query up to a block"): its logs decoded with its ABI, logs the ABI does not describe left out, in chain order (oldest first: block number, then log index), from `fromBlock` (default 0, so that events emitted before the contract was registered are included) to `toBlock` (default `latest`; beyond the head: clamped to it), in pages of `limit` events (default and most 1,000). A page carries `next` while more events may exist in the range; pass it as `cursor`, with the same other parameters, for the following page (the last page may be empty). A client that reads one page of a contract with at most 1,000 events has them all. All parameters combine.
 	//
-	// Without `fromBlock` (the usual call): the most recent events first, from `toBlock` (default: the head) back to the block the contract was registered at, `limit` per page (default 100) with `next` while earlier events may exist; pass it as `cursor` (with the same other parameters) for the following page. One page reads at most 100,000 blocks from the node (queries of 10,000): a page that meets that bound first may hold fewer events, even none, and still carries `next`.
-	//
-	// With `fromBlock`: the range `fromBlock`..`toBlock` whole, oldest first, at most 10,000 blocks (wider: 400 with field `toBlock`); `limit` and `cursor` are refused there (400 naming them). A `toBlock` beyond the head is clamped to it; a range that starts after the head is empty.
+	// The service reads the chain with eth_getLogs over block ranges that adapt to the contract's density (halved when the node refuses a range as too large) and stops once the page is full. One page makes at most 64 such calls: against a node that caps each call at a range far below the chain's height, a page may end early with fewer events, even none, and still carry `next`. A range that starts after the head is empty; `fromBlock` after `toBlock` is 400 with field `fromBlock`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6913,7 +6907,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListTokensWithResponse List the current user's tokens
 	//
-	// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing.
+	// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing. The chain fields of all listed tokens are read in one JSON-RPC batch per network (single calls, 8 at a time, against a node that refuses batches). A token's symbol and decimals (and name), which cannot change, are read once per network and address and then kept by the service; the supply is read from the node at every request. When a token cannot be read (the node fails, or the contract does not answer as an ERC-20), the whole listing is 503 `unavailable` naming it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9983,7 +9977,7 @@ type ContractEventsResponse struct {
 	JSON200 *struct {
 		Data []Event `json:"data"`
 
-		// Next Cursor of the next page (without `fromBlock` only); absent when no earlier event exists.
+		// Next Cursor of the next page (pass it as `cursor`); absent when the range holds no later event.
 		Next *string `json:"next,omitempty"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -10018,7 +10012,7 @@ type ContractEventsResponse struct {
 func (r ContractEventsResponse) GetJSON200() *struct {
 	Data []Event `json:"data"`
 
-	// Next Cursor of the next page (without `fromBlock` only); absent when no earlier event exists.
+	// Next Cursor of the next page (pass it as `cursor`); absent when the range holds no later event.
 	Next *string `json:"next,omitempty"`
 } {
 	return r.JSON200
@@ -15074,11 +15068,9 @@ func (c *ClientWithResponses) CallContractWithResponse(ctx context.Context, cont
 
 // ContractEventsWithResponse Events of a contract
 //
-// Logs of the contract decoded with its ABI; logs the ABI does not describe are left out.
+// All events of the contract (the specification: "Returns all events of a contract; option `toBlock` limits the query up to a block"): its logs decoded with its ABI, logs the ABI does not describe left out, in chain order (oldest first: block number, then log index), from `fromBlock` (default 0, so that events emitted before the contract was registered are included) to `toBlock` (default `latest`; beyond the head: clamped to it), in pages of `limit` events (default and most 1,000). A page carries `next` while more events may exist in the range; pass it as `cursor`, with the same other parameters, for the following page (the last page may be empty). A client that reads one page of a contract with at most 1,000 events has them all. All parameters combine.
 //
-// Without `fromBlock` (the usual call): the most recent events first, from `toBlock` (default: the head) back to the block the contract was registered at, `limit` per page (default 100) with `next` while earlier events may exist; pass it as `cursor` (with the same other parameters) for the following page. One page reads at most 100,000 blocks from the node (queries of 10,000): a page that meets that bound first may hold fewer events, even none, and still carries `next`.
-//
-// With `fromBlock`: the range `fromBlock`..`toBlock` whole, oldest first, at most 10,000 blocks (wider: 400 with field `toBlock`); `limit` and `cursor` are refused there (400 naming them). A `toBlock` beyond the head is clamped to it; a range that starts after the head is empty.
+// The service reads the chain with eth_getLogs over block ranges that adapt to the contract's density (halved when the node refuses a range as too large) and stops once the page is full. One page makes at most 64 such calls: against a node that caps each call at a range far below the chain's height, a page may end early with fewer events, even none, and still carry `next`. A range that starts after the head is empty; `fromBlock` after `toBlock` is 400 with field `fromBlock`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15288,7 +15280,7 @@ func (c *ClientWithResponses) ListSubscriptionEventsWithResponse(ctx context.Con
 
 // ListTokensWithResponse List the current user's tokens
 //
-// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing.
+// The current user's contracts of type `erc20` or `erc20-security`, with `parameters` read from the chain. `name` matches the registered contract name, `symbol` the on-chain symbol; both exactly but case-insensitively. An unknown `network` matches nothing. The chain fields of all listed tokens are read in one JSON-RPC batch per network (single calls, 8 at a time, against a node that refuses batches). A token's symbol and decimals (and name), which cannot change, are read once per network and address and then kept by the service; the supply is read from the node at every request. When a token cannot be read (the node fails, or the contract does not answer as an ERC-20), the whole listing is 503 `unavailable` naming it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -21562,7 +21554,7 @@ func ParseContractEventsResponse(rsp *http.Response) (*ContractEventsResponse, e
 		var dest struct {
 			Data []Event `json:"data"`
 
-			// Next Cursor of the next page (without `fromBlock` only); absent when no earlier event exists.
+			// Next Cursor of the next page (pass it as `cursor`); absent when the range holds no later event.
 			Next *string `json:"next,omitempty"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

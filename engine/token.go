@@ -105,6 +105,12 @@ func callString(ctx context.Context, chain Chain, token common.Address, method s
 	if err != nil {
 		return "", err
 	}
+	return decodeString(token, method, raw)
+}
+
+// decodeString decodes the answer raw of the string getter method of
+// token, accepting bytes32 (right-padded with zeros) too.
+func decodeString(token common.Address, method string, raw []byte) (string, error) {
 	out, err := erc20Reader.Unpack(method, raw)
 	if err == nil && len(out) == 1 {
 		if s, ok := out[0].(string); ok {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/gin-gonic/gin"
 
@@ -21,115 +20,6 @@ import (
 // of a block (eth_getBlockTransactionCountByHash); *evm.Client has it.
 type txCounter interface {
 	TransactionCount(ctx context.Context, blockHash common.Hash) (uint, error)
-}
-
-// eventsPage is the body of the paged events listing: data plus next when
-// earlier events may exist.
-type eventsPage struct {
-	Data []engine.EventView `json:"data"`
-	Next string             `json:"next,omitempty"`
-}
-
-// contractEvents serves GET /contracts/{contractId}/events?fromBlock=
-// &toBlock=&event=&limit=&cursor=: the contract's logs decoded with its ABI
-// (engine.ContractEvents).
-//
-// With fromBlock, the range fromBlock..toBlock (toBlock defaults to latest
-// and is clamped to the head), oldest first, at most engine.MaxEventBlocks
-// blocks. Without fromBlock, the most recent events first: from toBlock
-// (or the head) back to the registration block, limit per page (default
-// 100) and a next cursor while earlier events may exist. Omitting the range
-// is never an error, however old the contract.
-func (s *Server) contractEvents(c *gin.Context) {
-	ct, err := s.pathContract(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	tg, err := s.contractTarget(ct)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	q, err := eventQuery(c, tg.abi)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	chain, canFilter := tg.network.Chain.(engine.IndexChain)
-	if !canFilter {
-		s.fail(c, unavailable("network %s cannot read logs", tg.network.Name))
-		return
-	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.ChainTimeout)
-	defer cancel()
-	page, err := engine.ContractEvents(ctx, chain, ct.Address, tg.abi, ct.Block, q)
-	if err != nil {
-		if _, coded := asEngineError(err); !coded {
-			err = networkFailure(tg.network.Name, err)
-		}
-		s.fail(c, err)
-		return
-	}
-	if q.From != nil {
-		ok(c, page.Events)
-		return
-	}
-	res := eventsPage{Data: page.Events}
-	if page.Next != nil {
-		res.Next = encodeEventCursor(*page.Next)
-	}
-	c.JSON(200, res)
-}
-
-// eventQuery reads the query of GET /contracts/{contractId}/events for a
-// contract described by a.
-func eventQuery(c *gin.Context, a *abi.ABI) (engine.EventQuery, error) {
-	var q engine.EventQuery
-	name, err := boundedQuery(c, "event")
-	if err != nil {
-		return q, err
-	}
-	if name != "" {
-		if q.Topics, err = engine.EventTopics(a, "event", name); err != nil {
-			return q, err
-		}
-	}
-	if q.From, err = queryBlockNumber(c, "fromBlock", false); err != nil {
-		return q, err
-	}
-	if q.To, err = queryBlockNumber(c, "toBlock", true); err != nil {
-		return q, err
-	}
-	if q.From != nil {
-		for _, p := range []string{"limit", "cursor"} {
-			if _, set := c.GetQuery(p); set {
-				return q, engine.Invalid(p, "%s pages the events without fromBlock (newest first); with fromBlock the range is answered whole", p)
-			}
-		}
-		return q, nil
-	}
-	if q.Limit, err = queryLimit(c); err != nil {
-		return q, err
-	}
-	if v, set := c.GetQuery("cursor"); set {
-		if q.Before, err = decodeEventCursor(v); err != nil {
-			return q, err
-		}
-	}
-	return q, nil
-}
-
-// encodeEventCursor makes the opaque cursor of a position.
-func encodeEventCursor(p engine.EventPos) string { return encodeLogCursor("e1", p.Block, p.Index) }
-
-// decodeEventCursor reads a cursor of encodeEventCursor.
-func decodeEventCursor(s string) (*engine.EventPos, error) {
-	block, idx, err := decodeLogCursor("e1", s)
-	if err != nil {
-		return nil, err
-	}
-	return &engine.EventPos{Block: block, Index: idx}, nil
 }
 
 // queryBlockNumber reads the query parameter field as a decimal block

@@ -5,104 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/txengine/txengine/engine"
 )
-
-// richChain adds to fakeChain what the contract endpoints use: logs, block
-// headers up to a head, transaction counts, fees and batched calls.
-type richChain struct {
-	*fakeChain
-	mu      sync.Mutex
-	head    uint64
-	logs    []types.Log
-	batches int
-	// filterCalls counts FilterLogs calls; widest is the widest block
-	// range one asked for.
-	filterCalls int
-	widest      uint64
-}
-
-func (r *richChain) HeaderByNumber(_ context.Context, n *big.Int) (*types.Header, error) {
-	if n != nil && n.Uint64() > r.head {
-		return nil, ethereum.NotFound
-	}
-	num := r.head
-	if n != nil {
-		num = n.Uint64()
-	}
-	return &types.Header{Number: new(big.Int).SetUint64(num), Time: 1_800_000_000 + num, GasLimit: 30_000_000,
-		GasUsed: 21_000, BaseFee: big.NewInt(1_000), Coinbase: common.HexToAddress("0x00000000000000000000000000000000000000cc")}, nil
-}
-
-func (r *richChain) TransactionCount(context.Context, common.Hash) (uint, error) { return 3, nil }
-func (r *richChain) SuggestGasPrice(context.Context) (*big.Int, error)           { return big.NewInt(2_000), nil }
-func (r *richChain) SuggestGasTipCap(context.Context) (*big.Int, error)          { return big.NewInt(7), nil }
-
-func (r *richChain) FilterLogs(_ context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
-	r.mu.Lock()
-	r.filterCalls++
-	r.widest = max(r.widest, q.ToBlock.Uint64()-q.FromBlock.Uint64()+1)
-	r.mu.Unlock()
-	var out []types.Log
-	for _, l := range r.logs {
-		if l.BlockNumber < q.FromBlock.Uint64() || l.BlockNumber > q.ToBlock.Uint64() {
-			continue
-		}
-		if len(q.Topics) > 0 && len(q.Topics[0]) > 0 && q.Topics[0][0] != l.Topics[0] {
-			continue
-		}
-		out = append(out, l)
-	}
-	return out, nil
-}
-
-func (r *richChain) BatchCall(ctx context.Context, reqs []engine.CallRequest) ([]engine.CallResult, error) {
-	r.mu.Lock()
-	r.batches++
-	r.mu.Unlock()
-	out := make([]engine.CallResult, len(reqs))
-	for i, q := range reqs {
-		to := q.To
-		data, err := r.fakeChain.CallContract(ctx, ethereum.CallMsg{From: q.From, To: &to, Data: q.Data}, nil)
-		out[i] = engine.CallResult{Data: data, Err: err}
-	}
-	return out, nil
-}
-
-// contractEnv is a testEnv whose dev network runs on a richChain, with a
-// response validator.
-type contractEnv struct {
-	*testEnv
-	rich *richChain
-	api  *openAPIValidator
-}
-
-func newContractEnv(t *testing.T) *contractEnv {
-	env := newTestEnv(t)
-	rich := &richChain{fakeChain: env.chain, head: 20}
-	env.server.networks["dev"].Chain = rich
-	return &contractEnv{testEnv: env, rich: rich, api: newOpenAPIValidator(t)}
-}
-
-// req sends a request and validates the response against template.
-func (e *contractEnv) req(method, template, path, token, body string) *httptest.ResponseRecorder {
-	e.t.Helper()
-	rec := e.do(method, path, token, body)
-	e.api.check(e.t, method, template, httptest.NewRequest(method, path, nil), rec)
-	return rec
-}
 
 func TestContractRegistration(t *testing.T) {
 	e := newContractEnv(t)
@@ -361,10 +274,11 @@ func TestEventsBlocksGas(t *testing.T) {
 	rec := e.req("GET", tpl, "/contracts/"+ct.ID+"/events", e.aliceToken, "")
 	var evs []engine.EventView
 	decodeData(t, rec, &evs)
-	// Without a range: newest first, back to the registration block.
-	if len(evs) != 2 || evs[1].BlockNumber != 6 || evs[1].Event != "Transfer" || evs[1].ReturnValues["value"] != "6" ||
-		evs[1].ReturnValues["from"] != e.aliceAcct.Address.Hex() || evs[0].BlockNumber != 9 {
-		t.Fatalf("events from the registration block: %s", rec.Body.String())
+	// Without a range: all of them, before the registration block too,
+	// oldest first.
+	if len(evs) != 3 || evs[1].BlockNumber != 6 || evs[1].Event != "Transfer" || evs[1].ReturnValues["value"] != "6" ||
+		evs[1].ReturnValues["from"] != e.aliceAcct.Address.Hex() || evs[0].BlockNumber != 3 || evs[2].BlockNumber != 9 {
+		t.Fatalf("all events: %s", rec.Body.String())
 	}
 	rec = e.req("GET", tpl, "/contracts/"+ct.ID+"/events?fromBlock=0&toBlock=6&event=Transfer", e.aliceToken, "")
 	decodeData(t, rec, &evs)
@@ -379,7 +293,7 @@ func TestEventsBlocksGas(t *testing.T) {
 	e.rich.head = 20_000
 	for _, tt := range []struct{ query, field string }{
 		{"fromBlock=x", "fromBlock"}, {"toBlock=-1", "toBlock"}, {"toBlock=0x10", "toBlock"},
-		{"event=Approval", "event"}, {"fromBlock=9&toBlock=8", "fromBlock"}, {"fromBlock=0", "toBlock"},
+		{"event=Approval", "event"}, {"fromBlock=9&toBlock=8", "fromBlock"},
 	} {
 		rec := e.req("GET", tpl, "/contracts/"+ct.ID+"/events?"+tt.query, e.aliceToken, "")
 		wantError(t, rec, 400, engine.CodeInvalidArgument, tt.field)
@@ -559,112 +473,5 @@ func TestSendParametersAreStrings(t *testing.T) {
 	decodeData(t, rec, &read)
 	if !slices.Equal(read.Parameters, want) {
 		t.Fatalf("read parameters %q, want %q (%s)", read.Parameters, want, rec.Body.String())
-	}
-}
-
-// TestEventsRecentPaged: without fromBlock the events are the most recent
-// ones, newest first, paged by limit and cursor back to the registration
-// block, however far back that is (no 400 for omitting the range); the
-// node is asked at most 10,000 blocks per query and 100,000 per page.
-func TestEventsRecentPaged(t *testing.T) {
-	e := newContractEnv(t)
-	ct := e.aliceToken20
-	e.store.exec(t, `UPDATE contracts SET block = 5 WHERE id = ?`, e.aliceToken20.ID)
-	transfer := crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
-	topic := func(a common.Address) common.Hash { return common.BytesToHash(a.Bytes()) }
-	type pos struct {
-		block uint64
-		index uint
-	}
-	// Shuffled on purpose: the node's order is not trusted.
-	for _, p := range []pos{{25_000, 1}, {3, 0}, {6, 0}, {9, 4}, {25_000, 0}, {25_000, 2}, {45_000, 0}, {49_999, 3}} {
-		e.rich.logs = append(e.rich.logs, types.Log{
-			Address: ct.Address, BlockNumber: p.block, Index: p.index,
-			Topics: []common.Hash{transfer, topic(e.aliceAcct.Address), topic(e.bobAcct.Address)},
-			Data:   common.LeftPadBytes(big.NewInt(int64(p.block)).Bytes(), 32),
-		})
-	}
-	e.rich.head = 50_000
-	tpl := "/contracts/{contractId}/events"
-	base := "/contracts/" + ct.ID + "/events"
-	type page struct {
-		Data []engine.EventView `json:"data"`
-		Next string             `json:"next"`
-	}
-	get := func(query string) page {
-		t.Helper()
-		rec := e.req("GET", tpl, base+query, e.aliceToken, "")
-		wantStatus(t, rec, 200)
-		var p page
-		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
-			t.Fatalf("GET %s: %v", query, err)
-		}
-		return p
-	}
-	walk := func(query string) ([]pos, int) {
-		t.Helper()
-		var got []pos
-		pages := 0
-		p := get(query)
-		for {
-			pages++
-			for _, ev := range p.Data {
-				got = append(got, pos{ev.BlockNumber, ev.LogIndex})
-			}
-			if p.Next == "" {
-				return got, pages
-			}
-			if pages > 20 {
-				t.Fatalf("GET %s: more than 20 pages", query)
-			}
-			sep := "?"
-			if query != "" {
-				sep = "&"
-			}
-			p = get(query + sep + "cursor=" + p.Next)
-		}
-	}
-	all := []pos{{49_999, 3}, {45_000, 0}, {25_000, 2}, {25_000, 1}, {25_000, 0}, {9, 4}, {6, 0}}
-	// One page of 100: all seven (block 3 is before the registration).
-	if got, pages := walk(""); fmt.Sprint(got) != fmt.Sprint(all) || pages != 1 {
-		t.Fatalf("events without a range: %v in %d pages, want %v in 1", got, pages, all)
-	}
-	// Pages of two, cut inside block 25,000 and at a window's edge.
-	if got, pages := walk("?limit=2"); fmt.Sprint(got) != fmt.Sprint(all) || pages != 4 {
-		t.Fatalf("events by 2: %v in %d pages, want %v in 4", got, pages, all)
-	}
-	if got, _ := walk("?limit=1&toBlock=30000"); fmt.Sprint(got) != fmt.Sprint(all[2:]) {
-		t.Fatalf("events up to block 30,000 by 1: %v, want %v", got, all[2:])
-	}
-	if got, _ := walk("?limit=3&toBlock=latest&event=Transfer"); fmt.Sprint(got) != fmt.Sprint(all) {
-		t.Fatalf("events by 3 named: %v, want %v", got, all)
-	}
-	if e.rich.widest > 10_000 {
-		t.Fatalf("a query of %d blocks; at most 10,000", e.rich.widest)
-	}
-
-	// 250,000 blocks after the registration, one event near it: the first
-	// page reads 100,000 blocks and ends empty with a cursor; the walk finds it.
-	e.rich.logs = e.rich.logs[:0]
-	e.rich.logs = append(e.rich.logs, types.Log{Address: ct.Address, BlockNumber: 7, Index: 0,
-		Topics: []common.Hash{transfer, topic(e.aliceAcct.Address), topic(e.bobAcct.Address)},
-		Data:   common.LeftPadBytes(big.NewInt(7).Bytes(), 32)})
-	e.rich.head = 250_000
-	e.rich.filterCalls = 0
-	first := get("")
-	if len(first.Data) != 0 || first.Next == "" || e.rich.filterCalls != 10 {
-		t.Fatalf("first page over 250,000 blocks: %d events, next %q, %d node queries; want 0, a cursor, 10", len(first.Data), first.Next, e.rich.filterCalls)
-	}
-	if got, pages := walk(""); fmt.Sprint(got) != fmt.Sprint([]pos{{7, 0}}) || pages != 3 {
-		t.Fatalf("walk over 250,000 blocks: %v in %d pages, want [{7 0}] in 3", got, pages)
-	}
-
-	// Bad paging: 400 naming the parameter.
-	for _, tt := range []struct{ query, field string }{
-		{"?cursor=x", "cursor"}, {"?cursor=" + encodeTransferCursor(engine.TransferCursor{BlockNumber: 1}), "cursor"},
-		{"?limit=0", "limit"}, {"?limit=1001", "limit"},
-		{"?fromBlock=0&limit=5", "limit"}, {"?fromBlock=0&cursor=" + first.Next, "cursor"},
-	} {
-		wantError(t, e.req("GET", tpl, base+tt.query, e.aliceToken, ""), 400, engine.CodeInvalidArgument, tt.field)
 	}
 }

@@ -94,13 +94,14 @@ func FuzzTransfersCursor(f *testing.F) {
 // encodeEventCursor writes, and GET /contracts/{id}/events?cursor= answers
 // a cursor it refuses with 400 invalid_argument on field cursor (the fuzz
 // environment's chain reads no logs: an accepted cursor ends in 503 there,
-// TestEventsRecentPaged walks accepted ones).
+// TestEventsPagedExactlyOnce walks accepted ones).
 func FuzzEventsCursor(f *testing.F) {
 	for _, s := range fuzzCursorSeeds {
 		f.Add(s)
 	}
-	f.Add(encodeEventCursor(engine.EventPos{Block: 12, Index: 3}))
-	f.Add(base64.RawURLEncoding.EncodeToString([]byte("e1:9223372036854775808:1")))
+	f.Add(encodeEventCursor(engine.EventCursor{Block: 12, Index: 3, Span: 100, Ceiling: 1000}))
+	f.Add(base64.RawURLEncoding.EncodeToString([]byte("e2:9223372036854775808:1:1:0")))
+	f.Add(base64.RawURLEncoding.EncodeToString([]byte("e2:1:1:0:0")))
 	env := fuzzEnv(f)
 	f.Fuzz(func(t *testing.T, cursor string) {
 		p, err := decodeEventCursor(cursor)

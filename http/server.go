@@ -189,6 +189,8 @@ type Server struct {
 	contracts contractCache
 	// accounts caches accounts (id, owner, address) and default accounts.
 	accounts accountCache
+	// tokenStatics caches the fields of ERC-20 tokens that cannot change.
+	tokenStatics tokenStatics
 
 	limiter        *limiter
 	metrics        Metrics

@@ -463,7 +463,7 @@ func TestSubscriptionEventsPull(t *testing.T) {
 	if next := events("?cursor=" + second.Next); len(next.Data) != 1 || string(next.Data[0]) != string(more[0].Body) {
 		t.Fatalf("a poller misses the new delivery: %+v", next)
 	}
-	for _, q := range []string{"limit=0", "limit=1001", "cursor=zz", "cursor=" + encodeEventCursor(engine.EventPos{Block: 1})} {
+	for _, q := range []string{"limit=0", "limit=1001", "cursor=zz", "cursor=" + encodeEventCursor(engine.EventCursor{Block: 1, Span: 1})} {
 		field := strings.Split(q, "=")[0]
 		wantError(t, e.req("GET", "/subscriptions/{id}/events", "/subscriptions/"+v.ID+"/events?"+q, e.bobToken, ""),
 			http.StatusBadRequest, engine.CodeInvalidArgument, field)

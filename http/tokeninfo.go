@@ -39,13 +39,14 @@ func (s *Server) pathNetworkToken(c *gin.Context) (*engine.Network, common.Addre
 	if err != nil {
 		return nil, common.Address{}, engine.TokenInfo{}, err
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.ChainTimeout)
-	defer cancel()
-	info, err := engine.ReadTokenInfo(ctx, nw.Chain, addr)
+	infos, errs, err := s.readTokens(c.Request.Context(), nw, []common.Address{addr})
+	if err == nil {
+		err = errs[0]
+	}
 	if err != nil {
 		return nil, common.Address{}, engine.TokenInfo{}, networkTokenFailure(nw, addr, err)
 	}
-	return nw, addr, info, nil
+	return nw, addr, infos[0], nil
 }
 
 // networkTokenFailure maps a failed read of an arbitrary token: no ERC-20

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/url"
 	"strings"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/txengine/txengine/engine"
 )
-
-// tokenReadConcurrency bounds the parallel chain reads of GET /tokens.
-const tokenReadConcurrency = 8
 
 // listTokens serves GET /tokens?network=&name=&symbol=: the caller's token
 // contracts with their parameters read from the chain. name matches the
@@ -48,19 +44,7 @@ func (s *Server) listTokens(c *gin.Context) {
 		}
 	}
 
-	infos := make([]engine.TokenInfo, len(kept))
-	errs := make([]error, len(kept))
-	sem := make(chan struct{}, tokenReadConcurrency)
-	var wg sync.WaitGroup
-	for i, ct := range kept {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			infos[i], errs[i] = s.readToken(ctx, ct)
-		})
-	}
-	wg.Wait()
-
+	infos, errs := s.readTokenContracts(ctx, kept)
 	out := make([]tokenView, 0, len(kept))
 	for i, ct := range kept {
 		if errs[i] != nil {
@@ -169,20 +153,49 @@ func (s *Server) network(name string) (*engine.Network, error) {
 
 // readToken reads the on-chain parameters of a registered token.
 func (s *Server) readToken(ctx context.Context, ct *engine.Contract) (engine.TokenInfo, error) {
-	nw, err := s.network(ct.Network)
-	if err != nil {
-		return engine.TokenInfo{}, err
+	infos, errs := s.readTokenContracts(ctx, []*engine.Contract{ct})
+	return infos[0], errs[0]
+}
+
+// readTokenContracts reads the on-chain parameters of registered tokens:
+// per network one readTokens (the networks at once). Each token gets its
+// info or its error (chainFailure).
+func (s *Server) readTokenContracts(ctx context.Context, cts []*engine.Contract) ([]engine.TokenInfo, []error) {
+	infos := make([]engine.TokenInfo, len(cts))
+	errs := make([]error, len(cts))
+	byNetwork := map[string][]int{}
+	for i, ct := range cts {
+		byNetwork[ct.Network] = append(byNetwork[ct.Network], i)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.ChainTimeout)
-	defer cancel()
-	info, err := engine.ReadTokenInfo(ctx, nw.Chain, ct.Address)
-	if err != nil {
-		return engine.TokenInfo{}, chainFailure(ct, err)
+	var wg sync.WaitGroup
+	for name, idx := range byNetwork {
+		nw, err := s.network(name)
+		if err != nil {
+			for _, i := range idx {
+				errs[i] = err
+			}
+			continue
+		}
+		wg.Go(func() {
+			addrs := make([]common.Address, len(idx))
+			for k, i := range idx {
+				addrs[k] = cts[i].Address
+			}
+			got, gotErrs, err := s.readTokens(ctx, nw, addrs)
+			for k, i := range idx {
+				switch {
+				case err != nil:
+					errs[i] = chainFailure(cts[i], err)
+				case gotErrs[k] != nil:
+					errs[i] = chainFailure(cts[i], gotErrs[k])
+				default:
+					infos[i] = got[k]
+				}
+			}
+		})
 	}
-	if info.TotalSupply == nil {
-		info.TotalSupply = new(big.Int)
-	}
-	return info, nil
+	wg.Wait()
+	return infos, errs
 }
 
 // chainFailure turns a failed read of a registered token into 503

@@ -95,10 +95,13 @@ func (s *Server) listTransfers(c *gin.Context) {
 }
 
 // queryLimit reads ?limit= (1 to 1000, default 100).
-func queryLimit(c *gin.Context) (int, error) {
+func queryLimit(c *gin.Context) (int, error) { return queryLimitOf(c, defaultPageSize) }
+
+// queryLimitOf reads ?limit= (1 to 1000, default def).
+func queryLimitOf(c *gin.Context, def int) (int, error) {
 	v, ok := c.GetQuery("limit")
 	if !ok {
-		return defaultPageSize, nil
+		return def, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxPageSize {

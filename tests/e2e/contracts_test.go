@@ -139,9 +139,26 @@ func testContractsAndTransactions(t *testing.T, b backend) {
 	}
 
 	// Events of the contract, blocks and gas prices.
+	// No query: every Transfer of the token, the mint at its deployment
+	// (before its registration) first, oldest first, ours last.
 	evs := s.must(200, "GET", "/contracts/"+typed["id"].(string)+"/events?event=Transfer", op, nil).([]any)
-	if len(evs) != 2 {
-		t.Fatalf("Transfer events since registration: %v", evs)
+	if len(evs) < 3 {
+		t.Fatalf("all Transfer events: %v", evs)
+	}
+	first, prev := evs[0].(map[string]any), -1.0
+	if first["returnValues"].(map[string]any)["from"] != "0x0000000000000000000000000000000000000000" {
+		t.Fatalf("the first Transfer is not the mint: %v", first)
+	}
+	for _, e := range evs {
+		ev := e.(map[string]any)
+		if ev["event"] != "Transfer" || ev["blockNumber"].(float64) < prev {
+			t.Fatalf("Transfer events not oldest first: %v", evs)
+		}
+		prev = ev["blockNumber"].(float64)
+	}
+	value := func(i int) any { return evs[i].(map[string]any)["returnValues"].(map[string]any)["value"] }
+	if last := fmt.Sprintf("%v %v", value(len(evs)-2), value(len(evs)-1)); last != "1000 3" && last != "3 1000" {
+		t.Fatalf("our transfers are not the last events: %v", evs)
 	}
 	all := s.must(200, "GET", fmt.Sprintf("/contracts/%s/events?fromBlock=0&toBlock=%d", typed["id"], int(transferBlock)), op, nil).([]any)
 	if len(all) < 2 { // the mint at deployment and our transfer, at least
