@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-k6 contracts proto client clean soak
+.PHONY: local-kms build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-k6 contracts proto client clean soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -168,6 +168,17 @@ bench-cluster:
 ROTATE_ACCOUNTS ?= 100000
 bench-rotate:
 	TXENGINE_BENCH=rotate TXENGINE_BENCH_ROTATE_ACCOUNTS=$(ROTATE_ACCOUNTS) $(GO) test -v -count=1 -timeout 60m -run '^TestRotate$$' ./bench/rotate/
+
+# local-kms (github.com/nsmithuk/local-kms, an AWS KMS emulator with secp256k1 signing), built
+# once into .cache/bin for the KMS tests (internal/kmstest builds it on demand too).
+LOCAL_KMS_VERSION := v0.0.0-20260228092603-2a5e92d09ab6
+LOCAL_KMS_BIN     := .cache/bin/local-kms
+
+$(LOCAL_KMS_BIN):
+	GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/nsmithuk/local-kms@$(LOCAL_KMS_VERSION)
+
+## local-kms: install local-kms into .cache/bin (the KMS tests skip without it, fail under CI=true)
+local-kms: $(LOCAL_KMS_BIN)
 
 # k6 (go.k6.io/k6, built once into .cache/bin; about a minute).
 K6_VERSION := v1.8.1
