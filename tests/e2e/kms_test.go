@@ -53,7 +53,13 @@ func kmsChains() []kmsChain {
 // of the node.
 func kmsSetup(t *testing.T, c kmsChain, tokens string, args ...string) (*service, string, map[string]any, *ethclient.Client, []string, string) {
 	t.Helper()
-	srv := kmstest.Start(t)
+	s, tok, acct, node, env, dir, _ := kmsSetupOn(t, kmstest.Start(t), c, tokens, args...)
+	return s, tok, acct, node, env, dir
+}
+
+// kmsSetupOn is kmsSetup on the local-kms srv, which it returns too.
+func kmsSetupOn(t *testing.T, srv *kmstest.Server, c kmsChain, tokens string, args ...string) (*service, string, map[string]any, *ethclient.Client, []string, string, *kmstest.Server) {
+	t.Helper()
 	chainEnv, rpcURL := c.start(t)
 	dir := t.TempDir()
 	deployToken(t, dir, chainEnv, c.network, "Test Token", "TT", "1000000000000000000000000")
@@ -80,7 +86,7 @@ func kmsSetup(t *testing.T, c kmsChain, tokens string, args ...string) (*service
 		bal, err := node.BalanceAt(context.Background(), addr, nil)
 		return err == nil && bal.Sign() > 0
 	})
-	return s, tok, acct, node, env, dir
+	return s, tok, acct, node, env, dir, srv
 }
 
 // TestKMSAccountTransfer: on geth and on Hardhat, a token transfer from an
@@ -212,5 +218,55 @@ func TestKMSKillDuringBurst(t *testing.T) {
 		if got != fmt.Sprint(a.value) {
 			t.Fatalf("%s holds %v, want exactly %d", a.to, got, a.value)
 		}
+	}
+}
+
+// TestKMSOutageHoldsAccount: while local-kms is down, the transfers of a
+// KMS account on geth stay queued (no nonce taken, none failed); once it
+// is back every one completes, once, with nonces 0..n-1 (the node's nonce
+// is n).
+func TestKMSOutageHoldsAccount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test: runs the binary, local-kms and geth")
+	}
+	srv := kmstest.Start(t)
+	s, tok, acct, node, _, _, _ := kmsSetupOn(t, srv, kmsChains()[0], "1000000")
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var ids []string
+	for i := range n {
+		r := s.must(202, "POST", "/tokens/"+tok+"/transfers", s.Token, map[string]any{"to": randomAddress(), "value": fmt.Sprint(100 + i), "from": acct["id"]}).(map[string]any)
+		ids = append(ids, r["id"].(string))
+	}
+	time.Sleep(4 * time.Second) // several pumps and blocks with KMS down
+	for _, id := range ids {
+		tx := s.must(200, "GET", "/transactions/"+id, s.Token, nil).(map[string]any)
+		if tx["status"] != "new" || tx["nonce"] != nil {
+			t.Fatalf("with KMS down, transfer %s is %v (nonce %v, error %v); want new without a nonce", id, tx["status"], tx["nonce"], tx["error"])
+		}
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	nonces := map[float64]bool{}
+	for _, id := range ids {
+		tx := s.waitTerminal(id, s.Token, 120*time.Second)
+		if tx["status"] != "completed" {
+			t.Fatalf("transfer %s ended %v: %v", id, tx["status"], tx["error"])
+		}
+		nonces[tx["nonce"].(float64)] = true
+	}
+	// The funding transfer came from the operator's account: the KMS
+	// account's nonces are 0..n-1.
+	for i := range n {
+		if !nonces[float64(i)] {
+			t.Fatalf("nonce %d missing: %v", i, nonces)
+		}
+	}
+	got, err := node.NonceAt(t.Context(), common.HexToAddress(acct["address"].(string)), nil)
+	if err != nil || got != n {
+		t.Fatalf("the node's nonce of the KMS account is %d (%v), want %d", got, err, n)
 	}
 }
