@@ -20,7 +20,7 @@ func custody(ctx context.Context, cfg config.KMS, sealer *engine.KeySealer, log 
 	if !cfg.Enabled {
 		return c, nil
 	}
-	client, err := enginekms.New(ctx, enginekms.Options{Region: cfg.Region, Endpoint: cfg.Endpoint})
+	client, err := enginekms.New(ctx, enginekms.Options{Region: cfg.Region, Endpoint: cfg.Endpoint, Conns: cfg.Concurrency})
 	if err != nil {
 		return nil, fmt.Errorf("kms: %w", err)
 	}

@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
@@ -26,6 +28,10 @@ type Options struct {
 	Endpoint string
 	// Credentials, when set, replace the standard chain (tests).
 	Credentials aws.CredentialsProvider
+	// Conns is how many idle connections to KMS are kept (at least the
+	// signer's concurrency, so that a burst does not open and close a TLS
+	// connection per call beyond the SDK's default of 10); 0: the SDK's.
+	Conns int
 }
 
 // Client is engine.KMSClient over AWS KMS.
@@ -45,6 +51,12 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	if o.Credentials != nil {
 		opts = append(opts, awsconfig.WithCredentialsProvider(o.Credentials))
+	}
+	if o.Conns > 0 {
+		opts = append(opts, awsconfig.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			tr.MaxIdleConnsPerHost = max(o.Conns, tr.MaxIdleConnsPerHost)
+			tr.MaxIdleConns = max(o.Conns, tr.MaxIdleConns)
+		})))
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

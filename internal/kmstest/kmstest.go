@@ -60,7 +60,7 @@ func (s *Server) Env() []string {
 func (s *Server) Client(t testing.TB) *enginekms.Client {
 	t.Helper()
 	c, err := enginekms.New(context.Background(), enginekms.Options{
-		Region: Region, Endpoint: s.Endpoint,
+		Region: Region, Endpoint: s.Endpoint, Conns: 64,
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
 	})
 	if err != nil {
