@@ -72,7 +72,9 @@ func (s *Server) createAccount(c *gin.Context) {
 		s.accounts.forgetDefault(u.ID)
 	}
 	if errors.Is(err, engine.ErrConflict) && a.KMSKeyID != "" {
-		err = engine.Errorf(engine.CodeConflict, "custody.keyId", "KMS key %s is already attached to an account", a.KMSKeyID)
+		// Said so, still ErrConflict (a concurrent request with the same
+		// Idempotency-Key is replayed by fail).
+		err = fmt.Errorf("%w: %w", engine.Errorf(engine.CodeConflict, "custody.keyId", "KMS key %s is already attached to an account", a.KMSKeyID), err)
 	}
 	if err != nil {
 		s.fail(c, fmt.Errorf("create account for %s: %w", u.ID, err))
@@ -127,7 +129,7 @@ func (s *Server) newCustodyAccount(ctx context.Context, owner string, custody *c
 		return nil, engine.Invalid("custody.type", "must be local or kms, got %q", custody.Type)
 	}
 	if s.kms == nil {
-		return nil, engine.Invalid("custody.type", "KMS custody is not configured on this service (kms.region in its configuration, see docs/kms.md)")
+		return nil, engine.Invalid("custody.type", "KMS custody is not configured on this service (kms.enabled in its configuration, see docs/kms.md)")
 	}
 	if len(custody.KeyID) > maxKMSKeyID {
 		return nil, engine.Invalid("custody.keyId", "longer than %d characters", maxKMSKeyID)
