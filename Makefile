@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-events bench-k6 contracts proto client clean soak
+.PHONY: local-kms bench-kms build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-events bench-k6 contracts proto client clean soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -180,6 +180,26 @@ EVENT_NODE ?= sim
 bench-events:
 	TXENGINE_BENCH=events TXENGINE_BENCH_EVENT_BLOCKS=$(EVENT_BLOCKS) TXENGINE_BENCH_EVENT_NODE=$(EVENT_NODE) \
 	  $(GO) test -v -count=1 -timeout 25m -run '^TestEventsScale$$' ./engine/evm/
+
+# local-kms (github.com/nsmithuk/local-kms, an AWS KMS emulator with secp256k1 signing), built
+# once into .cache/bin for the KMS tests (internal/kmstest builds it on demand too).
+LOCAL_KMS_VERSION := v0.0.0-20260228092603-2a5e92d09ab6
+LOCAL_KMS_BIN     := .cache/bin/local-kms
+
+$(LOCAL_KMS_BIN):
+	GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/nsmithuk/local-kms@$(LOCAL_KMS_VERSION)
+
+## local-kms: install local-kms into .cache/bin (the KMS tests skip without it, fail under CI=true)
+local-kms: $(LOCAL_KMS_BIN)
+
+## bench-kms: KMS_N transfers (10,000) from one account on geth --dev, its key sealed locally, in
+## KMS (local-kms) and in KMS with KMS_DELAY (15ms) added to every KMS call: drain beside the
+## chain bound, CPU per transfer (bench/suite TestBenchKMS; a few minutes). Not part of make test.
+KMS_N     ?= 10000
+KMS_DELAY ?= 15ms
+bench-kms: $(LOCAL_KMS_BIN)
+	TXENGINE_BENCH=kms TXENGINE_BENCH_KMS_N=$(KMS_N) TXENGINE_BENCH_KMS_DELAY=$(KMS_DELAY) \
+		$(GO) test -v -count=1 -timeout 30m -run '^TestBenchKMS$$' ./bench/suite/
 
 # k6 (go.k6.io/k6, built once into .cache/bin; about a minute).
 K6_VERSION := v1.8.1

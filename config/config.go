@@ -50,6 +50,8 @@ type Config struct {
 	HTTP HTTP `yaml:"http"`
 	// Cluster configures cluster mode (config/cluster.go).
 	Cluster Cluster `yaml:"cluster"`
+	// KMS configures accounts whose key lives in AWS KMS (config/kms.go).
+	KMS KMS `yaml:"kms"`
 }
 
 // Database selects the store.
@@ -169,6 +171,7 @@ func Default() Config {
 
 		Callbacks: defaultCallbacks(),
 		Cluster:   defaultCluster(),
+		KMS:       defaultKMS(),
 	}
 	c.opsDefaults()
 	return c
@@ -242,6 +245,9 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 		return err
 	}
 	if err := c.applyClusterEnv(getenv); err != nil {
+		return err
+	}
+	if err := c.applyKMSEnv(getenv); err != nil {
 		return err
 	}
 	return c.applyNetworkEnv(getenv)
@@ -355,6 +361,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine.idleAccount: must be at least 1s")
 	}
 	if err := c.Callbacks.validate(); err != nil {
+		return err
+	}
+	if err := c.KMS.validate(); err != nil {
 		return err
 	}
 	switch c.Log.Format {

@@ -125,6 +125,10 @@ const (
 	// with this code when the node still refuses to estimate it after
 	// several blocks (see parkedTx).
 	TxNodeRefused TxErrorCode = "node_refused"
+	// TxKeyAccessDenied: the account's key is in AWS KMS and KMS refused
+	// to sign with it (the service's credentials may not use the key, or
+	// the key is disabled or pending deletion); no nonce was taken.
+	TxKeyAccessDenied TxErrorCode = "key_access_denied"
 )
 
 // TxError is the failure reason stored on a failed transaction.

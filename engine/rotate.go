@@ -36,6 +36,9 @@ type SealedValue struct {
 	Address common.Address
 	// Sealed is the stored value.
 	Sealed []byte
+	// InKMS: an account whose key is in AWS KMS (Sealed is empty): the
+	// service seals nothing of it, and rotation leaves it alone.
+	InKMS bool
 }
 
 // Reseal replaces a row's sealed value Old by New, if it is still Old.
@@ -104,6 +107,9 @@ type RotateCount struct {
 	// Raced is the number of values that changed between read and write
 	// (a concurrent write, kept) and were read again.
 	Raced int
+	// InKMS is the number of accounts whose key is in AWS KMS: left alone
+	// (the service seals nothing of theirs).
+	InKMS int
 }
 
 // RotateReport is the result of RotateKeys.
@@ -164,6 +170,9 @@ func RotateKeys(ctx context.Context, store SealedStore, sealer *KeySealer, opts 
 	for _, kind := range kinds {
 		err := scanSealed(ctx, store, kind, opts, func(batch []SealedValue) error {
 			for _, v := range batch {
+				if v.InKMS {
+					continue
+				}
 				plain, _, err := sealer.open(kind.purpose(), v.Sealed, kind.additional(v))
 				clear(plain)
 				if err != nil {
@@ -239,11 +248,15 @@ func scanSealed(ctx context.Context, store SealedStore, kind SealedKind, opts Ro
 func rotateKind(ctx context.Context, store SealedStore, sealer *KeySealer, kind SealedKind, opts RotateOptions) (RotateCount, error) {
 	c := RotateCount{Kind: kind}
 	for pass := 1; ; pass++ {
-		left, scanned := 0, 0
+		left, scanned, inKMS := 0, 0, 0
 		err := scanSealed(ctx, store, kind, opts, func(batch []SealedValue) error {
 			scanned += len(batch)
 			var swaps []Reseal
 			for _, v := range batch {
+				if v.InKMS {
+					inKMS++
+					continue
+				}
 				plain, state, err := sealer.open(kind.purpose(), v.Sealed, kind.additional(v))
 				if errors.Is(err, ErrUnknownKey) {
 					// Written meanwhile under a key this keyring does not
@@ -286,7 +299,7 @@ func rotateKind(ctx context.Context, store SealedStore, sealer *KeySealer, kind 
 			return c, err
 		}
 		if pass == 1 {
-			c.Scanned = scanned
+			c.Scanned, c.InKMS = scanned, inKMS
 		}
 		if left == 0 {
 			// A pass that changed nothing it did not expect: a last scan
@@ -312,6 +325,9 @@ func countNotCurrent(ctx context.Context, store SealedStore, sealer *KeySealer, 
 	n := 0
 	err := scanSealed(ctx, store, kind, opts, func(batch []SealedValue) error {
 		for _, v := range batch {
+			if v.InKMS {
+				continue
+			}
 			plain, state, err := sealer.open(kind.purpose(), v.Sealed, kind.additional(v))
 			clear(plain)
 			if err != nil || state != SealedCurrent {
@@ -331,6 +347,8 @@ type KeyUse struct {
 	// Legacy values have no header, Plain ones are callback secrets in
 	// plain text; Unopenable open under no known key.
 	Legacy, Plain, Unopenable int
+	// InKMS counts the accounts whose key is in AWS KMS (nothing sealed).
+	InKMS int
 }
 
 // NotCurrent is the number of values a rotation would re-encrypt or
@@ -356,6 +374,10 @@ func SealedStatus(ctx context.Context, store SealedStore, sealer *KeySealer, bat
 		use := KeyUse{Kind: kind, ByKey: map[KeyID]int{}}
 		err := scanSealed(ctx, store, kind, RotateOptions{Batch: batch}, func(vs []SealedValue) error {
 			for _, v := range vs {
+				if v.InKMS {
+					use.InKMS++
+					continue
+				}
 				plain, state, err := sealer.open(kind.purpose(), v.Sealed, kind.additional(v))
 				clear(plain)
 				switch {

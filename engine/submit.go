@@ -104,7 +104,9 @@ func (s *Sender) submitEach(ctx context.Context, txs []*Transaction, fees feeQuo
 // estimateAndSign estimates the gas of txs and signs, with the next
 // nonces, those that can go: it stops at the first the node refuses to
 // estimate (nodeErr says why) and fails those whose estimation reverts or
-// cannot be paid. err is a store or signer failure.
+// cannot be paid. Signing is signPlanned's (a KMS that does not sign
+// stops the batch there, nodeErr says why). err is a store or signer
+// failure.
 func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees feeQuote, load *accountLoad) (chosen []*Transaction, signed []*types.Transaction, nodeErr, err error) {
 	msgs := make([]ethereum.CallMsg, len(txs))
 	for i, tx := range txs {
@@ -116,6 +118,7 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 		return nil, nil, nil, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), nodeCall(err))
 	}
 	nonce := s.next
+	var plan []plannedTx
 	for i, tx := range txs {
 		if estErrs[i] != nil {
 			txErr, gone := s.estimateRefused(ctx, tx, estErrs[i])
@@ -134,12 +137,15 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 		}
 		delete(s.parked, tx.ID)
 		g := gas[i] + gas[i]*s.net.GasMarginPercent/100
-		st, err := s.sign(ctx, tx, nonce, g, fees)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		signed, chosen = append(signed, st), append(chosen, tx)
+		plan = append(plan, plannedTx{tx: tx, nonce: nonce, gas: g})
 		nonce++
+	}
+	chosen, signed, signErr, err := s.signPlanned(ctx, plan, fees, load)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if signErr != nil && nodeErr == nil {
+		nodeErr = signErr
 	}
 	return chosen, signed, nodeErr, nil
 }

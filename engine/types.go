@@ -53,7 +53,10 @@ type Account struct {
 	Address      common.Address
 	Default      bool
 	EncryptedKey []byte
-	Created      time.Time
+	// KMSKeyID, when set, is the ARN of the AWS KMS key that holds the
+	// account's key (EncryptedKey is then empty): see KMSSigner.
+	KMSKeyID string
+	Created  time.Time
 	// Idempotency, when set on an account passed to CreateAccount, is
 	// stored in the same database transaction. Stores never fill it on reads.
 	Idempotency *IdempotencyRecord

@@ -49,7 +49,7 @@ func (g *twoGen[K, V]) delete(k K) {
 }
 
 // accountCache keeps what the sender of a transaction needs of an account
-// (id, owner, address), which never changes once the account exists, and
+// (id, owner, address, where its key lives), which never changes once the account exists, and
 // each owner's default account. It spares a transfer request its read of
 // the accounts table (18 % of the service's CPU under txload, measured).
 //
@@ -74,7 +74,7 @@ type accountCache struct {
 // senderFields is the cached part of a: the fields that never change. The
 // result's Default is false and its key and idempotency record are absent.
 func senderFields(a *engine.Account) engine.Account {
-	return engine.Account{ID: a.ID, Owner: a.Owner, Address: a.Address, Created: a.Created}
+	return engine.Account{ID: a.ID, Owner: a.Owner, Address: a.Address, KMSKeyID: a.KMSKeyID, Created: a.Created}
 }
 
 // putLocked caches a by id and by address.

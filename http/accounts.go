@@ -27,9 +27,23 @@ func (s *Server) listAccounts(c *gin.Context) {
 	ok(c, out)
 }
 
-// createAccountRequest is the body of POST /accounts: no fields. The body
-// may be absent or {}; any field is refused so that typos do not pass.
-type createAccountRequest struct{}
+// createAccountRequest is the body of POST /accounts. The body may be
+// absent or {}; any other field is refused so that typos do not pass.
+type createAccountRequest struct {
+	// Custody says where the new account's key lives (absent: local).
+	Custody *custodyRequest `json:"custody"`
+}
+
+// custodyRequest is where a new account's key lives: type "local" (the
+// default: generated and sealed by the service) or "kms" (a new AWS KMS
+// key, or the existing key KeyID: key id, ARN or alias).
+type custodyRequest struct {
+	Type  string `json:"type"`
+	KeyID string `json:"keyId"`
+}
+
+// maxKMSKeyID bounds custody.keyId (an ARN with an alias is far shorter).
+const maxKMSKeyID = 2048
 
 // createAccount serves POST /accounts: a new account, not the default.
 func (s *Server) createAccount(c *gin.Context) {
@@ -39,7 +53,7 @@ func (s *Server) createAccount(c *gin.Context) {
 		return
 	}
 	u := currentUser(c)
-	a, err := s.newAccount(u.ID, false)
+	a, err := s.newCustodyAccount(c.Request.Context(), u.ID, req.Custody)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -56,6 +70,11 @@ func (s *Server) createAccount(c *gin.Context) {
 	}
 	if a.Default {
 		s.accounts.forgetDefault(u.ID)
+	}
+	if errors.Is(err, engine.ErrConflict) && a.KMSKeyID != "" {
+		// Said so, still ErrConflict (a concurrent request with the same
+		// Idempotency-Key is replayed by fail).
+		err = fmt.Errorf("%w: %w", engine.Errorf(engine.CodeConflict, "custody.keyId", "KMS key %s is already attached to an account", a.KMSKeyID), err)
 	}
 	if err != nil {
 		s.fail(c, fmt.Errorf("create account for %s: %w", u.ID, err))
@@ -92,6 +111,46 @@ func (s *Server) storeWithFaucet(c *gin.Context, acct *engine.Account, quota *en
 			return false, err
 		}
 	}
+}
+
+// newCustodyAccount returns a new account of owner (not yet stored, not
+// the default) whose key lives where custody says: generated and sealed
+// here (absent, "local"), a new KMS key, or the existing KMS key named by
+// custody.keyId. Bad input and a KMS that refuses the key are
+// invalid_argument, a KMS that does not answer unavailable.
+func (s *Server) newCustodyAccount(ctx context.Context, owner string, custody *custodyRequest) (*engine.Account, error) {
+	if custody == nil || custody.Type == custodyLocal {
+		if custody != nil && custody.KeyID != "" {
+			return nil, engine.Invalid("custody.keyId", "applies to custody type kms only")
+		}
+		return s.newAccount(owner, false)
+	}
+	if custody.Type != custodyKMS {
+		return nil, engine.Invalid("custody.type", "must be local or kms, got %q", custody.Type)
+	}
+	if s.kms == nil {
+		return nil, engine.Invalid("custody.type", "KMS custody is not configured on this service (kms.enabled in its configuration, see docs/kms.md)")
+	}
+	if len(custody.KeyID) > maxKMSKeyID {
+		return nil, engine.Invalid("custody.keyId", "longer than %d characters", maxKMSKeyID)
+	}
+	var a *engine.Account
+	var err error
+	if custody.KeyID == "" {
+		a, err = s.kms.NewKMSAccount(ctx, "txengine account of user "+owner)
+	} else {
+		a, err = s.kms.AttachKMSKey(ctx, custody.KeyID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("KMS account: %w", err)
+	}
+	if _, err := s.store.AccountByAddress(ctx, a.Address); err == nil {
+		return nil, engine.Errorf(engine.CodeConflict, "custody.keyId", "KMS key %s is already attached to an account", a.KMSKeyID)
+	} else if !engine.IsNotFound(err) {
+		return nil, fmt.Errorf("KMS account %s: %w", a.Address.Hex(), err)
+	}
+	a.ID, a.Owner, a.Created = uuid.NewString(), owner, s.clock.Now()
+	return a, nil
 }
 
 // newAccount generates a key pair and returns the account (not yet stored).

@@ -151,6 +151,9 @@ type Deps struct {
 	Store Store
 	// Sealer creates accounts with their sealed keys.
 	Sealer *engine.KeySealer
+	// KMS creates and attaches accounts whose key is in AWS KMS; nil:
+	// KMS is not configured (such a request is 400).
+	KMS *engine.KMSSigner
 	// Networks are the configured networks by name.
 	Networks map[string]*engine.Network
 	Engine   Engine
@@ -172,6 +175,7 @@ type Server struct {
 	cfg      Config
 	store    Store
 	sealer   *engine.KeySealer
+	kms      *engine.KMSSigner
 	networks map[string]*engine.Network
 	engine   Engine
 	clock    engine.Clock
@@ -207,6 +211,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 		cfg:      cfg.withDefaults(),
 		store:    deps.Store,
 		sealer:   deps.Sealer,
+		kms:      deps.KMS,
 		networks: deps.Networks,
 		engine:   deps.Engine,
 		clock:    deps.Clock,

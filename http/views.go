@@ -25,6 +25,8 @@ type accountView struct {
 	Owner          string `json:"owner"`
 	DefaultAccount bool   `json:"defaultAccount"`
 	Created        string `json:"created"`
+	// Custody says where the account's key lives.
+	Custody custodyView `json:"custody"`
 	// Faucet is present only in the 201 response of a creation, when a
 	// network has a faucet: what each faucet does for the new account.
 	Faucet []faucetView `json:"faucet,omitempty"`
@@ -40,7 +42,28 @@ func viewAccount(a *engine.Account) accountView {
 		Owner:          a.Owner,
 		DefaultAccount: a.Default,
 		Created:        engine.FormatTime(a.Created),
+		Custody:        viewCustody(a),
 	}
+}
+
+// Custody types of an account's key.
+const (
+	custodyLocal = "local"
+	custodyKMS   = "kms"
+)
+
+// custodyView says where an account's key lives: "local" (generated and
+// sealed by the service) or "kms" (in AWS KMS, KeyID its ARN).
+type custodyView struct {
+	Type  string `json:"type"`
+	KeyID string `json:"keyId,omitempty"`
+}
+
+func viewCustody(a *engine.Account) custodyView {
+	if a.KMSKeyID != "" {
+		return custodyView{Type: custodyKMS, KeyID: a.KMSKeyID}
+	}
+	return custodyView{Type: custodyLocal}
 }
 
 // userView is the JSON form of a new user. Owner is null for ownerless

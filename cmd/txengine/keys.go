@@ -270,6 +270,9 @@ func rotateKeys(ctx context.Context, store engine.SealedStore, sealer *engine.Ke
 	for _, c := range report.Counts {
 		fmt.Fprintf(out, "%-20s %8d scanned %8d re-encrypted (%d without key id, %d in plain text, %d changed meanwhile and read again)\n",
 			c.Kind, c.Scanned, c.Resealed, c.Legacy, c.Plain, c.Raced)
+		if c.InKMS > 0 {
+			fmt.Fprintf(out, "%-20s %8d in AWS KMS: left alone (their keys never leave KMS; rotate them there)\n", "", c.InKMS)
+		}
 	}
 	fmt.Fprintf(out, "done in %s: every value is under key %s; the previous keys can be removed (txengine keys prune)\n",
 		report.Elapsed.Round(time.Millisecond), report.KeyID)
@@ -298,7 +301,11 @@ func keyStatus(ctx context.Context, store engine.SealedStore, sealer *engine.Key
 		for _, id := range ids {
 			fmt.Fprintf(out, " %s:%d", id, u.ByKey[id])
 		}
-		fmt.Fprintf(out, " legacy:%d plain:%d unopenable:%d\n", u.Legacy, u.Plain, u.Unopenable)
+		fmt.Fprintf(out, " legacy:%d plain:%d unopenable:%d", u.Legacy, u.Plain, u.Unopenable)
+		if u.InKMS > 0 {
+			fmt.Fprintf(out, " in-kms:%d", u.InKMS)
+		}
+		fmt.Fprintln(out)
 	}
 	return nil
 }

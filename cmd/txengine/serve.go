@@ -88,9 +88,13 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	if err != nil {
 		return err
 	}
+	signer, err := custody(ctx, cfg.KMS, sealer, log)
+	if err != nil {
+		return err
+	}
 
 	sys, err := actors.Start(ctx, actors.Config{
-		Store: store, Signer: sealer, Clock: engine.SystemClock{}, Log: log,
+		Store: store, Signer: signer, Clock: engine.SystemClock{}, Log: log,
 		Networks: nets.byName, Faucets: nets.faucets, NewHeads: newHeads(log),
 		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch, Metrics: metrics,
 		Callbacks: callbacksConfig(cfg, sealer), Cluster: cc,
@@ -131,7 +135,7 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		Cluster:        cfg.Cluster.Enabled,
 		TrustedProxies: cfg.HTTP.TrustedProxies,
 	}, apihttp.Deps{
-		Store: store, Sealer: sealer, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
+		Store: store, Sealer: sealer, KMS: signer.KMS, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
 		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, metricsHandler), Revocations: revocations(sys, cc),
 	})
 	sys.OnTokenRevoked(api.ForgetToken) // tokens revoked on other members

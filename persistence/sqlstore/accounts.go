@@ -27,8 +27,14 @@ func (s *Store) insertAccount(ctx context.Context, tx Conn, a *engine.Account) e
 	if key == nil {
 		key = []byte{}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO accounts (`+sqlrow.AccountColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
-		a.ID, a.Owner, sqlrow.Address(a.Address), a.Default, key, s.ts(a.Created)); err != nil {
+	// kms_key_id (migration 0015) is named only when set: a local
+	// account's insert is the same as before it.
+	cols, vals, args := `id, owner, address, is_default, encrypted_key, created`, `?, ?, ?, ?, ?, ?`,
+		[]any{a.ID, a.Owner, sqlrow.Address(a.Address), a.Default, key, s.ts(a.Created)}
+	if a.KMSKeyID != "" {
+		cols, vals, args = cols+`, kms_key_id`, vals+`, ?`, append(args, a.KMSKeyID)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO accounts (`+cols+`) VALUES (`+vals+`)`, args...); err != nil {
 		return s.wrap(err, "create account %s (%s)", a.ID, a.Address.Hex())
 	}
 	return nil

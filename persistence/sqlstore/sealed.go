@@ -24,17 +24,17 @@ func sealedQueries(kind engine.SealedKind) (sealedSQL, error) {
 	switch kind {
 	case engine.SealedAccountKeys:
 		return sealedSQL{
-			page: `SELECT id, '' AS key, address, encrypted_key AS sealed FROM accounts WHERE id > ? ORDER BY id LIMIT ?`,
+			page: `SELECT id, '' AS key, address, encrypted_key AS sealed, kms_key_id IS NOT NULL AS in_kms FROM accounts WHERE id > ? ORDER BY id LIMIT ?`,
 			swap: `UPDATE accounts SET encrypted_key = ? WHERE id = ? AND encrypted_key = ?`,
 		}, nil
 	case engine.SealedCallbackSecrets:
 		return sealedSQL{
-			page: `SELECT id, '' AS key, '' AS address, callback_secret AS sealed FROM users WHERE id > ? ORDER BY id LIMIT ?`,
+			page: `SELECT id, '' AS key, '' AS address, callback_secret AS sealed, FALSE AS in_kms FROM users WHERE id > ? ORDER BY id LIMIT ?`,
 			swap: `UPDATE users SET callback_secret = ? WHERE id = ? AND callback_secret = ?`,
 		}, nil
 	case engine.SealedIdempotency:
 		return sealedSQL{
-			page: `SELECT user_id AS id, key, '' AS address, body AS sealed FROM idempotency_keys
+			page: `SELECT user_id AS id, key, '' AS address, body AS sealed, FALSE AS in_kms FROM idempotency_keys
 				WHERE (user_id, key) > (?, ?) ORDER BY user_id, key LIMIT ?`,
 			swap:  `UPDATE idempotency_keys SET body = ? WHERE user_id = ? AND key = ? AND body = ?`,
 			keyed: true,
@@ -49,6 +49,7 @@ type sealedRow struct {
 	Key     string `db:"key"`
 	Address string `db:"address"`
 	Sealed  []byte `db:"sealed"`
+	InKMS   bool   `db:"in_kms"`
 }
 
 // sealedValues decodes the rows of a sealed page.
@@ -59,7 +60,7 @@ func sealedValues(kind engine.SealedKind, rows []sealedRow) ([]engine.SealedValu
 		if err != nil {
 			return nil, fmt.Errorf("read %s: row %s: %w", kind, r.ID, err)
 		}
-		out[i] = engine.SealedValue{ID: r.ID, Key: r.Key, Address: addr, Sealed: r.Sealed}
+		out[i] = engine.SealedValue{ID: r.ID, Key: r.Key, Address: addr, Sealed: r.Sealed, InKMS: r.InKMS}
 	}
 	return out, nil
 }
@@ -88,7 +89,7 @@ func (s *Store) SealedValues(ctx context.Context, kind engine.SealedKind, afterI
 // does not page through every user.
 func (s *Store) PlainCallbackSecrets(ctx context.Context, limit int) ([]engine.SealedValue, error) {
 	var rows []sealedRow
-	if err := s.r.Select(ctx, &rows, `SELECT id, '' AS key, '' AS address, callback_secret AS sealed FROM users
+	if err := s.r.Select(ctx, &rows, `SELECT id, '' AS key, '' AS address, callback_secret AS sealed, FALSE AS in_kms FROM users
 		WHERE substr(callback_secret, 1, 1) = ? ORDER BY id LIMIT ?`, []byte{engine.PlainVersion}, limit); err != nil {
 		return nil, s.wrap(err, "read plain callback secrets")
 	}

@@ -103,6 +103,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"NetworkFence", testNetworkFence},
 		{"SealedValues", testSealedValues},
 		{"KeyRotation", testKeyRotation},
+		{"KMSAccounts", testKMSAccounts},
 		{"SubscriptionRoundTrip", testSubscriptionRoundTrip},
 		{"ListSubscriptions", testListSubscriptions},
 		{"DeleteSubscription", testDeleteSubscription},

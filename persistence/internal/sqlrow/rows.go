@@ -76,16 +76,17 @@ func (r *User[T]) User() (*engine.User, error) {
 }
 
 // AccountColumns are the columns of accounts, inserted and read.
-const AccountColumns = `id, owner, address, is_default, encrypted_key, created`
+const AccountColumns = `id, owner, address, is_default, encrypted_key, kms_key_id, created`
 
 // Account is a row of accounts.
 type Account[T TimeColumn] struct {
-	ID           string `db:"id"`
-	Owner        string `db:"owner"`
-	Address      string `db:"address"`
-	Default      bool   `db:"is_default"`
-	EncryptedKey []byte `db:"encrypted_key"`
-	Created      T      `db:"created"`
+	ID           string         `db:"id"`
+	Owner        string         `db:"owner"`
+	Address      string         `db:"address"`
+	Default      bool           `db:"is_default"`
+	EncryptedKey []byte         `db:"encrypted_key"`
+	KMSKeyID     sql.NullString `db:"kms_key_id"`
+	Created      T              `db:"created"`
 }
 
 // Account converts the row.
@@ -104,6 +105,7 @@ func (r *Account[T]) Account() (*engine.Account, error) {
 		Address:      addr,
 		Default:      r.Default,
 		EncryptedKey: r.EncryptedKey,
+		KMSKeyID:     r.KMSKeyID.String,
 		Created:      created,
 	}, nil
 }

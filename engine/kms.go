@@ -1,0 +1,326 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// Accounts whose key lives in AWS KMS (docs/kms.md). The engine speaks to
+// KMS through KMSClient, which engine/kms implements with the AWS SDK, so
+// the engine itself does not depend on it.
+
+// KMS key properties an account's key must have.
+const (
+	// KMSKeySpec is the key spec of an Ethereum key in KMS.
+	KMSKeySpec = "ECC_SECG_P256K1"
+	// KMSKeyUsage is the key usage it must have.
+	KMSKeyUsage = "SIGN_VERIFY"
+)
+
+// KMSKey describes a KMS key (DescribeKey).
+type KMSKey struct {
+	// ARN is the key's ARN, which names it in every later call.
+	ARN string
+	// Spec (KeySpec) and Usage (KeyUsage) as KMS says them.
+	Spec, Usage string
+	// Enabled is whether the key's state is Enabled.
+	Enabled bool
+}
+
+// KMSClient is the part of AWS KMS the engine uses. Its errors are
+// *KMSError, which say what kind of fault each is.
+type KMSClient interface {
+	// CreateKey creates a secp256k1 signing key (KMSKeySpec, KMSKeyUsage)
+	// and returns its ARN.
+	CreateKey(ctx context.Context, description string) (string, error)
+	// DescribeKey describes the key named by a key id, ARN or alias.
+	DescribeKey(ctx context.Context, keyID string) (KMSKey, error)
+	// PublicKey returns the key's public key as a DER SubjectPublicKeyInfo.
+	PublicKey(ctx context.Context, keyID string) ([]byte, error)
+	// Sign signs a 32-byte digest (ECDSA_SHA_256, message type DIGEST)
+	// and returns the DER signature.
+	Sign(ctx context.Context, keyID string, digest []byte) ([]byte, error)
+}
+
+// KMSFault says what kind of fault a KMS error is.
+type KMSFault int
+
+// The faults of KMS.
+const (
+	// KMSUnavailable: no answer, a transport failure or a KMS internal
+	// error; the call may succeed later (the account is held meanwhile).
+	KMSUnavailable KMSFault = iota
+	// KMSThrottled: KMS refused the call for its request quota; retried
+	// with backoff.
+	KMSThrottled
+	// KMSDenied: the service's credentials may not use the key, or the
+	// key is disabled or pending deletion; a transaction fails with
+	// TxKeyAccessDenied.
+	KMSDenied
+	// KMSNotFound: no such key or alias.
+	KMSNotFound
+	// KMSInvalid: KMS refused the request as invalid (e.g. a key whose
+	// usage does not allow signing).
+	KMSInvalid
+)
+
+// String names the fault.
+func (f KMSFault) String() string {
+	switch f {
+	case KMSThrottled:
+		return "throttled"
+	case KMSDenied:
+		return "access denied"
+	case KMSNotFound:
+		return "not found"
+	case KMSInvalid:
+		return "invalid request"
+	}
+	return "unavailable"
+}
+
+// KMSError is an error of a KMS call.
+type KMSError struct {
+	Fault KMSFault
+	// Op is the KMS operation (Sign, DescribeKey...).
+	Op  string
+	Err error
+}
+
+// Error implements error.
+func (e *KMSError) Error() string {
+	return fmt.Sprintf("KMS %s: %s: %v", e.Op, e.Fault, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *KMSError) Unwrap() error { return e.Err }
+
+// KMSFaultOf returns the fault of a KMS error in err's chain; an error
+// that is not one (a deadline, a cancelled call) is KMSUnavailable.
+func KMSFaultOf(err error) KMSFault {
+	var e *KMSError
+	if errors.As(err, &e) {
+		return e.Fault
+	}
+	return KMSUnavailable
+}
+
+// IsKMSError reports whether err's chain holds a *KMSError.
+func IsKMSError(err error) bool {
+	var e *KMSError
+	return errors.As(err, &e)
+}
+
+// KMSOptions tunes a KMSSigner.
+type KMSOptions struct {
+	// Concurrency bounds the Sign calls in flight, over every account.
+	Concurrency int
+	// CallTimeout bounds each KMS call.
+	CallTimeout time.Duration
+	// Retries is how many times a throttled Sign is tried again.
+	Retries int
+	// Backoff is the first pause after a throttled call; it doubles at
+	// each retry (with jitter).
+	Backoff time.Duration
+}
+
+// withDefaults fills the zero fields of o.
+func (o KMSOptions) withDefaults() KMSOptions {
+	if o.Concurrency < 1 {
+		o.Concurrency = 32
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 5 * time.Second
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 50 * time.Millisecond
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	}
+	return o
+}
+
+// KMSSigner signs the transactions of accounts whose key lives in KMS
+// (Account.KMSKeyID) and creates or attaches such accounts.
+type KMSSigner struct {
+	client KMSClient
+	opts   KMSOptions
+	// slots bounds the Sign calls in flight (opts.Concurrency).
+	slots chan struct{}
+}
+
+// NewKMSSigner returns the signer of KMS accounts through client.
+func NewKMSSigner(client KMSClient, opts KMSOptions) *KMSSigner {
+	opts = opts.withDefaults()
+	return &KMSSigner{client: client, opts: opts, slots: make(chan struct{}, opts.Concurrency)}
+}
+
+// Concurrency is the bound of Sign calls in flight.
+func (k *KMSSigner) Concurrency() int { return k.opts.Concurrency }
+
+// SignTx implements Signer for an account whose key is in KMS: the
+// transaction's signing hash goes to KMS Sign, and the DER signature comes
+// back as Ethereum's, checked to recover the account's address.
+func (k *KMSSigner) SignTx(ctx context.Context, acct *Account, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
+	if acct.KMSKeyID == "" {
+		return nil, fmt.Errorf("account %s: its key is not in KMS", acct.ID)
+	}
+	signer := types.LatestSignerForChainID(chainID)
+	h := signer.Hash(tx)
+	der, err := k.sign(ctx, acct.KMSKeyID, h[:])
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", acct.ID, err)
+	}
+	sig, err := EthereumSignature(h[:], der, acct.Address)
+	if err != nil {
+		return nil, fmt.Errorf("account %s: KMS key %s: %w", acct.ID, acct.KMSKeyID, err)
+	}
+	signed, err := tx.WithSignature(signer, sig)
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", acct.ID, err)
+	}
+	return signed, nil
+}
+
+// sign calls KMS Sign within the concurrency bound, each call within
+// CallTimeout, trying a throttled call again after a backoff.
+func (k *KMSSigner) sign(ctx context.Context, keyID string, digest []byte) ([]byte, error) {
+	select {
+	case k.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, &KMSError{Fault: KMSUnavailable, Op: "Sign", Err: ctx.Err()}
+	}
+	defer func() { <-k.slots }()
+	pause := k.opts.Backoff
+	for attempt := 0; ; attempt++ {
+		der, err := k.call(ctx, func(ctx context.Context) ([]byte, error) { return k.client.Sign(ctx, keyID, digest) })
+		if err == nil || KMSFaultOf(err) != KMSThrottled || attempt >= k.opts.Retries {
+			return der, err
+		}
+		wait := pause/2 + rand.N(pause) // jitter: [pause/2, 3·pause/2)
+		pause *= 2
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		}
+	}
+}
+
+// call runs one KMS call within CallTimeout; a call that ran out of time
+// is KMSUnavailable.
+func (k *KMSSigner) call(ctx context.Context, f func(context.Context) ([]byte, error)) ([]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, k.opts.CallTimeout)
+	defer cancel()
+	out, err := f(cctx)
+	if err != nil && !IsKMSError(err) {
+		err = &KMSError{Fault: KMSUnavailable, Op: "Sign", Err: err}
+	}
+	return out, err
+}
+
+// NewKMSAccount creates a key in KMS and returns an Account (without id,
+// owner or timestamps) that signs with it.
+func (k *KMSSigner) NewKMSAccount(ctx context.Context, description string) (*Account, error) {
+	cctx, cancel := context.WithTimeout(ctx, k.opts.CallTimeout)
+	arn, err := k.client.CreateKey(cctx, description)
+	cancel()
+	if err != nil {
+		return nil, kmsRequestError("create a key", err)
+	}
+	return k.AttachKMSKey(ctx, arn)
+}
+
+// AttachKMSKey returns an Account (without id, owner or timestamps) that
+// signs with the existing KMS key keyID (a key id, ARN or alias): the key
+// must be enabled, ECC_SECG_P256K1 and SIGN_VERIFY. Bad keys are
+// invalid_argument on field custody.keyId; a KMS that does not answer is
+// unavailable.
+func (k *KMSSigner) AttachKMSKey(ctx context.Context, keyID string) (*Account, error) {
+	cctx, cancel := context.WithTimeout(ctx, k.opts.CallTimeout)
+	defer cancel()
+	key, err := k.client.DescribeKey(cctx, keyID)
+	if err != nil {
+		return nil, kmsRequestError("key "+keyID, err)
+	}
+	switch {
+	case key.Spec != KMSKeySpec:
+		return nil, Invalid(kmsKeyField, "KMS key %s has key spec %s; an Ethereum account needs %s", keyID, key.Spec, KMSKeySpec)
+	case key.Usage != KMSKeyUsage:
+		return nil, Invalid(kmsKeyField, "KMS key %s has key usage %s; an Ethereum account needs %s", keyID, key.Usage, KMSKeyUsage)
+	case !key.Enabled:
+		return nil, Invalid(kmsKeyField, "KMS key %s is not enabled", keyID)
+	}
+	der, err := k.client.PublicKey(cctx, key.ARN)
+	if err != nil {
+		return nil, kmsRequestError("key "+keyID, err)
+	}
+	addr, err := AddressFromSPKI(der)
+	if err != nil {
+		return nil, Invalid(kmsKeyField, "KMS key %s: %v", keyID, err)
+	}
+	return &Account{Address: addr, KMSKeyID: key.ARN}, nil
+}
+
+// kmsKeyField is the request field that names a KMS key.
+const kmsKeyField = "custody.keyId"
+
+// kmsRequestError is the API's error for a KMS failure while an account
+// is created or attached (what): the caller's fault is invalid_argument,
+// the KMS's unavailable.
+func kmsRequestError(what string, err error) error {
+	switch KMSFaultOf(err) {
+	case KMSNotFound:
+		return Invalid(kmsKeyField, "%s: no such KMS key or alias", what)
+	case KMSDenied:
+		return Invalid(kmsKeyField, "%s: the service may not use this KMS key (access denied, disabled or pending deletion)", what)
+	case KMSInvalid:
+		return Invalid(kmsKeyField, "%s: KMS refused the request: %v", what, errors.Unwrap(err))
+	}
+	return fmt.Errorf("%w: %w", Errorf(CodeUnavailable, "", "KMS did not answer (%s); try again", what), err)
+}
+
+// Custody signs each account's transactions where its key lives: in KMS
+// when the account names a KMS key, else with its key sealed by the local
+// KeySealer. KMS may be nil (not configured): a KMS account's transactions
+// then wait, as for a KMS that does not answer.
+type Custody struct {
+	Local *KeySealer
+	KMS   *KMSSigner
+}
+
+// SignTx implements Signer.
+func (c *Custody) SignTx(ctx context.Context, acct *Account, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
+	if acct.KMSKeyID == "" {
+		return c.Local.SignTx(ctx, acct, tx, chainID)
+	}
+	if c.KMS == nil {
+		return nil, fmt.Errorf("account %s: %w", acct.ID, &KMSError{Fault: KMSUnavailable, Op: "Sign", Err: errors.New("its key is in KMS and kms is not configured")})
+	}
+	return c.KMS.SignTx(ctx, acct, tx, chainID)
+}
+
+// SignConcurrency implements ConcurrentSigner: the KMS bound for a KMS
+// account, 1 (sequential) for a local key.
+func (c *Custody) SignConcurrency(acct *Account) int {
+	if acct.KMSKeyID != "" && c.KMS != nil {
+		return c.KMS.Concurrency()
+	}
+	return 1
+}
+
+// ConcurrentSigner is a Signer that may sign several transactions of one
+// account at once: the sender signs a batch with up to SignConcurrency
+// calls in flight.
+type ConcurrentSigner interface {
+	SignConcurrency(acct *Account) int
+}
