@@ -6,17 +6,14 @@
 package gethtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"math/big"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -219,44 +216,4 @@ func (n *Node) fund(addr common.Address, value *big.Int) error {
 // Binary returns the path of a geth to run: geth on PATH, else
 // <module root>/.cache/bin/geth, which it builds with go install the first
 // time. A file lock keeps concurrent test binaries from building twice.
-func Binary() (string, error) {
-	if p, err := exec.LookPath("geth"); err == nil {
-		return p, nil
-	}
-	root, err := toolcache.ModuleRoot()
-	if err != nil {
-		return "", err
-	}
-	binDir := filepath.Join(root, ".cache", "bin")
-	bin := filepath.Join(binDir, "geth")
-	if toolcache.IsExecutable(bin) {
-		return bin, nil
-	}
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return "", fmt.Errorf("cache dir: %w", err)
-	}
-	lock, err := os.OpenFile(filepath.Join(root, ".cache", "geth-build.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("build lock: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("build lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
-	// Another test binary may have built it while we waited.
-	if toolcache.IsExecutable(bin) {
-		return bin, nil
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("go", "install", Package)
-	cmd.Env = append(os.Environ(), "GOBIN="+binDir)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("geth not on PATH nor in %s, and `go install %s` failed: %v\n%s", binDir, Package, err, toolcache.LastLines(out.String(), 20))
-	}
-	if !toolcache.IsExecutable(bin) {
-		return "", fmt.Errorf("go install %s did not produce %s", Package, bin)
-	}
-	return bin, nil
-}
+func Binary() (string, error) { return toolcache.GoInstall("geth", Package) }

@@ -7,7 +7,6 @@
 package kmstest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -15,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -138,45 +136,6 @@ func dial(ctx context.Context, port int) error {
 // <module root>/.cache/bin/local-kms, which it builds with go install the
 // first time. A file lock keeps concurrent test binaries from building
 // twice.
-func Binary() (string, error) {
-	if p, err := exec.LookPath("local-kms"); err == nil {
-		return p, nil
-	}
-	root, err := toolcache.ModuleRoot()
-	if err != nil {
-		return "", err
-	}
-	binDir := filepath.Join(root, ".cache", "bin")
-	bin := filepath.Join(binDir, "local-kms")
-	if toolcache.IsExecutable(bin) {
-		return bin, nil
-	}
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return "", fmt.Errorf("cache dir: %w", err)
-	}
-	lock, err := os.OpenFile(filepath.Join(root, ".cache", "local-kms-build.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("build lock: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("build lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
-	if toolcache.IsExecutable(bin) {
-		return bin, nil
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("go", "install", Package)
-	cmd.Env = append(os.Environ(), "GOBIN="+binDir)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("local-kms not on PATH nor in %s, and `go install %s` failed: %v\n%s", binDir, Package, err, toolcache.LastLines(out.String(), 20))
-	}
-	if !toolcache.IsExecutable(bin) {
-		return "", fmt.Errorf("go install %s did not produce %s", Package, bin)
-	}
-	return bin, nil
-}
+func Binary() (string, error) { return toolcache.GoInstall("local-kms", Package) }
 
 var _ engine.KMSClient = (*enginekms.Client)(nil)

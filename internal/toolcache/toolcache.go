@@ -1,8 +1,8 @@
 // Package toolcache holds what the test harnesses that install a tool into
-// <module root>/.cache share (internal/gethtest, internal/hardhattest,
+// <module root>/.cache share (internal/gethtest, internal/kmstest, internal/hardhattest,
 // internal/etcdtest, client's TypeScript check): finding the module root,
 // telling an executable, quoting the tail of an installer's output, and
-// installing pinned npm packages with `npm ci`.
+// installing pinned Go commands (`go install`) and npm packages (`npm ci`).
 package toolcache
 
 import (
@@ -149,4 +149,50 @@ func installID(files map[string][]byte) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// GoInstall returns the path of the command name: name on PATH, else
+// <module root>/.cache/bin/name, which it builds with `go install pkg` (a
+// pinned module@version) the first time. A file lock keeps concurrent test
+// binaries from building twice.
+func GoInstall(name, pkg string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	binDir := filepath.Join(root, ".cache", "bin")
+	bin := filepath.Join(binDir, name)
+	if IsExecutable(bin) {
+		return bin, nil
+	}
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return "", fmt.Errorf("cache dir: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(root, ".cache", name+"-build.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("build lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("build lock: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
+	// Another test binary may have built it while we waited.
+	if IsExecutable(bin) {
+		return bin, nil
+	}
+	var out bytes.Buffer
+	cmd := exec.Command("go", "install", pkg)
+	cmd.Env = append(os.Environ(), "GOBIN="+binDir)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s not on PATH nor in %s, and `go install %s` failed: %v\n%s", name, binDir, pkg, err, LastLines(out.String(), 20))
+	}
+	if !IsExecutable(bin) {
+		return "", fmt.Errorf("go install %s did not produce %s", pkg, bin)
+	}
+	return bin, nil
 }
