@@ -103,7 +103,6 @@ func open(ctx context.Context, path string, upTo int) (*Store, error) {
 	r.SetConnMaxIdleTime(5 * time.Minute)
 
 	s := &Store{Store: sqlstore.New(dialect{}, w, r), w: w, r: r}
-	s.OneWriter()
 	if err := s.migrate(ctx, upTo); err != nil {
 		_ = s.Close()
 		return nil, err

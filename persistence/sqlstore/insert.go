@@ -84,7 +84,7 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 			return s.aloneError(s.wrap(err, "%s", what()))
 		}
 	}
-	return s.inTxAs(ctx, true, func(tx Conn) error {
+	return s.inTx(ctx, func(tx Conn) error {
 		if err := s.insertTxRows(ctx, tx, ins, rows, txs); err != nil {
 			return err
 		}

@@ -128,9 +128,6 @@ type Store struct {
 	stmts  map[string]*sqlx.Stmt
 	// closers release the pools, in order.
 	closers []func() error
-	// gate orders the write transactions where the database has one writer
-	// (OneWriter); nil: database/sql's pool alone.
-	gate *writeGate
 }
 
 // New returns the store over the write pool w and the read pool r (the same
@@ -146,12 +143,6 @@ func New(d Dialect, w, r *sqlx.DB) *Store {
 	}
 	return s
 }
-
-// OneWriter tells the store that its database runs one write transaction at
-// a time (SQLite): its write transactions then pass through a gate that
-// serves accepts (InsertTransactions) and the other writers in turn (see
-// writeGate). Call it before the store is used.
-func (s *Store) OneWriter() { s.gate = &writeGate{} }
 
 // Writer returns the write pool.
 func (s *Store) Writer() Conn { return s.w }
@@ -279,21 +270,9 @@ func (c Conn) Raw() sqlx.ExtContext { return c.x }
 // inTx runs fn in a write transaction and commits it when fn returns nil;
 // otherwise it rolls back and returns fn's error (engine.NotCommitted).
 func (s *Store) inTx(ctx context.Context, fn func(tx Conn) error) error {
-	return s.inTxAs(ctx, false, fn)
-}
-
-// inTxAs is inTx; accept says the transaction stores accepted transfers,
-// which the write gate (OneWriter) serves in turn with the other writers.
-func (s *Store) inTxAs(ctx context.Context, accept bool, fn func(tx Conn) error) error {
 	db, ok := s.w.x.(*sqlx.DB)
 	if !ok {
 		return fmt.Errorf("%s: begin: the write pool is a transaction", s.d.Name())
-	}
-	if s.gate != nil {
-		if err := s.gate.acquire(ctx, accept); err != nil {
-			return engine.NotCommitted(s.wrap(err, "begin"))
-		}
-		defer s.gate.release()
 	}
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
