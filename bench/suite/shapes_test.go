@@ -195,7 +195,10 @@ func benchShapes(t *testing.T, b bins, logf func(string, ...any)) []benchtable.R
 
 	emb := startService(t, b.txengine, t.TempDir())
 	defer emb.stop()
-	return append(rows, shapeRows(t, b, logf, "emb", "on the embedded default", emb, nil)...)
+	rows = append(rows, shapeRows(t, b, logf, "emb", "on the embedded default", emb, nil)...)
+	// Issue 28: breadth beside depth on the embedded default, as `make run`
+	// starts it (400 × 10 beside 1 × 4,000; 1,000 × 10 beside 1 × 10,000).
+	return append(rows, embBreadthRows(t, b, logf, emb)...)
 }
 
 // shapeRows runs the shapes on svc (txload with loadArgs more); ec (nil:
