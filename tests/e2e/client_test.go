@@ -377,6 +377,21 @@ func TestGeneratedClientEveryOperation(t *testing.T) {
 		expect(t, "user token", err, r3, 201)
 		r4, err := c.SetUserLimitsWithResponse(ctx, user.Id, nil, api.RateLimits{PerSecond: 100, PerHour: 1000})
 		expect(t, "user limits", err, r4, 200)
+		r5, err := c.ListUserTokensWithResponse(ctx, user.Id, nil)
+		expect(t, "list user tokens", err, r5, 200)
+		if n := len(r5.JSON200.Data); n != 2 {
+			t.Fatalf("list user tokens: %d tokens, want 2 (the one of POST /users and the one added)", n)
+		}
+		r6, err := c.RevokeUserTokenWithResponse(ctx, user.Id, r5.JSON200.Data[0].Id.String(), nil)
+		expect(t, "revoke user token", err, r6, 200)
+		if d := r6.JSON200.Data; d.Id != r5.JSON200.Data[0].Id || d.Current || d.Revoked == nil {
+			t.Fatalf("revoke user token: answered %+v, want token %s, not current, with revoked set", d, r5.JSON200.Data[0].Id)
+		}
+		r7, err := c.ListUserTokensWithResponse(ctx, user.Id, nil)
+		expect(t, "list user tokens", err, r7, 200)
+		if n := len(r7.JSON200.Data); n != 1 || r7.JSON200.Data[0].Id == r5.JSON200.Data[0].Id {
+			t.Fatalf("list user tokens after the revocation: %+v, want only %s", r7.JSON200.Data, r5.JSON200.Data[1].Id)
+		}
 	}
 
 	// Subscriptions.
