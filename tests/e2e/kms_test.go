@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -148,30 +147,7 @@ func TestKMSKillDuringBurst(t *testing.T) {
 	}
 	args := []string{"--config", cfg}
 	s, tok, acct, node, env, dir := kmsSetup(t, kmsChains()[0], "100000000", args...)
-	const n = 80
-	type sent struct {
-		id, to string
-		value  int
-	}
-	var (
-		mu       sync.Mutex
-		accepted []sent
-		wg       sync.WaitGroup
-	)
-	for i := range n {
-		to, value := randomAddress(), 1000+i
-		wg.Go(func() {
-			r := s.call("POST", "/tokens/"+tok+"/transfers", s.Token, map[string]any{"to": to, "value": fmt.Sprint(value), "from": acct["id"]})
-			if r.Status != 202 {
-				t.Errorf("transfer %d: %d %s", value, r.Status, r.Raw)
-				return
-			}
-			mu.Lock()
-			accepted = append(accepted, sent{id: r.Body["data"].(map[string]any)["id"].(string), to: to, value: value})
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	accepted := sendBurst(t, s, tok, 80, map[string]any{"from": acct["id"]})
 	if t.Failed() {
 		return
 	}
@@ -192,32 +168,10 @@ func TestKMSKillDuringBurst(t *testing.T) {
 	t.Logf("killed with %d of %d transfers mined", atKill, len(accepted))
 
 	s2 := startServiceArgs(t, dir, args, env...)
-	nonces := map[float64]string{}
-	for _, a := range accepted {
-		tx := s2.waitTerminal(a.id, s2.Token, 120*time.Second)
-		if tx["status"] != "completed" {
-			t.Fatalf("transfer %s ended %v: %v", a.id, tx["status"], tx["error"])
-		}
-		nonce := tx["nonce"].(float64)
-		if other, dup := nonces[nonce]; dup {
-			t.Fatalf("transfers %s and %s share nonce %v", other, a.id, nonce)
-		}
-		nonces[nonce] = a.id
-	}
+	checkBurstCompletedOnce(t, s2, tok, accepted, 120*time.Second)
 	chainNonce, err := node.NonceAt(t.Context(), addr, nil)
 	if err != nil || chainNonce != uint64(len(accepted)) {
 		t.Fatalf("the node's nonce of the KMS account is %d (%v), want %d: a transaction was sent twice or lost", chainNonce, err, len(accepted))
-	}
-	for i := range len(accepted) {
-		if _, ok := nonces[float64(i)]; !ok {
-			t.Fatalf("nonces are not 0..%d: %d missing", len(accepted)-1, i)
-		}
-	}
-	for _, a := range accepted {
-		got := s2.must(200, "GET", "/tokens/"+tok+"/balances/"+strings.ToLower(a.to), s2.Token, nil)
-		if got != fmt.Sprint(a.value) {
-			t.Fatalf("%s holds %v, want exactly %d", a.to, got, a.value)
-		}
 	}
 }
 
