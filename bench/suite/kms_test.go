@@ -8,7 +8,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -116,11 +115,7 @@ func kmsBurst(t *testing.T, b bins, n int, endpoint string, srv *kmstest.Server,
 	if endpoint != "" {
 		env = append(append(env, srv.Env()...), "TXENGINE_KMS_ENABLED=true", "TXENGINE_KMS_ENDPOINT="+endpoint, "TXENGINE_KMS_REGION="+kmstest.Region)
 	}
-	deploy := exec.Command(b.txengine, "token", "deploy", "--network", "geth", "--name", "Bench Token", "--symbol", "BT", "--supply", "1000000000000000000000000")
-	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
-	if out, err := deploy.CombinedOutput(); err != nil {
-		t.Fatalf("token deploy: %v\n%s", err, out)
-	}
+	deployToken(t, b.txengine, dir, "Bench Token", "BT", env)
 	svc := startService(t, b.txengine, dir, env...)
 	defer svc.stop()
 	ec, err := ethclient.Dial(node.WSURL)

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -66,11 +65,7 @@ func startGethStackOn(t *testing.T, node *gethtest.Node, bin string, env []strin
 		"TXENGINE_NETWORK_HTTP_URL=" + node.HTTPURL, "TXENGINE_NETWORK_WS_URL=" + node.WSURL,
 		"TXENGINE_NETWORK_FAUCET_KEY=" + hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
 	}, env...)
-	deploy := exec.Command(bin, "token", "deploy", "--network", "geth", "--name", "Bench Token", "--symbol", "BT", "--supply", "1000000000000000000000000")
-	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
-	if o, err := deploy.CombinedOutput(); err != nil {
-		t.Fatalf("token deploy: %v\n%s", err, o)
-	}
+	deployToken(t, bin, dir, "Bench Token", "BT", env)
 	svc := startService(t, bin, dir, env...)
 	ec, err := ethclient.Dial(node.WSURL)
 	if err != nil {

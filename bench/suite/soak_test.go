@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,11 +89,7 @@ func TestSoak(t *testing.T) {
 		"TXENGINE_NETWORK_FAUCET_KEY=" + hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
 		"TXENGINE_CALLBACKS_ALLOW_PRIVATE=true",
 	}
-	deploy := exec.Command(b.txengine, "token", "deploy", "--network", "geth", "--name", "Soak Token", "--symbol", "SOAK", "--supply", "1000000000000000000000000")
-	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
-	if out, err := deploy.CombinedOutput(); err != nil {
-		t.Fatalf("token deploy: %v\n%s", err, out)
-	}
+	deployToken(t, b.txengine, dir, "Soak Token", "SOAK", env)
 	svc := startService(t, b.txengine, dir, env...)
 	defer svc.stop()
 

@@ -222,11 +222,7 @@ func benchGeth(t *testing.T, b bins, logf func(string, ...any)) (rows, idle []be
 		"TXENGINE_NETWORK_FAUCET_KEY="+hex.EncodeToString(crypto.FromECDSA(node.FaucetKey)),
 		"TXENGINE_IN_FLIGHT="+cmp.Or(os.Getenv("TXENGINE_BENCH_P2_IN_FLIGHT"), p2InFlight),
 	)
-	deploy := exec.Command(b.txengine, "token", "deploy", "--network", "geth", "--name", "Bench Token", "--symbol", "BT", "--supply", "1000000000000000000000000")
-	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dir), env...)
-	if out, err := deploy.CombinedOutput(); err != nil {
-		t.Fatalf("token deploy: %v\n%s", err, out)
-	}
+	deployToken(t, b.txengine, dir, "Bench Token", "BT", env)
 	svc := startService(t, b.txengine, dir, env...)
 	defer svc.stop()
 	ec, err := ethclient.Dial(node.WSURL)
@@ -712,6 +708,18 @@ func loadRun(txload, url, token string, args ...string) (loadReport, error) {
 type service struct {
 	*servicetest.Process
 	url, token string
+}
+
+// deployToken deploys an ERC-20 named name (symbol, supply 10^24 base
+// units) on the network geth with the service's own `token deploy`, in the
+// data dir dataDir, with the service's environment env.
+func deployToken(t *testing.T, bin, dataDir, name, symbol string, env []string) {
+	t.Helper()
+	deploy := exec.Command(bin, "token", "deploy", "--network", "geth", "--name", name, "--symbol", symbol, "--supply", "1000000000000000000000000")
+	deploy.Env = append(append(os.Environ(), "TXENGINE_DATA_DIR="+dataDir), env...)
+	if out, err := deploy.CombinedOutput(); err != nil {
+		t.Fatalf("token deploy: %v\n%s", err, out)
+	}
 }
 
 // startService starts txengine serve on dataDir (embedded default unless
