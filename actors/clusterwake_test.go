@@ -72,6 +72,16 @@ func TestClusterAcceptedWakeSkipsFullWindow(t *testing.T) {
 // grain's node sends none for its own grain; the transactions complete.
 func TestClusterWakesCrossInBatches(t *testing.T) {
 	f := newClusterFixture(t, 2)
+	// The grain's placement follows the membership: let both members agree
+	// on it first, or a member that joins late can move the grain onto the
+	// node this test takes for the one without it.
+	settle := time.Now().Add(30 * time.Second)
+	for !f.systems[0].MembershipSettled() || !f.systems[1].MembershipSettled() {
+		if time.Now().After(settle) {
+			t.Fatal("the members' views of the cluster did not settle in 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	ids := f.submitOn(0, 1)
 	f.waitCompleted(ids, 60*time.Second)
 	var owner string
