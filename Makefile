@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: local-kms bench-kms build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-events bench-k6 contracts proto client clean soak
+.PHONY: local-kms bench-kms build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-events bench-k6 contracts proto client clean soak docs-graph
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -151,7 +151,7 @@ vet:
 bench:
 	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 60m -run '^TestBench$$' ./bench/suite/
 
-## bench-go: the Go micro-benchmarks README quotes (hot path, store writes; PostgreSQL ones start a
+## bench-go: the Go micro-benchmarks docs/performance.md quotes (hot path, store writes; PostgreSQL ones start a
 ## throwaway cluster), written to bench/results/go-bench.txt with the machine and date.
 bench-go:
 	@{ echo "# $$(date -u '+%Y-%m-%d %H:%M UTC'), $$(nproc) cores, $$(go version)"; \
@@ -230,6 +230,11 @@ proto:
 ## is committed; client's TestClientUpToDate fails when it is stale.
 client:
 	$(GO) tool oapi-codegen -config client/oapi-codegen.yaml http/openapi.json
+
+## docs-graph: regenerate docs/packages.md, the package graph, from the imports (internal/tools/pkggraph;
+## its test fails when the page is out of date)
+docs-graph:
+	$(GO) run ./internal/tools/pkggraph -o docs/packages.md
 
 clean:
 	rm -rf bin

@@ -2199,7 +2199,7 @@ type ClientInterface interface {
 
 	// Metrics Prometheus metrics
 	//
-	// The service's metrics in the Prometheus text exposition format (README, "Operations"). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
+	// The service's metrics in the Prometheus text exposition format (docs/operations.md#metrics). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	Metrics(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2955,7 +2955,7 @@ func (c *Client) Healthz(ctx context.Context, params *HealthzParams, reqEditors 
 
 // Metrics Prometheus metrics
 //
-// The service's metrics in the Prometheus text exposition format (README, "Operations"). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
+// The service's metrics in the Prometheus text exposition format (docs/operations.md#metrics). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
 //
 // Corresponds with GET /metrics (the `Metrics` operationId).
 func (c *Client) Metrics(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6886,7 +6886,7 @@ type ClientWithResponsesInterface interface {
 
 	// MetricsWithResponse Prometheus metrics
 	//
-	// The service's metrics in the Prometheus text exposition format (README, "Operations"). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
+	// The service's metrics in the Prometheus text exposition format (docs/operations.md#metrics). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -15199,7 +15199,7 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, params *H
 
 // MetricsWithResponse Prometheus metrics
 //
-// The service's metrics in the Prometheus text exposition format (README, "Operations"). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
+// The service's metrics in the Prometheus text exposition format (docs/operations.md#metrics). No API token: by default no authentication; when `metrics.tokenFile` is set, the bearer token in that file is required (`Authorization: Bearer <metrics token>`; API tokens do not open it) and its absence is 401 `unauthenticated`. When `metrics.listen` names a separate address, the metrics are served there and this route answers 404 `not_found`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -1,8 +1,8 @@
 package engine
 
 // ABI codec, encoding side: parsing JSON ABIs, resolving methods by name or
-// signature, and turning the API's JSON `arg` into call data (API.md,
-// "Contracts" → "ABI values").
+// signature, and turning the API's JSON `arg` into call data
+// (docs/api-decisions.md#contracts, "ABI values").
 //
 // JSON encoding of ABI values, in both directions:
 //

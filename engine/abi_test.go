@@ -560,7 +560,7 @@ func TestDecodeLog(t *testing.T) {
 		t.Errorf("returnValues = %s, want %s", got, want)
 	}
 	// Event.Address is a common.Address, which encodes in lower case; the
-	// checksummed form is the HTTP layer's business (API.md, "Conventions").
+	// checksummed form is the HTTP layer's business (docs/api-decisions.md#conventions).
 	if got := abiTestMarshal(t, ev); !strings.Contains(got, `"logIndex":7`) || !strings.Contains(got, `"blockNumber":1234`) {
 		t.Errorf("event JSON = %s", got)
 	}

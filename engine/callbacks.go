@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Callbacks (API.md, "Callbacks"): when a transaction reaches completed or
+// Callbacks (docs/api-decisions.md#callbacks): when a transaction reaches completed or
 // failed, the store that makes the transition inserts one outbox row per
 // callback URL in the same database transaction (see TxStore). A Dispatcher
 // then POSTs {"transaction": <as GET /transactions/{id}>} to each URL, at
@@ -194,7 +194,7 @@ type Backoff struct {
 	Jitter float64
 }
 
-// DefaultBackoff returns the schedule of API.md: from 1 s doubling, at most
+// DefaultBackoff returns the schedule of docs/api-decisions.md#callbacks: from 1 s doubling, at most
 // 1 h per wait, at least 24 h in all, jitter 10%. That is 39 attempts
 // (waits of 1 s to 2048 s, then 26 of about an hour; 24.1 to 27.1 h).
 func DefaultBackoff() Backoff {

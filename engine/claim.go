@@ -8,7 +8,7 @@ import (
 
 // Claim decides, between a request that waits for its transaction's group
 // commit and the committer, who gets the last word: an error response
-// must mean that nothing was stored (API.md), so a waiter whose time is up
+// must mean that nothing was stored (docs/api-decisions.md#errors), so a waiter whose time is up
 // may answer "not accepted" only if its transaction will never be written.
 //
 // A Claim starts queued. The committer takes it (Take) when it puts the

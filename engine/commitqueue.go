@@ -17,7 +17,7 @@ import (
 // fsync each. The queue has one writer: while it commits, the batches of
 // other actors wait, and the next commit takes all of them.
 //
-// An error means nothing was stored (API.md), and the queue keeps that
+// An error means nothing was stored (docs/api-decisions.md#errors), and the queue keeps that
 // promise in three places:
 //   - A transaction whose Claim was abandoned (its waiter's deadline
 //     passed while it waited here) is dropped when the writer takes the

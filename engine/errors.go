@@ -9,7 +9,7 @@ import (
 // status in one table; the engine never speaks HTTP.
 type Code string
 
-// Error codes of the API contract (API.md, "Errors").
+// Error codes of the API contract (docs/api-decisions.md#errors).
 const (
 	CodeInvalidJSON     Code = "invalid_json"
 	CodeInvalidArgument Code = "invalid_argument"
@@ -104,7 +104,7 @@ func IsNotFound(err error) bool { return ErrorCode(err) == CodeNotFound }
 // TxErrorCode classifies why a transaction failed (Transaction.Error.Code).
 type TxErrorCode string
 
-// Failure codes of a transaction (API.md, "Transactions").
+// Failure codes of a transaction (docs/api-decisions.md#transactions).
 const (
 	TxReverted          TxErrorCode = "reverted"
 	TxDependencyFailed  TxErrorCode = "dependency_failed"

@@ -8,7 +8,7 @@ import "slices"
 // statuses from this table instead of writing them again.
 type Transition string
 
-// The transitions of a transaction (API.md, "Transactions"). A status not
+// The transitions of a transaction (docs/api-decisions.md#transactions). A status not
 // listed in a transition's From cannot take it.
 const (
 	// TxWait holds a new transaction on its conditions (waitForAsset,

@@ -2,7 +2,7 @@ package engine
 
 import "testing"
 
-// TestTransitionTable checks the table against the lifecycle of API.md:
+// TestTransitionTable checks the table against the lifecycle of docs/api-decisions.md#transactions:
 // a terminal status leaves only by a reorg, new is reached only from
 // waiting or by a released nonce, and every transition has a way in and out.
 func TestTransitionTable(t *testing.T) {

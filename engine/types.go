@@ -106,7 +106,7 @@ const (
 // TxStatus is the lifecycle state of a transaction.
 type TxStatus string
 
-// Transaction states (API.md, "Transactions").
+// Transaction states (docs/api-decisions.md#transactions).
 const (
 	StatusNew       TxStatus = "new"
 	StatusWaiting   TxStatus = "waiting"

@@ -59,7 +59,7 @@ type TransactionView struct {
 	WaitUntil    string      `json:"waitUntil,omitempty"`
 }
 
-// EventView is the JSON form of one decoded event (API.md, "Transactions"):
+// EventView is the JSON form of one decoded event (docs/api-decisions.md#transactions):
 // the same fields as Event, with the emitting address EIP-55 checksummed.
 type EventView struct {
 	Event           string         `json:"event"`

@@ -8,8 +8,7 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
-// QuotaConfig caps what one user tree may create (README, "Limits and
-// quotas"): a root user (ownerless, an operator, or created by an operator)
+// QuotaConfig caps what one user tree may create (docs/api.md#limits-and-quotas): a root user (ownerless, an operator, or created by an operator)
 // and the users it created, directly or not, share the caps and the faucet
 // budget. Operators are exempt. Zero fields are unlimited.
 type QuotaConfig struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
-// Idempotency (API.md, "Conventions"): a creating POST/PUT may carry an
+// Idempotency (docs/api-decisions.md#conventions): a creating POST/PUT may carry an
 // Idempotency-Key. The route's idempotent middleware looks the key up (per
 // user): the same request (method, path and body, byte for byte) within 24 h
 // gets the first response again, status and body, and creates nothing; a

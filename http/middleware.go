@@ -45,7 +45,7 @@ func (s *Server) commonHeaders(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("X-Request-Id", id)
 	h.Set("X-API-Version", s.cfg.Version)
-	// API.md: the rate-limit headers are on every response. Requests that
+	// docs/api-decisions.md#authentication-and-users: the rate-limit headers are on every response. Requests that
 	// no user is counted for keep these (the default limit, unconsumed);
 	// rateLimit replaces them for an authenticated user.
 	setLimitHeaders(h, s.limiter.exempt())

@@ -113,7 +113,7 @@ func resolves(doc map[string]any, ref string) bool {
 }
 
 // TestFullSurfaceRegisters registers, on a scratch router, the routes of
-// this version together with the later ones of API.md under the same
+// this version together with the later ones of docs/api-decisions.md#tokens under the same
 // parameter names, to show that gin accepts the whole set without a panic
 // and dispatches the static segments first.
 func TestFullSurfaceRegisters(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
-// RateLimitConfig sets the per-user request limits (API.md, "Authentication
-// and users") and the per-address limit of failed authentications. Zero
+// RateLimitConfig sets the per-user request limits
+// (docs/api-decisions.md#authentication-and-users) and the per-address limit of failed authentications. Zero
 // fields take the defaults: 10 per second, 3600 per hour; 20 failed
 // authentications per second and 600 per hour.
 type RateLimitConfig struct {

@@ -213,7 +213,7 @@ func TestRateLimitOperatorExempt(t *testing.T) {
 	}
 }
 
-// TestRateLimitHeadersOnEveryResponse: API.md puts the X-RateLimit-*
+// TestRateLimitHeadersOnEveryResponse: docs/api-decisions.md#authentication-and-users puts the X-RateLimit-*
 // headers on every response. Responses that count no user (401s, the
 // operational endpoints, unknown routes and methods, a draining server)
 // carry the default per-second limit, unconsumed; they do not count

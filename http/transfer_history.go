@@ -12,7 +12,7 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
-// Pagination bounds of listings (API.md, "Conventions").
+// Pagination bounds of listings (docs/api-decisions.md#conventions).
 const (
 	defaultPageSize = 100
 	maxPageSize     = 1000

@@ -128,7 +128,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		if r.Header.Get("X-Request-Id") == "" || r.Header.Get("X-API-Version") != "1.2.1" {
 			t.Errorf("%s: common headers missing: %v", label, r.Header)
 		}
-		// API.md: the rate-limit headers are on every response, 401s included.
+		// docs/api-decisions.md#authentication-and-users: the rate-limit headers are on every response, 401s included.
 		for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
 			if _, err := strconv.Atoi(r.Header.Get(h)); err != nil {
 				t.Errorf("%s: %s = %q, want a number", label, h, r.Header.Get(h))
@@ -160,17 +160,18 @@ func TestBadInputCatalogue(t *testing.T) {
 	for _, n := range names {
 		t.Logf("  %4d  %s", routes[n], n)
 	}
-	// The README states the catalogue's size: the figure must be this run's.
-	readme, err := os.ReadFile("../../README.md")
+	// docs/running.md ("The tests") states the catalogue's size: the figure
+	// must be this run's.
+	readme, err := os.ReadFile("../../docs/running.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`of (\d+) bad requests`).FindSubmatch(readme)
 	if m == nil {
-		t.Fatal(`README.md no longer says "of N bad requests"`)
+		t.Fatal(`docs/running.md no longer says "of N bad requests"`)
 	}
 	if string(m[1]) != strconv.Itoa(len(rows)) {
-		t.Fatalf("README.md says %s bad requests; the catalogue has %d: update one or the other", m[1], len(rows))
+		t.Fatalf("docs/running.md says %s bad requests; the catalogue has %d: update one or the other", m[1], len(rows))
 	}
 	if len(routes) < 36 {
 		t.Fatalf("only %d documented endpoints covered", len(routes))

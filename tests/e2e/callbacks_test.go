@@ -72,7 +72,7 @@ func (h *hookReceiver) at(path string) []hook {
 }
 
 // verifySignature checks X-Callback-Signature as an integrator would, from
-// API.md alone: t=<unix>,v1=<hex HMAC-SHA256(callbackSecret, t + "." + body)>
+// docs/api-decisions.md#callbacks alone: t=<unix>,v1=<hex HMAC-SHA256(callbackSecret, t + "." + body)>
 // keyed with the callbackSecret string of GET /users/me.
 func verifySignature(t *testing.T, secret string, k hook) {
 	t.Helper()

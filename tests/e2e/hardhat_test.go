@@ -21,8 +21,8 @@ func hardhatEnv(node *hardhattest.Node) []string {
 	}
 }
 
-// TestHardhatQuickStart follows the README's quick start against Hardhat's
-// node as a new user would: `txengine token deploy` on the network, serve,
+// TestHardhatQuickStart follows the quick start of docs/running.md ("Hardhat's
+// node") against Hardhat's node as a new user would: `txengine token deploy` on the network, serve,
 // a user with an account, a transfer from the operator's default account
 // that completes with its Transfer event, and the balances moved.
 func TestHardhatQuickStart(t *testing.T) {

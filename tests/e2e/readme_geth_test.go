@@ -19,7 +19,7 @@ import (
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
 )
 
-// readmeGethSteps are the commands of the README's "A local geth" block
+// readmeGethSteps are the commands of docs/running.md's "A local geth" block
 // ("The same by hand"), one per step, continuation lines joined and
 // comments dropped.
 type readmeGethSteps struct {
@@ -30,22 +30,22 @@ type readmeGethSteps struct {
 	serve   string   // 5. serve
 }
 
-// parseReadmeGeth reads the steps from README.md, so that the test walks
-// what the README says, not a copy of it.
+// parseReadmeGeth reads the steps from docs/running.md, so that the test
+// walks what the page says, not a copy of it.
 func parseReadmeGeth(t *testing.T) readmeGethSteps {
 	t.Helper()
-	raw, err := os.ReadFile("../../README.md")
+	raw, err := os.ReadFile("../../docs/running.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(raw)
 	_, section, ok := strings.Cut(text, "### A local geth")
 	if !ok {
-		t.Fatal(`README.md has no "### A local geth" section`)
+		t.Fatal(`docs/running.md has no "### A local geth" section`)
 	}
 	_, block, ok := strings.Cut(section, "The same by hand:\n\n```sh\n")
 	if !ok {
-		t.Fatal(`README.md "A local geth": no sh block after "The same by hand:"`)
+		t.Fatal(`docs/running.md "A local geth": no sh block after "The same by hand:"`)
 	}
 	block, _, _ = strings.Cut(block, "```")
 	block = strings.ReplaceAll(block, "\\\n", " ")
@@ -65,17 +65,17 @@ func parseReadmeGeth(t *testing.T) readmeGethSteps {
 		case strings.HasPrefix(line, "go run ./cmd/txengine serve"):
 			s.serve = line
 		default:
-			t.Fatalf("README.md \"A local geth\": a line this test does not know: %q", line)
+			t.Fatalf("docs/running.md \"A local geth\": a line this test does not know: %q", line)
 		}
 	}
 	if s.install == "" || s.geth == "" || len(s.exports) == 0 || s.deploy == "" || s.serve == "" {
-		t.Fatalf("README.md \"A local geth\": missing steps in %+v", s)
+		t.Fatalf("docs/running.md \"A local geth\": missing steps in %+v", s)
 	}
 	return s
 }
 
 // shellWords splits a command line on blanks, keeping "double-quoted"
-// words whole (the README's commands need no more of the shell).
+// words whole (the page's commands need no more of the shell).
 func shellWords(line string) []string {
 	var words []string
 	var cur strings.Builder
@@ -101,10 +101,10 @@ func shellWords(line string) []string {
 	return words
 }
 
-// portRE finds the README's fixed ports, replaced by free ones.
+// portRE finds the page's fixed ports, replaced by free ones.
 var portRE = regexp.MustCompile(`\b854[56]\b`)
 
-// TestReadmeLocalGeth walks the README's "A local geth" steps in a
+// TestReadmeLocalGeth walks docs/running.md's "A local geth" steps in a
 // temporary directory, as a user on a fresh machine would: the geth binary
 // of step 1 (gethtest's, linked where step 1 puts it), the dev node of
 // step 2 (free ports instead of 8545/8546), the exports of step 3, `token
@@ -116,7 +116,7 @@ var portRE = regexp.MustCompile(`\b854[56]\b`)
 func TestReadmeLocalGeth(t *testing.T) {
 	steps := parseReadmeGeth(t)
 	if !strings.Contains(steps.install, gethtest.Package) {
-		t.Errorf("README step 1 %q does not install %s, the geth the tests run", steps.install, gethtest.Package)
+		t.Errorf("docs/running.md step 1 %q does not install %s, the geth the tests run", steps.install, gethtest.Package)
 	}
 	gethBin, err := gethtest.Binary()
 	if err != nil {
@@ -215,7 +215,7 @@ func walkReadmeGeth(t *testing.T, steps readmeGethSteps, gethBin string, extra [
 		t.Fatalf("step 4 left no operator token in %s: %v, %v", dataDir, fi, err)
 	}
 
-	// Step 5: serve (on a free port; the README's default is 8080).
+	// Step 5: serve (on a free port; the page's default is 8080).
 	serve := shellWords(steps.serve)
 	svc := startServiceArgs(t, dataDir, serve[slices.Index(serve, "serve")+1:], env...)
 	defer svc.stop()
