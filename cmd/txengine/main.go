@@ -34,7 +34,7 @@ Usage:
   txengine keys rotate|status|prune|generate [--config FILE]
                                                   rotate the master keys of the secrets at
                                                   rest, while the service runs ("txengine
-                                                  keys --help", README "Keys")
+                                                  keys --help", docs/operations.md#keys)
   txengine help                                   show this help
 
 Run "txengine COMMAND --help" for the flags of a command.
