@@ -11,9 +11,9 @@ import (
 )
 
 // checkReorg compares the stored block hashes with the chain. When some
-// are no longer on it, the subscriptions are rewound to their engine.ReorgPoint:
-// their deliveries from there on are retracted, newest first, and their
-// next block becomes at most that block. The work is cut in transactions
+// are no longer on it, the subscriptions are rewound to their
+// engine.ReorgPoint: their deliveries from there on are retracted, newest
+// first, and their next block becomes at most that block. The work is cut in transactions
 // of at most RetractChunk retractions (a subscription rewound without
 // any counts one), each of which commits; a subscription's retractions
 // share one chunk unless they are more than it holds. A subscription's
