@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/subscribe"
 )
 
 // subscribeTransfers stores a subscription of the fixture's user to the
@@ -25,7 +26,7 @@ func (f *fixture) subscribeTransfers(to common.Address, from uint64) *engine.Sub
 	s := &engine.Subscription{
 		ID: uuid.NewString(), Owner: f.user.ID, Network: "dev", Kind: engine.SubscriptionEvents,
 		ContractID: f.token.ID, Address: f.token.Address, Event: "Transfer", Signature: ev.Sig,
-		ABI: json.RawMessage(engine.TransferEventABI), Topics: topics, Confirmations: 0,
+		ABI: json.RawMessage(subscribe.TransferEventABI), Topics: topics, Confirmations: 0,
 		FromBlock: from, Next: from, Created: engine.SystemClock{}.Now(),
 	}
 	if err := f.store.CreateSubscription(context.Background(), s, nil); err != nil {
@@ -121,7 +122,7 @@ func TestSubscriptionFollowsReorg(t *testing.T) {
 	if !removed.Removed || removed.BlockHash != got[0].BlockHash || removed.LogIndex != got[0].LogIndex || removed.Seq != 2 {
 		t.Fatalf("retraction %+v of %+v", removed, got[0])
 	}
-	var view engine.SubscriptionEventView
+	var view subscribe.DeliveryView
 	if err := json.Unmarshal(removed.Body, &view); err != nil || !view.Removed || view.Sequence != 2 || view.ID != removed.ID ||
 		view.TransactionHash != got[0].TxHash.Hex() {
 		t.Fatalf("retraction body %s (%v)", removed.Body, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -465,4 +466,17 @@ func (d *Dispatcher) post(ctx context.Context, url string, r callbackRequest) (o
 		return outcome{delivered: true}, true, nil
 	}
 	return outcome{err: "HTTP status " + res.Status}, true, nil
+}
+
+// EventCallbackBody returns the body of a callback of a subscription's
+// delivery whose stored view (subscribe.DeliveryView) is body:
+// {"event": <body>}.
+func EventCallbackBody(body json.RawMessage) ([]byte, error) {
+	if !json.Valid(body) {
+		return nil, fmt.Errorf("event callback body: stored delivery is not JSON")
+	}
+	out := make([]byte, 0, len(body)+10)
+	out = append(out, `{"event":`...)
+	out = append(out, body...)
+	return append(out, '}'), nil
 }

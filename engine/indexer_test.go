@@ -10,83 +10,11 @@ import (
 	"sort"
 	"testing"
 
-	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/txengine/txengine/engine/internal/chaintest"
 )
-
-// fakeIndexChain is a chain of blocks whose hashes and logs a test sets; a
-// reorg replaces blocks from some height on.
-type fakeIndexChain struct {
-	headers []*types.Header // headers[n] is block n
-	logs    map[uint64][]types.Log
-	calls   []ethereum.FilterQuery
-}
-
-func newFakeIndexChain(n int) *fakeIndexChain {
-	c := &fakeIndexChain{logs: map[uint64][]types.Log{}}
-	c.extend(n, 0)
-	return c
-}
-
-// extend appends n blocks; salt makes their hashes differ from another fork.
-func (c *fakeIndexChain) extend(n int, salt int64) {
-	for i := 0; i < n; i++ {
-		num := int64(len(c.headers))
-		parent := common.Hash{}
-		if num > 0 {
-			parent = c.headers[num-1].Hash()
-		}
-		c.headers = append(c.headers, &types.Header{Number: big.NewInt(num), ParentHash: parent, Extra: big.NewInt(salt).Bytes(), Difficulty: big.NewInt(0)})
-	}
-}
-
-// reorg drops blocks from n on and grows a different branch to length.
-func (c *fakeIndexChain) reorg(n, length int) {
-	c.headers = c.headers[:n]
-	for b := range c.logs {
-		if b >= uint64(n) {
-			delete(c.logs, b)
-		}
-	}
-	c.extend(length-n, 99)
-}
-
-func (c *fakeIndexChain) transfer(block uint64, token, from, to common.Address, value int64) {
-	h := c.headers[block].Hash()
-	var data [32]byte
-	big.NewInt(value).FillBytes(data[:])
-	idx := uint(len(c.logs[block]))
-	c.logs[block] = append(c.logs[block], types.Log{
-		Address: token, Topics: []common.Hash{TransferTopic, common.BytesToHash(from.Bytes()), common.BytesToHash(to.Bytes())},
-		Data: data[:], BlockNumber: block, BlockHash: h, TxHash: common.BigToHash(big.NewInt(int64(block*1000) + int64(idx) + int64(len(h)))), Index: idx,
-	})
-	// make tx hashes depend on the branch
-	c.logs[block][idx].TxHash = common.BytesToHash(append(h[:16], byte(idx)))
-}
-
-func (c *fakeIndexChain) HeaderByNumber(_ context.Context, n *big.Int) (*types.Header, error) {
-	if n == nil {
-		return c.headers[len(c.headers)-1], nil
-	}
-	if n.Uint64() >= uint64(len(c.headers)) {
-		return nil, ethereum.NotFound
-	}
-	return c.headers[n.Uint64()], nil
-}
-
-func (c *fakeIndexChain) FilterLogs(_ context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
-	c.calls = append(c.calls, q)
-	var out []types.Log
-	for b := q.FromBlock.Uint64(); b <= q.ToBlock.Uint64(); b++ {
-		for _, l := range c.logs[b] {
-			if slices.Contains(q.Addresses, l.Address) {
-				out = append(out, l)
-			}
-		}
-	}
-	return out, nil
-}
 
 // memIndexStore is an in-memory IndexerStore.
 type memIndexStore struct {
@@ -216,14 +144,14 @@ func pollAll(t *testing.T, ix *Indexer) IndexResult {
 func TestIndexerBackfillFollowAndReorg(t *testing.T) {
 	tokA, tokB, nft := common.HexToAddress("0xA"), common.HexToAddress("0xB"), common.HexToAddress("0xC")
 	x, y := common.HexToAddress("0x1111"), common.HexToAddress("0x2222")
-	chain := newFakeIndexChain(30)
-	chain.transfer(3, tokA, x, y, 1)  // before A's registration: not indexed
-	chain.transfer(5, tokA, x, y, 2)  // A registered at 5
-	chain.transfer(7, tokB, y, x, 10) // B registered at 20: not indexed yet
-	chain.transfer(21, tokB, y, x, 11)
-	chain.transfer(22, tokA, y, x, 3)
-	chain.transfer(22, tokA, x, y, 4)
-	chain.transfer(2, nft, common.Address{}, x, 1)
+	chain := chaintest.New(30)
+	chain.Transfer(3, tokA, x, y, 1)  // before A's registration: not indexed
+	chain.Transfer(5, tokA, x, y, 2)  // A registered at 5
+	chain.Transfer(7, tokB, y, x, 10) // B registered at 20: not indexed yet
+	chain.Transfer(21, tokB, y, x, 11)
+	chain.Transfer(22, tokA, y, x, 3)
+	chain.Transfer(22, tokA, x, y, 4)
+	chain.Transfer(2, nft, common.Address{}, x, 1)
 	store := newMemIndexStore()
 	store.contracts = []*Contract{
 		{ID: "a", Network: "dev", Address: tokA, BWType: TypeERC20, Block: 5},
@@ -251,18 +179,18 @@ func TestIndexerBackfillFollowAndReorg(t *testing.T) {
 	if _, ok := store.streams[common.HexToAddress("0xD")]; ok {
 		t.Error("an erc721 contract that is not a System NFT is indexed")
 	}
-	for _, q := range chain.calls {
+	for _, q := range chain.Calls {
 		if n := q.ToBlock.Uint64() - q.FromBlock.Uint64() + 1; n > 4 {
 			t.Errorf("a call covers %d blocks", n)
 		}
 	}
 	// Caught up: one call per poll for all streams together.
-	chain.extend(1, 0)
-	chain.transfer(30, tokB, x, y, 12)
-	chain.calls = nil
+	chain.Extend(1, 0)
+	chain.Transfer(30, tokB, x, y, 12)
+	chain.Calls = nil
 	pollAll(t, ix)
-	if len(chain.calls) != 1 || len(chain.calls[0].Addresses) != 3 {
-		t.Errorf("follow calls: %+v", chain.calls)
+	if len(chain.Calls) != 1 || len(chain.Calls[0].Addresses) != 3 {
+		t.Errorf("follow calls: %+v", chain.Calls)
 	}
 	if got := store.values(tokB); !slices.Equal(got, []string{"21:11", "30:12"}) {
 		t.Errorf("token B after follow: %v", got)
@@ -270,8 +198,8 @@ func TestIndexerBackfillFollowAndReorg(t *testing.T) {
 
 	// Reorg: blocks 22 and later are replaced; the new branch moves A's
 	// transfer to block 24 with another value.
-	chain.reorg(22, 32)
-	chain.transfer(24, tokA, y, x, 5)
+	chain.Reorg(22, 32)
+	chain.Transfer(24, tokA, y, x, 5)
 	res = pollAll(t, ix)
 	if got := store.values(tokA); !slices.Equal(got, []string{"5:2", "24:5"}) {
 		t.Errorf("token A after reorg: %v", got)
@@ -280,7 +208,7 @@ func TestIndexerBackfillFollowAndReorg(t *testing.T) {
 		t.Errorf("token B after reorg: %v", got)
 	}
 	// A chain that got shorter (a dev chain back from a hard kill).
-	chain.reorg(23, 23)
+	chain.Reorg(23, 23)
 	if _, err := ix.Poll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -351,14 +279,14 @@ func TestFormatUnits(t *testing.T) {
 // transfer the new branch has in between is indexed.
 func TestIndexerReorgBetweenStoredBlocks(t *testing.T) {
 	tok, x, y := common.HexToAddress("0xA"), common.HexToAddress("0x1111"), common.HexToAddress("0x2222")
-	chain := newFakeIndexChain(30)
-	chain.transfer(5, tok, x, y, 1)
+	chain := chaintest.New(30)
+	chain.Transfer(5, tok, x, y, 1)
 	store := newMemIndexStore()
 	store.contracts = []*Contract{{ID: "a", Network: "dev", Address: tok, BWType: TypeERC20, Block: 0}}
 	ix := NewIndexer(&Network{Name: "dev"}, chain, store, IndexerConfig{Range: 100}, slog.New(slog.DiscardHandler))
 	pollAll(t, ix)
-	chain.reorg(15, 30)
-	chain.transfer(20, tok, y, x, 2)
+	chain.Reorg(15, 30)
+	chain.Transfer(20, tok, y, x, 2)
 	pollAll(t, ix)
 	if got := store.values(tok); !slices.Equal(got, []string{"5:1", "20:2"}) {
 		t.Fatalf("after a reorg between stored blocks 5 and 29: %v, want [5:1 20:2]", got)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 
 	ethereum "github.com/ethereum/go-ethereum"
 )
@@ -37,3 +38,6 @@ func ReorgPoint(ctx context.Context, chain IndexChain, blocks []IndexedBlock, he
 	}
 	return orphan, nil
 }
+
+// newUint returns v as a block number of a query.
+func newUint(v uint64) *big.Int { return new(big.Int).SetUint64(v) }

@@ -8,6 +8,11 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 )
 
+// The domain of event subscriptions: the subscription, its deliveries and
+// what the store keeps of them, shared by the API, the store, the callback
+// dispatcher and the processor. The processor itself (reading logs,
+// matching, reorgs) is package engine/subscribe, which imports this one.
+
 // Subscription is a standing request for the logs of one event of one
 // contract (Kind SubscriptionEvents) or for the ERC-20 Transfer logs of any
 // token whose recipient is one of the owner's accounts (Kind
@@ -35,7 +40,7 @@ type Subscription struct {
 	// value or a list of values; nil when none), kept for the view.
 	Filters map[string]json.RawMessage
 	// Topics is EventFilterTopics of Filters: topic 0 is the event's id.
-	// Deposits compute theirs when processed (DepositFilter).
+	// Deposits compute theirs when processed (subscribe.DepositFilter).
 	Topics [][]common.Hash
 	// Callbacks are the URLs each delivery is POSTed to (none: pull only).
 	Callbacks []string
@@ -73,7 +78,7 @@ type SubscriptionEvent struct {
 	TxHash      common.Hash
 	LogIndex    uint
 	Removed     bool
-	// Body is the delivery as the API shows it (SubscriptionEventView),
+	// Body is the delivery as the API shows it (subscribe.DeliveryView),
 	// built once when the log is matched.
 	Body    json.RawMessage
 	Created time.Time
@@ -162,4 +167,27 @@ type SubscriptionProcessorStore interface {
 	// by the network's lease (FencedFollowerStore's rule; the zero fence
 	// checks nothing).
 	SaveSubscriptionStep(ctx context.Context, f NetworkFence, step SubscriptionStep) error
+}
+
+// SubscriptionResult is what a Poll of a network's subscription processor
+// (engine/subscribe) did: the subscriptions actor and Metrics read it.
+type SubscriptionResult struct {
+	Head uint64
+	// Subscriptions is how many live subscriptions the network has.
+	Subscriptions int
+	// Delivered and Retracted count the deliveries stored by this Poll.
+	Delivered, Retracted int
+	// Rewound is the block the subscriptions were rewound to after a
+	// reorg, if any.
+	Rewound *uint64
+	// Lag is how many blocks deep enough for some subscription are not
+	// processed yet (0 when every subscription is caught up).
+	Lag uint64
+	// More is true when blocks remain to be read now.
+	More bool
+	// Failed counts the steps of this Poll that failed on the node: their
+	// groups halve their range (a log limit) or wait, the others go on.
+	Failed int
+	// Waiting is how many subscriptions wait after a failed step.
+	Waiting int
 }

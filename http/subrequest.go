@@ -175,7 +175,7 @@ func (s *Server) bodyNetwork(name string) (*engine.Network, error) {
 // depositSubscription validates a deposits subscription: a network and
 // nothing that names a contract or an event. It selects ERC-20 Transfer
 // logs of any token; the recipients (the owner's accounts) are added when
-// it is processed (engine.DepositFilter).
+// it is processed (subscribe.DepositFilter).
 func (s *Server) depositSubscription(req *subscriptionRequest) (*engine.Subscription, *engine.Network, error) {
 	for _, f := range []struct {
 		name  string

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/subscribe"
 )
 
 // subEnv is a contractEnv (responses checked against openapi.json) whose
@@ -384,7 +385,7 @@ func (e *subEnv) putEvents(sub *engine.Subscription, n int) []engine.Subscriptio
 			BlockHash: common.BigToHash(common.Big1), TxHash: common.BigToHash(common.Big2), LogIndex: uint(seq),
 			Removed: seq == 3, Created: testNow,
 		}
-		body, err := json.Marshal(engine.SubscriptionEventView{
+		body, err := json.Marshal(subscribe.DeliveryView{
 			ID: ev.ID, SubscriptionID: sub.ID, Sequence: seq, Network: sub.Network, ContractID: sub.ContractID,
 			Address: sub.Address.Hex(), Event: sub.Event, Signature: sub.Signature, BlockNumber: ev.BlockNumber,
 			BlockHash: ev.BlockHash.Hex(), TransactionHash: ev.TxHash.Hex(), LogIndex: ev.LogIndex,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/subscribe"
 )
 
 // Config is what a subscriptions actor needs.
@@ -26,15 +27,15 @@ type Config struct {
 	// SafetyPollFactor times the network's PollInterval, at least 1 s).
 	Interval time.Duration
 	// Processor tunes the engine's processor (ranges, steps per poll).
-	Processor engine.SubscriptionConfig
+	Processor subscribe.Config
 	// Observe receives the outcome of every poll; nil discards it.
 	Observe func(network string, res engine.SubscriptionResult, err error)
 }
 
 // Props returns the props of the subscriptions actor of cfg.Network. It
-// fails when the network's chain cannot read logs (engine.IndexChain).
+// fails when the network's chain cannot read logs (subscribe.Chain).
 func Props(cfg Config) (*actor.Props, error) {
-	chain, ok := cfg.Network.Chain.(engine.IndexChain)
+	chain, ok := cfg.Network.Chain.(subscribe.Chain)
 	if !ok {
 		return nil, fmt.Errorf("subscriptions %s: the chain client cannot read logs", cfg.Network.Name)
 	}
@@ -44,7 +45,7 @@ func Props(cfg Config) (*actor.Props, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	p, err := engine.NewSubscriptionProcessor(cfg.Network, chain, cfg.Store, cfg.Processor, cfg.Clock, cfg.Log)
+	p, err := subscribe.NewProcessor(cfg.Network, chain, cfg.Store, cfg.Processor, cfg.Clock, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func Props(cfg Config) (*actor.Props, error) {
 // Receive.
 type Actor struct {
 	cfg       Config
-	processor *engine.SubscriptionProcessor
+	processor *subscribe.Processor
 	timer     lifecycle.Timer
 	ctx       context.Context
 	cancel    context.CancelFunc

@@ -1,7 +1,7 @@
 // Package subscriptions holds the subscription processor actor: one per
 // network (on the holder of the network's lease in cluster mode), it
 // delivers the network's logs to the event subscriptions, reorgs included.
-// The logic lives in engine.SubscriptionProcessor; this is its actor shell,
+// The logic lives in subscribe.Processor; this is its actor shell,
 // woken by the network's watcher on each new head and by its own timer.
 package subscriptions
 

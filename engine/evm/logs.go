@@ -9,13 +9,13 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rpc"
 
-	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/subscribe"
 	"github.com/txengine/txengine/internal/redact"
 )
 
-var _ engine.LogBatcher = (*Client)(nil)
+var _ subscribe.LogBatcher = (*Client)(nil)
 
-// HeaderAndLogs implements engine.LogBatcher: eth_getBlockByNumber of
+// HeaderAndLogs implements subscribe.LogBatcher: eth_getBlockByNumber of
 // block number (without its transactions) and one eth_getLogs per query,
 // in one JSON-RPC batch.
 func (c *Client) HeaderAndLogs(ctx context.Context, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/subscribe"
 )
 
 // chain is an engine.Chain that counts and times the calls of the wrapped
@@ -163,12 +164,12 @@ func (c *chain) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types
 	return v, err
 }
 
-// HeaderAndLogs implements engine.LogBatcher (one round trip when the
+// HeaderAndLogs implements subscribe.LogBatcher (one round trip when the
 // wrapped chain batches, one call after the other otherwise).
 func (c *chain) HeaderAndLogs(ctx context.Context, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error) {
-	b, ok := c.next.(engine.LogBatcher)
+	b, ok := c.next.(subscribe.LogBatcher)
 	if !ok {
-		return engine.HeaderAndLogsEach(ctx, c, number, qs) // each call counted
+		return subscribe.HeaderAndLogsEach(ctx, c, number, qs) // each call counted
 	}
 	start := time.Now()
 	h, logs, err := b.HeaderAndLogs(ctx, number, qs)

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/subscribe"
 )
 
 // Event subscriptions (engine.SubscriptionStore,
@@ -70,7 +71,7 @@ func delivery(t *testing.T, sub *engine.Subscription, seq int64, block uint64, h
 	t.Helper()
 	ev := engine.SubscriptionEvent{ID: newID(), SubscriptionID: sub.ID, Seq: seq, BlockNumber: block, BlockHash: hash,
 		TxHash: randomHash(t), LogIndex: li, Created: at(sec)}
-	body, err := json.Marshal(engine.SubscriptionEventView{ID: ev.ID, SubscriptionID: sub.ID, Sequence: seq,
+	body, err := json.Marshal(subscribe.DeliveryView{ID: ev.ID, SubscriptionID: sub.ID, Sequence: seq,
 		Network: sub.Network, Address: sub.Address.Hex(), Event: sub.Event, Signature: sub.Signature,
 		BlockNumber: block, BlockHash: hash.Hex(), TransactionHash: ev.TxHash.Hex(), LogIndex: li,
 		ReturnValues: map[string]any{"value": "1"}})

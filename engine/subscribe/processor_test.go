@@ -1,4 +1,4 @@
-package engine
+package subscribe
 
 import (
 	"math/big"
@@ -7,25 +7,27 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/txengine/txengine/engine"
 )
 
 // TestNextGroup: the subscriptions at the lowest next block that is deep
 // enough for them read together, up to the lowest of their tops and at most
 // Range blocks; subscriptions not deep enough yet wait.
 func TestNextGroup(t *testing.T) {
-	p := &SubscriptionProcessor{cfg: SubscriptionConfig{Range: 10}}
-	nextGroup := func(subs []*Subscription, head uint64) ([]*Subscription, uint64, uint64) {
+	p := &Processor{cfg: Config{Range: 10}}
+	nextGroup := func(subs []*engine.Subscription, head uint64) ([]*engine.Subscription, uint64, uint64) {
 		groups := p.groups(subs, head, time.Time{})
 		if len(groups) == 0 {
 			return nil, 0, 0
 		}
 		return groups[0].subs, groups[0].from, groups[0].to
 	}
-	a := &Subscription{ID: "a", Next: 5, Confirmations: 0}
-	b := &Subscription{ID: "b", Next: 5, Confirmations: 3}
-	c := &Subscription{ID: "c", Next: 3, Confirmations: 20} // not deep enough at head 20
-	d := &Subscription{ID: "d", Next: 21, Confirmations: 0} // caught up
-	subs := []*Subscription{a, b, c, d}
+	a := &engine.Subscription{ID: "a", Next: 5, Confirmations: 0}
+	b := &engine.Subscription{ID: "b", Next: 5, Confirmations: 3}
+	c := &engine.Subscription{ID: "c", Next: 3, Confirmations: 20} // not deep enough at head 20
+	d := &engine.Subscription{ID: "d", Next: 21, Confirmations: 0} // caught up
+	subs := []*engine.Subscription{a, b, c, d}
 	group, from, to := nextGroup(subs, 20)
 	if len(group) != 2 || group[0] != a || group[1] != b || from != 5 || to != 14 {
 		t.Fatalf("group %v from %d to %d; want a, b from 5 to 14 (Range)", ids(group), from, to)
@@ -56,7 +58,7 @@ func TestNextGroup(t *testing.T) {
 	}
 }
 
-func ids(subs []*Subscription) []string {
+func ids(subs []*engine.Subscription) []string {
 	out := make([]string, len(subs))
 	for i, s := range subs {
 		out[i] = s.ID

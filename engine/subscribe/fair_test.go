@@ -1,4 +1,4 @@
-package engine
+package subscribe
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/internal/chaintest"
 )
 
 var (
@@ -26,21 +29,21 @@ var (
 // at every Poll (in turn), not the lowest alone.
 func TestSubscriptionLiveNotDelayedByBackfill(t *testing.T) {
 	ctx := context.Background()
-	chain := newFakeIndexChain(20_001)
+	chain := chaintest.New(20_001)
 	for b := uint64(1); b < 20_000; b += 50 {
-		chain.transfer(b, subToken, subFrom, subTo, 1)
+		chain.Transfer(b, subToken, subFrom, subTo, 1)
 	}
 	head := uint64(20_000)
 	live := transferSub("live", subToken, head+1)
 	back := transferSub("back", subToken, 0)
 	back2 := transferSub("back2", subToken, 10_000)
 	store := newMemSubStore(live, back, back2)
-	p := newTestProcessor(t, chain, store, SubscriptionConfig{Range: 100, MaxSteps: 4}, &stepClock{t: time.Unix(1e9, 0)})
+	p := newTestProcessor(t, chain, store, Config{Range: 100, MaxSteps: 4}, &stepClock{t: time.Unix(1e9, 0)})
 	prevBack, prevBack2 := back.Next, back2.Next
 	for poll := uint64(1); poll <= 3; poll++ {
-		chain.extend(1, 0)
-		chain.transfer(head+poll, subToken, subFrom, subTo, 2)
-		res, err := p.Poll(ctx, NetworkFence{}, nil)
+		chain.Extend(1, 0)
+		chain.Transfer(head+poll, subToken, subFrom, subTo, 2)
+		res, err := p.Poll(ctx, engine.NetworkFence{}, nil)
 		if err != nil {
 			t.Fatalf("poll %d: %v", poll, err)
 		}
@@ -60,7 +63,7 @@ func TestSubscriptionLiveNotDelayedByBackfill(t *testing.T) {
 	}
 }
 
-func lastBlock(evs []SubscriptionEvent) any {
+func lastBlock(evs []engine.SubscriptionEvent) any {
 	if len(evs) == 0 {
 		return "none"
 	}
@@ -79,10 +82,10 @@ func (e codedError) ErrorCode() int { return e.code }
 
 func logsError(code int, msg string) error { return codedError{code, msg} }
 
-// limitChain is a fakeIndexChain behind a provider that refuses wide
+// limitChain is a chaintest.Chain behind a provider that refuses wide
 // eth_getLogs ranges and, with refuse, some queries.
 type limitChain struct {
-	*fakeIndexChain
+	*chaintest.Chain
 	maxRange uint64
 	refuse   func(q ethereum.FilterQuery) error
 	refused  int
@@ -105,7 +108,7 @@ func (c *limitChain) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]
 		}
 	}
 	c.served++
-	return c.fakeIndexChain.FilterLogs(ctx, q)
+	return c.Chain.FilterLogs(ctx, q)
 }
 
 // TestSubscriptionLogLimitHalvesRange (finding 5b): a provider that refuses
@@ -115,20 +118,20 @@ func (c *limitChain) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]
 // delivered once, in order.
 func TestSubscriptionLogLimitHalvesRange(t *testing.T) {
 	ctx := context.Background()
-	chain := &limitChain{fakeIndexChain: newFakeIndexChain(2_001), maxRange: 100, asked: map[common.Address]int{}}
+	chain := &limitChain{Chain: chaintest.New(2_001), maxRange: 100, asked: map[common.Address]int{}}
 	var want []uint64
 	for b := uint64(3); b <= 2_000; b += 10 {
-		chain.transfer(b, subToken, subFrom, subTo, 1)
+		chain.Transfer(b, subToken, subFrom, subTo, 1)
 		want = append(want, b)
 	}
 	sub := transferSub("s", subToken, 0)
 	store := newMemSubStore(sub)
-	p := newTestProcessor(t, chain, store, SubscriptionConfig{Range: 512, MaxSteps: 8}, &stepClock{t: time.Unix(1e9, 0)})
+	p := newTestProcessor(t, chain, store, Config{Range: 512, MaxSteps: 8}, &stepClock{t: time.Unix(1e9, 0)})
 	for poll := 1; sub.Next <= 2_000; poll++ {
 		if poll > 40 {
 			t.Fatalf("after 40 polls the subscription is at block %d of 2000 (refused %d, served %d)", sub.Next, chain.refused, chain.served)
 		}
-		if _, err := p.Poll(ctx, NetworkFence{}, nil); err != nil {
+		if _, err := p.Poll(ctx, engine.NetworkFence{}, nil); err != nil {
 			t.Fatalf("poll %d: %v", poll, err)
 		}
 	}
@@ -154,7 +157,7 @@ func TestSubscriptionLogLimitHalvesRange(t *testing.T) {
 // once the node answers, the backfill catches up.
 func TestSubscriptionFailingGroupIsolated(t *testing.T) {
 	ctx := context.Background()
-	chain := &limitChain{fakeIndexChain: newFakeIndexChain(1_001), asked: map[common.Address]int{}}
+	chain := &limitChain{Chain: chaintest.New(1_001), asked: map[common.Address]int{}}
 	broken := true
 	chain.refuse = func(q ethereum.FilterQuery) error {
 		if broken && slices.Contains(q.Addresses, subBad) {
@@ -162,20 +165,20 @@ func TestSubscriptionFailingGroupIsolated(t *testing.T) {
 		}
 		return nil
 	}
-	chain.transfer(700, subBad, subFrom, subTo, 1)
+	chain.Transfer(700, subBad, subFrom, subTo, 1)
 	head := uint64(1_000)
 	live := transferSub("live", subToken, head+1)
 	bad := transferSub("bad", subBad, 500)
 	store := newMemSubStore(live, bad)
 	clock := &stepClock{t: time.Unix(1e9, 0)}
-	p := newTestProcessor(t, chain, store, SubscriptionConfig{Range: 100, GroupBackoff: time.Second}, clock)
+	p := newTestProcessor(t, chain, store, Config{Range: 100, GroupBackoff: time.Second}, clock)
 	block := head
-	poll := func(wantWaiting int) SubscriptionResult {
+	poll := func(wantWaiting int) engine.SubscriptionResult {
 		t.Helper()
 		block++
-		chain.extend(1, 0)
-		chain.transfer(block, subToken, subFrom, subTo, 2)
-		res, err := p.Poll(ctx, NetworkFence{}, nil)
+		chain.Extend(1, 0)
+		chain.Transfer(block, subToken, subFrom, subTo, 2)
+		res, err := p.Poll(ctx, engine.NetworkFence{}, nil)
 		if err != nil {
 			t.Fatalf("block %d: the poll failed for the broken group: %v", block, err)
 		}
@@ -234,7 +237,7 @@ func TestIsLogLimit(t *testing.T) {
 		logsError(-32005, "limit exceeded"),
 		fmt.Errorf("subscriptions dev: blocks 1-500: %w", logsError(-32005, "limit exceeded")),
 	} {
-		if !IsLogLimit(err) {
+		if !engine.IsLogLimit(err) {
 			t.Errorf("%q: not a log limit", err)
 		}
 	}
@@ -245,7 +248,7 @@ func TestIsLogLimit(t *testing.T) {
 		errors.New("header not found"),
 		context.DeadlineExceeded,
 	} {
-		if IsLogLimit(err) {
+		if engine.IsLogLimit(err) {
 			t.Errorf("%v: a log limit", err)
 		}
 	}
@@ -261,32 +264,32 @@ func TestIsLogLimit(t *testing.T) {
 // delivered, with sequence numbers without gaps.
 func TestSubscriptionReorgRetractsInChunks(t *testing.T) {
 	ctx := context.Background()
-	chain := newFakeIndexChain(51)
-	var subs []*Subscription
+	chain := chaintest.New(51)
+	var subs []*engine.Subscription
 	for i := range 20 {
 		subs = append(subs, transferSub(fmt.Sprintf("s%02d", i), subToken, 0))
 	}
 	store := newMemSubStore(subs...)
-	p := newTestProcessor(t, chain, store, SubscriptionConfig{Range: 500, RetractChunk: 12}, &stepClock{t: time.Unix(1e9, 0)})
-	if _, err := p.Poll(ctx, NetworkFence{}, nil); err != nil { // blocks 0-50, nothing to deliver
+	p := newTestProcessor(t, chain, store, Config{Range: 500, RetractChunk: 12}, &stepClock{t: time.Unix(1e9, 0)})
+	if _, err := p.Poll(ctx, engine.NetworkFence{}, nil); err != nil { // blocks 0-50, nothing to deliver
 		t.Fatal(err)
 	}
-	chain.extend(50, 0)
+	chain.Extend(50, 0)
 	for b := uint64(60); b < 65; b++ {
-		chain.transfer(b, subToken, subFrom, subTo, 1)
+		chain.Transfer(b, subToken, subFrom, subTo, 1)
 	}
-	if _, err := p.Poll(ctx, NetworkFence{}, nil); err != nil {
+	if _, err := p.Poll(ctx, engine.NetworkFence{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(store.events) != 100 {
 		t.Fatalf("%d deliveries before the reorg, want 100", len(store.events))
 	}
-	chain.reorg(55, 110)
-	chain.transfer(70, subToken, subFrom, subTo, 3)
+	chain.Reorg(55, 110)
+	chain.Transfer(70, subToken, subFrom, subTo, 3)
 	budget := 0
 	chunkOf := map[string]int{} // the chunk that retracted each subscription's deliveries
 	chunks := 0
-	store.fail = func(step SubscriptionStep) error {
+	store.fail = func(step engine.SubscriptionStep) error {
 		if len(step.Retracted) > budget {
 			return errors.New("canceling statement due to statement timeout")
 		}
@@ -311,7 +314,7 @@ func TestSubscriptionReorgRetractsInChunks(t *testing.T) {
 			t.Fatalf("after 10 polls %d of 100 deliveries are retracted", done)
 		}
 		budget = 25
-		_, err := p.Poll(ctx, NetworkFence{}, nil)
+		_, err := p.Poll(ctx, engine.NetworkFence{}, nil)
 		now := len(store.retracted)
 		if err != nil && now <= done {
 			t.Fatalf("poll %d made no progress (%d retracted): %v", poll, now, err)
@@ -350,22 +353,22 @@ func TestSubscriptionReorgRetractsInChunks(t *testing.T) {
 // the next Poll, though that is more steps than MaxSteps.
 func TestSubscriptionEachDepthEveryPoll(t *testing.T) {
 	ctx := context.Background()
-	chain := newFakeIndexChain(101)
+	chain := chaintest.New(101)
 	for b := uint64(80); b <= 100; b++ {
-		chain.transfer(b, subToken, subFrom, subTo, 1)
+		chain.Transfer(b, subToken, subFrom, subTo, 1)
 	}
 	head := uint64(100)
-	var subs []*Subscription
+	var subs []*engine.Subscription
 	for i := range uint64(12) {
 		s := transferSub(fmt.Sprintf("c%02d", i), subToken, head-i+1)
 		s.Confirmations = i
 		subs = append(subs, s)
 	}
 	store := newMemSubStore(subs...)
-	p := newTestProcessor(t, chain, store, SubscriptionConfig{MaxSteps: 4}, &stepClock{t: time.Unix(1e9, 0)})
-	chain.extend(1, 0)
-	chain.transfer(head+1, subToken, subFrom, subTo, 2)
-	if _, err := p.Poll(ctx, NetworkFence{}, nil); err != nil {
+	p := newTestProcessor(t, chain, store, Config{MaxSteps: 4}, &stepClock{t: time.Unix(1e9, 0)})
+	chain.Extend(1, 0)
+	chain.Transfer(head+1, subToken, subFrom, subTo, 2)
+	if _, err := p.Poll(ctx, engine.NetworkFence{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range subs {
@@ -377,10 +380,10 @@ func TestSubscriptionEachDepthEveryPoll(t *testing.T) {
 	}
 }
 
-// slowChain is a fakeIndexChain whose every eth_getLogs takes 400 ms of
+// slowChain is a chaintest.Chain whose every eth_getLogs takes 400 ms of
 // the test's clock.
 type slowChain struct {
-	*fakeIndexChain
+	*chaintest.Chain
 	clock *stepClock
 	calls int
 }
@@ -388,7 +391,7 @@ type slowChain struct {
 func (c *slowChain) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
 	c.clock.t = c.clock.t.Add(400 * time.Millisecond)
 	c.calls++
-	return c.fakeIndexChain.FilterLogs(ctx, q)
+	return c.Chain.FilterLogs(ctx, q)
 }
 
 // TestSubscriptionBackfillBudget: when a backfill's steps are slow (400
@@ -398,14 +401,14 @@ func (c *slowChain) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]t
 func TestSubscriptionBackfillBudget(t *testing.T) {
 	ctx := context.Background()
 	clock := &stepClock{t: time.Unix(1e9, 0)}
-	chain := &slowChain{fakeIndexChain: newFakeIndexChain(10_001), clock: clock}
+	chain := &slowChain{Chain: chaintest.New(10_001), clock: clock}
 	back := transferSub("back", subToken, 0)
 	store := newMemSubStore(back)
-	p := newTestProcessor(t, chain, store, SubscriptionConfig{Range: 100, MaxSteps: 8, BackfillBudget: time.Second,
+	p := newTestProcessor(t, chain, store, Config{Range: 100, MaxSteps: 8, BackfillBudget: time.Second,
 		CheckpointBlocks: 1}, clock)
 	for poll := 1; poll <= 2; poll++ {
 		calls := chain.calls
-		res, err := p.Poll(ctx, NetworkFence{}, nil)
+		res, err := p.Poll(ctx, engine.NetworkFence{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,11 @@
-package engine
+package subscribe
 
 import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/txengine/txengine/engine"
 )
 
 // The order in which a Poll serves the groups of subscriptions, and what
@@ -16,7 +18,7 @@ import (
 
 // subGroup is a group of subscriptions and the range they read.
 type subGroup struct {
-	subs     []*Subscription
+	subs     []*engine.Subscription
 	from, to uint64
 	// behind is how many blocks the group is from its top (its lowest
 	// member's): to+1-from when the range reaches it.
@@ -52,7 +54,7 @@ const (
 // subscription whose group failed waits until its retry time; each group
 // reads from its next block to the lowest of its members' tops, at most
 // the smallest span of its members.
-func (p *SubscriptionProcessor) groups(subs []*Subscription, head uint64, now time.Time) []subGroup {
+func (p *Processor) groups(subs []*engine.Subscription, head uint64, now time.Time) []subGroup {
 	byNext := map[uint64]*subGroup{}
 	var out []*subGroup
 	for _, s := range subs {
@@ -91,7 +93,7 @@ func (p *SubscriptionProcessor) groups(subs []*Subscription, head uint64, now ti
 
 // nextLive returns the lowest caught-up group (at most NearBlocks behind
 // its top), and false when there is none.
-func (p *SubscriptionProcessor) nextLive(groups []subGroup) (subGroup, bool) {
+func (p *Processor) nextLive(groups []subGroup) (subGroup, bool) {
 	for _, g := range groups {
 		if g.behind <= p.cfg.NearBlocks {
 			return g, true
@@ -103,7 +105,7 @@ func (p *SubscriptionProcessor) nextLive(groups []subGroup) (subGroup, bool) {
 // nextBackfill returns the backfill whose turn it is: the lowest one
 // starting above p.turn (past the last one served), else the lowest, so
 // the backfills take turns; false when there is none.
-func (p *SubscriptionProcessor) nextBackfill(groups []subGroup) (subGroup, bool) {
+func (p *Processor) nextBackfill(groups []subGroup) (subGroup, bool) {
 	var first *subGroup
 	for i := range groups {
 		g := &groups[i]
@@ -125,7 +127,7 @@ func (p *SubscriptionProcessor) nextBackfill(groups []subGroup) (subGroup, bool)
 
 // stepped records a good step of group: a halved range grows back after
 // spanGrowAfter of them, and failures are forgotten.
-func (p *SubscriptionProcessor) stepped(g subGroup) {
+func (p *Processor) stepped(g subGroup) {
 	for _, s := range g.subs {
 		h := p.health[s.ID]
 		if h == nil {
@@ -149,9 +151,9 @@ func (p *SubscriptionProcessor) stepped(g subGroup) {
 // group's range and retries at once while it is wider than one block;
 // other errors, and a limit on one block, make the group wait (doubling
 // per failure in a row), while the other groups go on.
-func (p *SubscriptionProcessor) failed(g subGroup, err error, now time.Time) {
+func (p *Processor) failed(g subGroup, err error, now time.Time) {
 	width := g.to + 1 - g.from
-	halve := IsLogLimit(err) && width > 1
+	halve := engine.IsLogLimit(err) && width > 1
 	var failures int
 	for _, s := range g.subs {
 		if h := p.health[s.ID]; h != nil {
@@ -159,7 +161,9 @@ func (p *SubscriptionProcessor) failed(g subGroup, err error, now time.Time) {
 		}
 	}
 	failures++
-	wait := Backoff{Initial: p.cfg.GroupBackoff, Max: p.cfg.MaxGroupBackoff}.base(failures)
+	// Without jitter (r 0) Wait is the doubling schedule itself; failures
+	// is at least 1.
+	wait := engine.Backoff{Initial: p.cfg.GroupBackoff, Max: p.cfg.MaxGroupBackoff}.Wait(failures, 0)
 	for _, s := range g.subs {
 		h := p.health[s.ID]
 		if h == nil {
@@ -171,7 +175,7 @@ func (p *SubscriptionProcessor) failed(g subGroup, err error, now time.Time) {
 			h.span = max(width/2, 1)
 			continue
 		}
-		if IsLogLimit(err) {
+		if engine.IsLogLimit(err) {
 			h.span = 1
 		}
 		h.failures, h.retryAt = failures, now.Add(wait)
@@ -181,7 +185,7 @@ func (p *SubscriptionProcessor) failed(g subGroup, err error, now time.Time) {
 }
 
 // forgetHealth drops the health of subscriptions no longer live.
-func (p *SubscriptionProcessor) forgetHealth(live map[string]bool) {
+func (p *Processor) forgetHealth(live map[string]bool) {
 	for id := range p.health {
 		if !live[id] {
 			delete(p.health, id)

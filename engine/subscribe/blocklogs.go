@@ -1,15 +1,24 @@
-package engine
+package subscribe
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"math/big"
 	"slices"
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
+
+// Chain is what the processor needs of a node: headers and eth_getLogs
+// (the methods of engine.IndexChain, which the transfer indexer declares
+// for itself). evm.Client implements it, and LogBatcher too.
+type Chain interface {
+	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
+	FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error)
+}
 
 // LogBatcher is implemented by chains that read a block's header and the
 // logs of several queries in one round trip (a JSON-RPC batch). It is
@@ -22,7 +31,7 @@ type LogBatcher interface {
 
 // HeaderAndLogs reads the header of block number and the logs of qs: in
 // one round trip when chain is a LogBatcher, else one call each.
-func HeaderAndLogs(ctx context.Context, chain IndexChain, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error) {
+func HeaderAndLogs(ctx context.Context, chain Chain, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error) {
 	if b, ok := chain.(LogBatcher); ok {
 		return b.HeaderAndLogs(ctx, number, qs)
 	}
@@ -30,7 +39,7 @@ func HeaderAndLogs(ctx context.Context, chain IndexChain, number uint64, qs []et
 }
 
 // HeaderAndLogsEach is the fallback of HeaderAndLogs: one call each.
-func HeaderAndLogsEach(ctx context.Context, chain IndexChain, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error) {
+func HeaderAndLogsEach(ctx context.Context, chain Chain, number uint64, qs []ethereum.FilterQuery) (*types.Header, [][]types.Log, error) {
 	h, err := chain.HeaderByNumber(ctx, newUint(number))
 	if err != nil {
 		return nil, nil, err
@@ -73,3 +82,6 @@ func mergeLogs(results [][]types.Log, to uint64, hash common.Hash) ([]types.Log,
 	})
 	return out, nil
 }
+
+// newUint returns v as a block number of a query.
+func newUint(v uint64) *big.Int { return new(big.Int).SetUint64(v) }

@@ -1,15 +1,10 @@
-package engine
+package subscribe
 
-import (
-	"encoding/json"
-	"fmt"
-)
-
-// SubscriptionEventView is one delivery of a subscription as the API shows
-// it: in the body of its callbacks ({"event": ...}) and in GET
+// DeliveryView is one delivery of a subscription as the API shows it: in
+// the body of its callbacks ({"event": ...}) and in GET
 // /subscriptions/{id}/events. It is built once, when the log is matched (or
-// retracted), and stored as SubscriptionEvent.Body.
-type SubscriptionEventView struct {
+// retracted), and stored as engine.SubscriptionEvent.Body.
+type DeliveryView struct {
 	// ID is the stable delivery id, also sent as X-Callback-Id.
 	ID             string `json:"id"`
 	SubscriptionID string `json:"subscriptionId"`
@@ -33,16 +28,4 @@ type SubscriptionEventView struct {
 	// Removed is true when a reorg took back the log of an earlier
 	// delivery (the same fields, the same log).
 	Removed bool `json:"removed"`
-}
-
-// EventCallbackBody returns the body of a callback of a subscription's
-// delivery whose view is body: {"event": <body>}.
-func EventCallbackBody(body json.RawMessage) ([]byte, error) {
-	if !json.Valid(body) {
-		return nil, fmt.Errorf("event callback body: stored delivery is not JSON")
-	}
-	out := make([]byte, 0, len(body)+10)
-	out = append(out, `{"event":`...)
-	out = append(out, body...)
-	return append(out, '}'), nil
 }

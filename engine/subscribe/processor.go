@@ -1,4 +1,4 @@
-package engine
+package subscribe
 
 import (
 	"context"
@@ -13,11 +13,12 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/google/uuid"
+
+	"github.com/txengine/txengine/engine"
 )
 
-// SubscriptionConfig tunes a SubscriptionProcessor; zero fields take
-// defaults.
-type SubscriptionConfig struct {
+// Config tunes a Processor; zero fields take defaults.
+type Config struct {
 	// Range is the most blocks one step reads while a subscription catches
 	// up (default 500). A caught-up network is read one block per step.
 	Range uint64
@@ -58,32 +59,9 @@ type SubscriptionConfig struct {
 	CheckpointBlocks uint64
 }
 
-// SubscriptionResult tells the actor what a Poll did.
-type SubscriptionResult struct {
-	Head uint64
-	// Subscriptions is how many live subscriptions the network has.
-	Subscriptions int
-	// Delivered and Retracted count the deliveries stored by this Poll.
-	Delivered, Retracted int
-	// Rewound is the block the subscriptions were rewound to after a
-	// reorg, if any.
-	Rewound *uint64
-	// Lag is how many blocks deep enough for some subscription are not
-	// processed yet (0 when every subscription is caught up).
-	Lag uint64
-	// More is true when blocks remain to be read now.
-	More bool
-	// Failed counts the steps of this Poll that failed on the node: their
-	// groups halve their range (a log limit) or wait, the others go on.
-	Failed int
-	// Waiting is how many subscriptions wait after a failed step.
-	Waiting int
-}
-
-// SubscriptionProcessor delivers the logs of one network to its
-// subscriptions. Each step reads one block range once, with the queries of
-// SubscriptionQueries over the subscriptions that are at the same next
-// block (one batched round trip: the range's last header and at most two
+// Processor delivers the logs of one network to its subscriptions. Each
+// step reads one block range once, with the queries of Queries over the
+// subscriptions that are at the same next block (one batched round trip: the range's last header and at most two
 // eth_getLogs, however many subscriptions), matches the logs in memory and
 // stores the deliveries, their outbox rows and the subscriptions' next
 // blocks in one database transaction fenced by the network's lease. Before
@@ -94,13 +72,13 @@ type SubscriptionResult struct {
 // for concurrent use; the subscriptions actor owns it. A failed Poll
 // leaves the in-memory copies of the subscriptions (their sequence numbers)
 // ahead of the store; the next Poll reads them again.
-type SubscriptionProcessor struct {
-	net      *Network
-	chain    IndexChain
-	store    SubscriptionProcessorStore
-	cfg      SubscriptionConfig
+type Processor struct {
+	net      *engine.Network
+	chain    Chain
+	store    engine.SubscriptionProcessorStore
+	cfg      Config
 	log      *slog.Logger
-	clock    Clock
+	clock    engine.Clock
 	transfer *abi.ABI
 	// abis caches the parsed ABI of each subscription by id (a
 	// subscription's event never changes).
@@ -109,19 +87,19 @@ type SubscriptionProcessor struct {
 	// processor is the only writer of their next blocks and sequence
 	// numbers, so they are read again only when one is created or
 	// deleted, or after a failed poll.
-	live    []*Subscription
-	version SubscriptionsVersion
+	live    []*engine.Subscription
+	version engine.SubscriptionsVersion
 	// stored is the next block of each cached subscription as stored.
 	stored map[string]uint64
-	// health is what failed steps left of a subscription (subgroups.go);
+	// health is what failed steps left of a subscription (groups.go);
 	// turn is the block after the range of the last backfill step, where
 	// the next backfill turn starts looking (nextBackfill).
 	health map[string]*subHealth
 	turn   uint64
 }
 
-// NewSubscriptionProcessor returns the processor of net's subscriptions.
-func NewSubscriptionProcessor(net *Network, chain IndexChain, store SubscriptionProcessorStore, cfg SubscriptionConfig, clock Clock, log *slog.Logger) (*SubscriptionProcessor, error) {
+// NewProcessor returns the processor of net's subscriptions.
+func NewProcessor(net *engine.Network, chain Chain, store engine.SubscriptionProcessorStore, cfg Config, clock engine.Clock, log *slog.Logger) (*Processor, error) {
 	if cfg.Range == 0 {
 		cfg.Range = 500
 	}
@@ -150,13 +128,13 @@ func NewSubscriptionProcessor(net *Network, chain IndexChain, store Subscription
 		cfg.RetractChunk = 1000
 	}
 	if clock == nil {
-		clock = SystemClock{}
+		clock = engine.SystemClock{}
 	}
 	transfer, err := abi.JSON(strings.NewReader(TransferEventABI))
 	if err != nil {
 		return nil, fmt.Errorf("subscriptions %s: transfer ABI: %w", net.Name, err)
 	}
-	return &SubscriptionProcessor{
+	return &Processor{
 		net: net, chain: chain, store: store, cfg: cfg, clock: clock, transfer: &transfer,
 		log: log.With("network", net.Name, "component", "subscriptions"), abis: map[string]*abi.ABI{},
 		health: map[string]*subHealth{},
@@ -173,7 +151,7 @@ const TransferEventABI = `[{"type":"event","name":"Transfer","anonymous":false,"
 // network's lease (the zero fence in single-node mode); head is the
 // network's head when the caller knows it (the watcher saw it), nil to ask
 // the node.
-func (p *SubscriptionProcessor) Poll(ctx context.Context, fence NetworkFence, head *uint64) (res SubscriptionResult, err error) {
+func (p *Processor) Poll(ctx context.Context, fence engine.NetworkFence, head *uint64) (res engine.SubscriptionResult, err error) {
 	defer func() {
 		if err != nil {
 			p.live = nil // sequence numbers may be ahead of the store: read them again
@@ -214,7 +192,7 @@ func (p *SubscriptionProcessor) Poll(ctx context.Context, fence NetworkFence, he
 // MaxSteps steps of backfills, in turn, within BackfillBudget. A step that fails on the node
 // fails its group alone (failed: a smaller range, or a pause); a failed
 // save or a cancelled ctx fails the Poll.
-func (p *SubscriptionProcessor) serve(ctx context.Context, fence NetworkFence, subs []*Subscription, filters map[string]SubscriptionFilter, res *SubscriptionResult) error {
+func (p *Processor) serve(ctx context.Context, fence engine.NetworkFence, subs []*engine.Subscription, filters map[string]Filter, res *engine.SubscriptionResult) error {
 	for _, live := range []bool{true, false} {
 		limit := p.cfg.MaxSteps
 		if live {
@@ -278,7 +256,7 @@ func (e *stepSaveError) Unwrap() error { return e.err }
 
 // subscriptions returns the network's live subscriptions: the cached ones
 // while their version holds.
-func (p *SubscriptionProcessor) subscriptions(ctx context.Context) ([]*Subscription, error) {
+func (p *Processor) subscriptions(ctx context.Context) ([]*engine.Subscription, error) {
 	v, err := p.store.SubscriptionsVersion(ctx, p.net.Name)
 	if err != nil {
 		return nil, fmt.Errorf("subscriptions %s: version: %w", p.net.Name, err)
@@ -301,7 +279,7 @@ func (p *SubscriptionProcessor) subscriptions(ctx context.Context) ([]*Subscript
 
 // forgetDeleted drops the cached ABIs and the health of subscriptions no
 // longer live.
-func (p *SubscriptionProcessor) forgetDeleted(subs []*Subscription) {
+func (p *Processor) forgetDeleted(subs []*engine.Subscription) {
 	if len(p.abis) <= len(subs) && len(p.health) == 0 {
 		return
 	}
@@ -319,7 +297,7 @@ func (p *SubscriptionProcessor) forgetDeleted(subs []*Subscription) {
 
 // top returns the highest block deep enough for s at head, and false when
 // none is.
-func top(s *Subscription, head uint64) (uint64, bool) {
+func top(s *engine.Subscription, head uint64) (uint64, bool) {
 	if head < s.Confirmations {
 		return 0, false
 	}
@@ -328,7 +306,7 @@ func top(s *Subscription, head uint64) (uint64, bool) {
 
 // lag returns how many blocks deep enough for some subscription are not
 // processed yet: the most of any subscription.
-func lag(subs []*Subscription, head uint64) uint64 {
+func lag(subs []*engine.Subscription, head uint64) uint64 {
 	var most uint64
 	for _, s := range subs {
 		if t, ok := top(s, head); ok && t+1 > s.Next {
@@ -341,15 +319,15 @@ func lag(subs []*Subscription, head uint64) uint64 {
 // filters returns the filter of every subscription by id: its own, or for
 // deposits the Transfer logs to its owner's accounts, read now so that
 // accounts created since the last poll are included.
-func (p *SubscriptionProcessor) filters(ctx context.Context, subs []*Subscription) (map[string]SubscriptionFilter, error) {
-	out := make(map[string]SubscriptionFilter, len(subs))
+func (p *Processor) filters(ctx context.Context, subs []*engine.Subscription) (map[string]Filter, error) {
+	out := make(map[string]Filter, len(subs))
 	var owners []string
 	for _, s := range subs {
-		if s.Kind == SubscriptionDeposits {
+		if s.Kind == engine.SubscriptionDeposits {
 			owners = append(owners, s.Owner)
 			continue
 		}
-		out[s.ID] = SubscriptionFilter{Address: s.Address, Topics: s.Topics}
+		out[s.ID] = Filter{Address: s.Address, Topics: s.Topics}
 	}
 	if len(owners) == 0 {
 		return out, nil
@@ -360,7 +338,7 @@ func (p *SubscriptionProcessor) filters(ctx context.Context, subs []*Subscriptio
 		return nil, fmt.Errorf("subscriptions %s: accounts of deposit subscribers: %w", p.net.Name, err)
 	}
 	for _, s := range subs {
-		if s.Kind == SubscriptionDeposits {
+		if s.Kind == engine.SubscriptionDeposits {
 			out[s.ID] = DepositFilter(addrs[s.Owner])
 		}
 	}
@@ -371,18 +349,18 @@ func (p *SubscriptionProcessor) filters(ctx context.Context, subs []*Subscriptio
 // returns how many. The subscriptions' sequence numbers advance only once
 // the step is stored (a failed read leaves them as they were); a failed
 // save is a *stepSaveError.
-func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, group []*Subscription, all map[string]SubscriptionFilter, from, to uint64) (int, error) {
-	filters := make(map[string]SubscriptionFilter, len(group))
-	list := make([]SubscriptionFilter, 0, len(group))
+func (p *Processor) step(ctx context.Context, fence engine.NetworkFence, group []*engine.Subscription, all map[string]Filter, from, to uint64) (int, error) {
+	filters := make(map[string]Filter, len(group))
+	list := make([]Filter, 0, len(group))
 	for _, s := range group {
 		f := all[s.ID]
-		if s.Kind == SubscriptionDeposits && len(f.Topics) > 2 && len(f.Topics[2]) == 0 {
+		if s.Kind == engine.SubscriptionDeposits && len(f.Topics) > 2 && len(f.Topics[2]) == 0 {
 			continue // an owner without accounts receives nothing
 		}
 		filters[s.ID] = f
 		list = append(list, f)
 	}
-	header, results, err := HeaderAndLogs(ctx, p.chain, to, SubscriptionQueries(list, from, to))
+	header, results, err := HeaderAndLogs(ctx, p.chain, to, Queries(list, from, to))
 	if err != nil {
 		return 0, fmt.Errorf("subscriptions %s: blocks %d-%d: %w", p.net.Name, from, to, err)
 	}
@@ -390,14 +368,14 @@ func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, gr
 	if err != nil {
 		return 0, fmt.Errorf("subscriptions %s: blocks %d-%d: %w", p.net.Name, from, to, err)
 	}
-	step := SubscriptionStep{Network: p.net.Name, Next: map[string]uint64{}, KeepBlocks: p.cfg.KeepBlocks,
-		Blocks: []IndexedBlock{{Number: to, Hash: header.Hash()}}}
-	byID := make(map[string]*Subscription, len(group))
+	step := engine.SubscriptionStep{Network: p.net.Name, Next: map[string]uint64{}, KeepBlocks: p.cfg.KeepBlocks,
+		Blocks: []engine.IndexedBlock{{Number: to, Hash: header.Hash()}}}
+	byID := make(map[string]*engine.Subscription, len(group))
 	seqs := make(map[string]int64, len(group))
 	for _, s := range group {
 		byID[s.ID], seqs[s.ID] = s, s.LastSeq
 	}
-	matcher := NewSubscriptionMatcher(filters)
+	matcher := NewMatcher(filters)
 	seen := map[uint64]bool{to: true}
 	for i := range logs {
 		l := &logs[i]
@@ -413,7 +391,7 @@ func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, gr
 			step.Events = append(step.Events, ev)
 			if !seen[l.BlockNumber] {
 				seen[l.BlockNumber] = true
-				step.Blocks = append(step.Blocks, IndexedBlock{Number: l.BlockNumber, Hash: l.BlockHash})
+				step.Blocks = append(step.Blocks, engine.IndexedBlock{Number: l.BlockNumber, Hash: l.BlockHash})
 			}
 		}
 	}
@@ -439,17 +417,17 @@ func (p *SubscriptionProcessor) step(ctx context.Context, fence NetworkFence, gr
 // delivery returns the delivery of l to s, numbered seq; ok is false when
 // l does not decode as s's event (a deposit subscription's Transfer of an
 // ERC-721 token, for instance).
-func (p *SubscriptionProcessor) delivery(s *Subscription, seq int64, l *types.Log) (SubscriptionEvent, bool, error) {
+func (p *Processor) delivery(s *engine.Subscription, seq int64, l *types.Log) (engine.SubscriptionEvent, bool, error) {
 	a, err := p.abiOf(s)
 	if err != nil {
-		return SubscriptionEvent{}, false, err
+		return engine.SubscriptionEvent{}, false, err
 	}
-	decoded, ok := DecodeLog(a, l)
+	decoded, ok := engine.DecodeLog(a, l)
 	if !ok {
-		return SubscriptionEvent{}, false, nil
+		return engine.SubscriptionEvent{}, false, nil
 	}
-	ev := ViewEvent(decoded)
-	view := SubscriptionEventView{
+	ev := engine.ViewEvent(decoded)
+	view := DeliveryView{
 		ID: uuid.NewString(), SubscriptionID: s.ID, Sequence: seq, Network: p.net.Name,
 		ContractID: s.ContractID, Address: ev.Address, Event: ev.Event, Signature: ev.Signature,
 		BlockNumber: ev.BlockNumber, BlockHash: ev.BlockHash, TransactionHash: ev.TransactionHash,
@@ -457,17 +435,17 @@ func (p *SubscriptionProcessor) delivery(s *Subscription, seq int64, l *types.Lo
 	}
 	body, err := json.Marshal(view)
 	if err != nil {
-		return SubscriptionEvent{}, false, fmt.Errorf("subscriptions %s: delivery body: %w", p.net.Name, err)
+		return engine.SubscriptionEvent{}, false, fmt.Errorf("subscriptions %s: delivery body: %w", p.net.Name, err)
 	}
-	return SubscriptionEvent{
+	return engine.SubscriptionEvent{
 		ID: view.ID, SubscriptionID: s.ID, Seq: view.Sequence, BlockNumber: l.BlockNumber, BlockHash: l.BlockHash,
 		TxHash: l.TxHash, LogIndex: l.Index, Body: body, Created: p.clock.Now(),
 	}, true, nil
 }
 
 // abiOf returns the parsed ABI of s's event.
-func (p *SubscriptionProcessor) abiOf(s *Subscription) (*abi.ABI, error) {
-	if s.Kind == SubscriptionDeposits {
+func (p *Processor) abiOf(s *engine.Subscription) (*abi.ABI, error) {
+	if s.Kind == engine.SubscriptionDeposits {
 		return p.transfer, nil
 	}
 	if a, ok := p.abis[s.ID]; ok {
@@ -482,7 +460,7 @@ func (p *SubscriptionProcessor) abiOf(s *Subscription) (*abi.ABI, error) {
 }
 
 // storedNext records the next blocks a step stored.
-func (p *SubscriptionProcessor) storedNext(next map[string]uint64) {
+func (p *Processor) storedNext(next map[string]uint64) {
 	for id, n := range next {
 		p.stored[id] = n
 	}

@@ -1,4 +1,4 @@
-package engine
+package subscribe
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+
+	"github.com/txengine/txengine/engine"
 )
 
 // checkReorg compares the stored block hashes with the chain. When some
-// are no longer on it, the subscriptions are rewound to their ReorgPoint:
-// their deliveries from there on are retracted, newest first, and their
-// next block becomes at most that block. The work is cut in transactions
+// are no longer on it, the subscriptions are rewound to their
+// engine.ReorgPoint: their deliveries from there on are retracted, newest
+// first, and their next block becomes at most that block. The work is cut in transactions
 // of at most RetractChunk retractions (a subscription rewound without
 // any counts one), each of which commits; a subscription's retractions
 // share one chunk unless they are more than it holds. A subscription's
@@ -20,12 +22,12 @@ import (
 // half way leaves the reorg detectable and its retracted rows retracted:
 // the next Poll resumes with what is left (LiveDeliveries no longer
 // returns what was retracted).
-func (p *SubscriptionProcessor) checkReorg(ctx context.Context, fence NetworkFence, head uint64, subs []*Subscription, res *SubscriptionResult) error {
+func (p *Processor) checkReorg(ctx context.Context, fence engine.NetworkFence, head uint64, subs []*engine.Subscription, res *engine.SubscriptionResult) error {
 	blocks, err := p.store.SubscriptionBlocks(ctx, p.net.Name, int(p.cfg.KeepBlocks))
 	if err != nil {
 		return fmt.Errorf("subscriptions %s: processed blocks: %w", p.net.Name, err)
 	}
-	orphan, err := ReorgPoint(ctx, p.chain, blocks, head)
+	orphan, err := engine.ReorgPoint(ctx, p.chain, blocks, head)
 	if err != nil {
 		return fmt.Errorf("subscriptions %s: %w", p.net.Name, err)
 	}
@@ -38,7 +40,7 @@ func (p *SubscriptionProcessor) checkReorg(ctx context.Context, fence NetworkFen
 		return fmt.Errorf("subscriptions %s: deliveries from block %d: %w", p.net.Name, from, err)
 	}
 	// live is by subscription, then Seq.
-	bySub := map[string][]SubscriptionEvent{}
+	bySub := map[string][]engine.SubscriptionEvent{}
 	for _, ev := range live {
 		bySub[ev.SubscriptionID] = append(bySub[ev.SubscriptionID], ev)
 	}
@@ -79,25 +81,25 @@ func (p *SubscriptionProcessor) checkReorg(ctx context.Context, fence NetworkFen
 // rewind is the retraction of a reorg in chunks: step is the chunk being
 // built, units what it holds.
 type rewind struct {
-	p     *SubscriptionProcessor
+	p     *Processor
 	ctx   context.Context
-	fence NetworkFence
+	fence engine.NetworkFence
 	from  uint64
-	res   *SubscriptionResult
-	step  SubscriptionStep
-	subs  map[string]*Subscription
+	res   *engine.SubscriptionResult
+	step  engine.SubscriptionStep
+	subs  map[string]*engine.Subscription
 	units int
 }
 
 // reset starts a new chunk.
 func (r *rewind) reset() {
-	r.step = SubscriptionStep{Network: r.p.net.Name, Next: map[string]uint64{}, KeepBlocks: r.p.cfg.KeepBlocks}
-	r.subs, r.units = map[string]*Subscription{}, 0
+	r.step = engine.SubscriptionStep{Network: r.p.net.Name, Next: map[string]uint64{}, KeepBlocks: r.p.cfg.KeepBlocks}
+	r.subs, r.units = map[string]*engine.Subscription{}, 0
 }
 
 // add puts the retraction of ev (nil: none) and the rewind of s into the
 // chunk, storing the chunk first when it is full.
-func (r *rewind) add(s *Subscription, ev *SubscriptionEvent) error {
+func (r *rewind) add(s *engine.Subscription, ev *engine.SubscriptionEvent) error {
 	if r.units >= r.p.cfg.RetractChunk {
 		if err := r.flush(); err != nil {
 			return err
@@ -136,18 +138,18 @@ func (r *rewind) flush() error {
 
 // retraction returns the Removed delivery of ev, numbered after s.LastSeq
 // (which it advances): the same body with a new id and sequence.
-func (p *SubscriptionProcessor) retraction(s *Subscription, ev SubscriptionEvent) (SubscriptionEvent, error) {
-	var view SubscriptionEventView
+func (p *Processor) retraction(s *engine.Subscription, ev engine.SubscriptionEvent) (engine.SubscriptionEvent, error) {
+	var view DeliveryView
 	var values json.RawMessage
 	view.ReturnValues = &values
 	if err := json.Unmarshal(ev.Body, &view); err != nil {
-		return SubscriptionEvent{}, fmt.Errorf("subscriptions %s: stored delivery %s: %w", p.net.Name, ev.ID, err)
+		return engine.SubscriptionEvent{}, fmt.Errorf("subscriptions %s: stored delivery %s: %w", p.net.Name, ev.ID, err)
 	}
 	s.LastSeq++
 	view.ID, view.Sequence, view.Removed = uuid.NewString(), s.LastSeq, true
 	body, err := json.Marshal(view)
 	if err != nil {
-		return SubscriptionEvent{}, fmt.Errorf("subscriptions %s: retraction body: %w", p.net.Name, err)
+		return engine.SubscriptionEvent{}, fmt.Errorf("subscriptions %s: retraction body: %w", p.net.Name, err)
 	}
 	ev.ID, ev.Seq, ev.Removed, ev.Body, ev.Created = view.ID, view.Sequence, true, body, p.clock.Now()
 	return ev, nil
