@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // Benchmarks of the accept and send hot paths; compare runs with benchstat:
@@ -43,17 +44,17 @@ func BenchmarkParseAddress(b *testing.B) {
 }
 
 func BenchmarkPackCallTransfer(b *testing.B) {
-	a, err := engine.ParseABI([]byte(transferABI))
+	a, err := abicodec.ParseABI([]byte(transferABI))
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := engine.FindMethod(a, "transfer")
+	m, err := abicodec.FindMethod(a, "transfer")
 	if err != nil {
 		b.Fatal(err)
 	}
 	args := []json.RawMessage{json.RawMessage(`"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"`), json.RawMessage(`"1500000000000000000"`)}
 	for b.Loop() {
-		if _, _, err := engine.PackCall(m, args); err != nil {
+		if _, _, err := abicodec.PackCall(m, args); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // Event subscriptions (issue 19, in progress): the domain part that does not
@@ -111,9 +112,9 @@ func filterValues(in abi.Argument, raw json.RawMessage) ([]any, error) {
 	}
 	out := make([]any, len(list))
 	for i, v := range list {
-		goValue, _, err := abiFromJSON(in.Type, v, field)
+		goValue, _, err := abicodec.FromJSON(in.Type, v, field)
 		if err != nil {
-			return nil, err
+			return nil, CodecError(err)
 		}
 		out[i] = goValue.Interface()
 	}
