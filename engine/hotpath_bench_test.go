@@ -11,6 +11,7 @@ import (
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/abicodec"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // Benchmarks of the accept and send hot paths; compare runs with benchstat:
@@ -61,11 +62,11 @@ func BenchmarkPackCallTransfer(b *testing.B) {
 }
 
 func BenchmarkKeySealerSignTx(b *testing.B) {
-	s, err := engine.NewKeySealer(make([]byte, 32))
+	s, err := keystore.NewKeySealer(make([]byte, 32))
 	if err != nil {
 		b.Fatal(err)
 	}
-	acct, err := s.NewAccount()
+	acct, err := engine.NewLocalAccount(s)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func BenchmarkKeySealerSignTx(b *testing.B) {
 		Gas: 60000, To: &to, Data: make([]byte, 68)})
 	ctx := context.Background()
 	for b.Loop() {
-		if _, err := s.SignTx(ctx, acct, tx, chainID); err != nil {
+		if _, err := s.SignTx(ctx, acct.Key(), tx, chainID); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 // subPackages are the packages split out of the engine by concern: the
 // root imports them, so none of them may import the root (directly or
 // through a dependency), and they obey the same layering.
-var subPackages = []string{"./abicodec"}
+var subPackages = []string{"./abicodec", "./keystore", "./keystore/awskms", "./keystore/kmsfake"}
 
 // TestEngineImportsNoFramework keeps the domain free of the HTTP framework,
 // the database layer and the actor library (ENGINE.md, "Shape"), directly or
