@@ -18,6 +18,7 @@ import (
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
 	"github.com/txengine/txengine/engine/evm/evmtest"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/postgres"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
 
@@ -32,7 +33,7 @@ type clusterFixture struct {
 	store   *postgres.Store
 	db      *sql.DB
 	net     *engine.Network
-	sealer  *engine.KeySealer
+	sealer  *keystore.KeySealer
 	user    *engine.User
 	account *engine.Account
 	systems []*actors.System
@@ -93,7 +94,7 @@ func newClusterFixtureWith(t *testing.T, members int, o fixtureOptions) *cluster
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	sealer, err := engine.NewKeySealer(make([]byte, 32))
+	sealer, err := keystore.NewKeySealer(make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func newClusterFixtureWith(t *testing.T, members int, o fixtureOptions) *cluster
 		PollInterval: 10 * time.Millisecond, Chain: client, MaxInFlight: o.maxWindow}
 	now := engine.SystemClock{}.Now()
 	f.user = &engine.User{ID: uuid.NewString(), Created: now}
-	f.account, err = sealer.NewAccount()
+	f.account, err = engine.NewLocalAccount(sealer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +276,7 @@ func TestClusterTokenRevoked(t *testing.T) {
 	}
 	got := make(chan []byte, 16)
 	f.systems[1].OnTokenRevoked(func(h []byte) { got <- h })
-	hash := engine.HashToken("revoked")
+	hash := keystore.HashToken("revoked")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		// The membership forms within a poll or two (2 s each); before,

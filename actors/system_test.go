@@ -25,6 +25,7 @@ import (
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
 	"github.com/txengine/txengine/engine/evm/evmtest"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/internal/gethtest"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
@@ -139,7 +140,7 @@ type fixture struct {
 	faucet  *engine.Faucet
 	store   *countingStore
 	net     *engine.Network
-	sealer  *engine.KeySealer
+	sealer  *keystore.KeySealer
 	user    *engine.User
 	account *engine.Account
 	token   *engine.Contract
@@ -199,7 +200,7 @@ func setupFixture(t *testing.T, client *evm.Client, faucetKey *ecdsa.PrivateKey,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	sealer, err := engine.NewKeySealer(make([]byte, 32))
+	sealer, err := keystore.NewKeySealer(make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func (f *fixture) start() {
 }
 
 func (f *fixture) newAccount(owner *engine.User) *engine.Account {
-	a, err := f.sealer.NewAccount()
+	a, err := engine.NewLocalAccount(f.sealer)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 // APIToken is one API token of a user as stored: its id, never the token
-// itself. Hash is the stored hash (HashToken); it stays inside the service
+// itself. Hash is the stored hash (keystore.HashToken); it stays inside the service
 // (the HTTP layer compares it with the request's to say which token is the
 // current one) and is never shown.
 type APIToken struct {

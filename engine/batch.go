@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // CallRequest is one eth_call of a batch, at the latest block.
@@ -74,7 +75,7 @@ func RevertMessage(a *abi.ABI, err error) string {
 	if errors.As(err, &de) {
 		if s, ok := de.ErrorData().(string); ok {
 			if data, herr := hex.DecodeString(strings.TrimPrefix(s, "0x")); herr == nil {
-				if reason, ok := DecodeRevert(a, data); ok {
+				if reason, ok := abicodec.DecodeRevert(a, data); ok {
 					return "execution reverted: " + reason
 				}
 			}

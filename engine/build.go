@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // Bounds of a send's inputs.
@@ -110,13 +111,13 @@ func (b Builder) Build(ctx context.Context, r SendRequest) (*Transaction, error)
 	if err := CheckMethodName(r.Method); err != nil {
 		return nil, err
 	}
-	m, err := FindMethod(r.Target.ABI, r.Method)
+	m, err := abicodec.FindMethod(r.Target.ABI, r.Method)
 	if err != nil {
-		return nil, err
+		return nil, CodecError(err)
 	}
-	data, params, err := PackCall(m, r.Args)
+	data, params, err := abicodec.PackCall(m, r.Args)
 	if err != nil {
-		return nil, err
+		return nil, CodecError(err)
 	}
 	value := r.Value
 	if value == nil {

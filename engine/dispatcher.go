@@ -65,7 +65,7 @@ type DispatcherConfig struct {
 	// Backoff is the retry schedule.
 	Backoff Backoff
 	// Secrets opens the users' sealed callback secrets (the service's
-	// KeySealer). Required.
+	// keystore.KeySealer). Required.
 	Secrets CallbackSecrets
 	// Node names this dispatcher in the claims of outbox rows
 	// (ClaimDueCallbacks), so that the dispatchers of several nodes share
@@ -79,7 +79,7 @@ type DispatcherConfig struct {
 	Outcome func(kind, outcome string)
 }
 
-// CallbackSecrets opens sealed callback secrets; KeySealer implements it.
+// CallbackSecrets opens sealed callback secrets; keystore.KeySealer implements it.
 type CallbackSecrets interface {
 	OpenCallbackSecret(userID string, sealed []byte) (string, error)
 }

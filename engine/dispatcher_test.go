@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // memOutbox is an in-memory engine.DispatcherStore.
@@ -40,8 +41,8 @@ type memClaim struct {
 }
 
 // testSecrets is the keyring the tests seal callback secrets with.
-func testSecrets() *engine.KeySealer {
-	s, err := engine.NewKeySealer(bytes.Repeat([]byte{9}, engine.MasterKeySize))
+func testSecrets() *keystore.KeySealer {
+	s, err := keystore.NewKeySealer(bytes.Repeat([]byte{9}, keystore.MasterKeySize))
 	if err != nil {
 		panic(err)
 	}

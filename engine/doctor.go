@@ -204,7 +204,7 @@ func (s *Sender) fillGap(ctx context.Context, head uint64) error {
 	}
 	out := make([]*types.Transaction, 0, to-from)
 	for n := from; n < to; n++ {
-		signed, err := s.signer.SignTx(ctx, s.account, s.gapFiller(n, q), s.net.ChainID)
+		signed, err := s.signer.SignTx(ctx, s.account.Key(), s.gapFiller(n, q), s.net.ChainID)
 		if err != nil {
 			return fmt.Errorf("nonce doctor: sign filler of nonce %d: %w", n, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // FollowerStore is what a Follower needs of the store.
@@ -358,7 +359,7 @@ func decodeEvents(ctx context.Context, store contractReader, tx *Transaction, r 
 	events := []Event{}
 	if tx.ContractID == "" {
 		// A direct send: the transaction carries its own ABI.
-		a, err := ParseABI(tx.ABI)
+		a, err := abicodec.ParseABI(tx.ABI)
 		if err != nil {
 			return events
 		}
@@ -372,7 +373,7 @@ func decodeEvents(ctx context.Context, store contractReader, tx *Transaction, r 
 	a, ok := abis[tx.ContractID]
 	if !ok {
 		if c, err := store.ContractByID(ctx, tx.ContractID); err == nil {
-			if parsed, err := ParseABI(c.ABI); err == nil {
+			if parsed, err := abicodec.ParseABI(c.ABI); err == nil {
 				a = parsed
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/abicodec"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // Benchmarks of the accept and send hot paths; compare runs with benchstat:
@@ -43,28 +45,28 @@ func BenchmarkParseAddress(b *testing.B) {
 }
 
 func BenchmarkPackCallTransfer(b *testing.B) {
-	a, err := engine.ParseABI([]byte(transferABI))
+	a, err := abicodec.ParseABI([]byte(transferABI))
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := engine.FindMethod(a, "transfer")
+	m, err := abicodec.FindMethod(a, "transfer")
 	if err != nil {
 		b.Fatal(err)
 	}
 	args := []json.RawMessage{json.RawMessage(`"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"`), json.RawMessage(`"1500000000000000000"`)}
 	for b.Loop() {
-		if _, _, err := engine.PackCall(m, args); err != nil {
+		if _, _, err := abicodec.PackCall(m, args); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkKeySealerSignTx(b *testing.B) {
-	s, err := engine.NewKeySealer(make([]byte, 32))
+	s, err := keystore.NewKeySealer(make([]byte, 32))
 	if err != nil {
 		b.Fatal(err)
 	}
-	acct, err := s.NewAccount()
+	acct, err := engine.NewLocalAccount(s)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func BenchmarkKeySealerSignTx(b *testing.B) {
 		Gas: 60000, To: &to, Data: make([]byte, 68)})
 	ctx := context.Background()
 	for b.Loop() {
-		if _, err := s.SignTx(ctx, acct, tx, chainID); err != nil {
+		if _, err := s.SignTx(ctx, acct.Key(), tx, chainID); err != nil {
 			b.Fatal(err)
 		}
 	}

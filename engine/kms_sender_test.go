@@ -3,25 +3,29 @@ package engine
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"math/big"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/txengine/txengine/engine/keystore"
+	"github.com/txengine/txengine/engine/keystore/kmsfake"
 )
 
 // newKMSTestSender is newTestSender for an account whose key is in f,
-// signed through Custody as in production.
-func newKMSTestSender(t *testing.T, chain *fakeChain, store senderStore, window int, f *fakeKMS, opts KMSOptions) *Sender {
+// signed through keystore.Custody as in production.
+func newKMSTestSender(t *testing.T, chain *fakeChain, store senderStore, window int, f *kmsfake.KMS, opts keystore.KMSOptions) *Sender {
 	t.Helper()
-	sealer, err := NewKeySealer(make([]byte, 32))
+	sealer, err := keystore.NewKeySealer(make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := NewKMSSigner(f, opts)
+	k := keystore.NewKMSSigner(f, opts)
 	acct := kmsAccount(t, k)
 	net := &Network{Name: "dev", ChainID: big.NewInt(1337), InFlight: window, GasMarginPercent: 20, Chain: chain}
-	s := NewSender(acct, net, store, &Custody{Local: sealer, KMS: k}, fixedClock{time.Unix(1_700_000_000, 0).UTC()}, discardLog)
+	s := NewSender(acct, net, store, &keystore.Custody{Local: sealer, KMS: k}, fixedClock{time.Unix(1_700_000_000, 0).UTC()}, discardLog)
 	st := NewSubmitStage(net, store)
 	t.Cleanup(st.Close)
 	return s.WithStage(st)
@@ -43,9 +47,9 @@ func checkSentBy(t *testing.T, s *Sender, chain *fakeChain) {
 // of 20 ms each take far less than 64 × 20 ms; nonces are gapless in
 // order.
 func TestSenderKMSSignsBatchConcurrently(t *testing.T) {
-	chain, store, f := &fakeChain{nonce: 7}, newMemStore(), newFakeKMS()
-	s := newKMSTestSender(t, chain, store, 64, f, KMSOptions{Concurrency: 16})
-	f.delay = 20 * time.Millisecond
+	chain, store, f := &fakeChain{nonce: 7}, newMemStore(), kmsfake.New()
+	s := newKMSTestSender(t, chain, store, 64, f, keystore.KMSOptions{Concurrency: 16})
+	f.Delay = 20 * time.Millisecond
 	ids := make([]string, 64)
 	for i := range ids {
 		ids[i] = string(rune('A'+i/26)) + string(rune('a'+i%26))
@@ -63,7 +67,7 @@ func TestSenderKMSSignsBatchConcurrently(t *testing.T) {
 		}
 	}
 	checkSentBy(t, s, chain)
-	_, most := f.stats()
+	_, most := f.Stats()
 	if most < 2 || most > 16 {
 		t.Fatalf("%d Sign calls in flight at most, want 2..16", most)
 	}
@@ -78,10 +82,10 @@ func TestSenderKMSSignsBatchConcurrently(t *testing.T) {
 // signs again, the next transaction takes the nonce the failed ones did
 // not (no gap).
 func TestSenderKMSDeniedFailsWithCode(t *testing.T) {
-	chain, store, f := &fakeChain{nonce: 7}, newMemStore(), newFakeKMS()
-	s := newKMSTestSender(t, chain, store, 16, f, KMSOptions{Concurrency: 4})
-	f.setFault(func(int) error {
-		return &KMSError{Fault: KMSDenied, Op: "Sign", Err: errors.New("AccessDeniedException: not authorized to perform kms:Sign")}
+	chain, store, f := &fakeChain{nonce: 7}, newMemStore(), kmsfake.New()
+	s := newKMSTestSender(t, chain, store, 16, f, keystore.KMSOptions{Concurrency: 4})
+	f.SetFault(func(int) error {
+		return &keystore.KMSError{Fault: keystore.KMSDenied, Op: "Sign", Err: errors.New("AccessDeniedException: not authorized to perform kms:Sign")}
 	})
 	queue(t, s, "a", "b", "c")
 	if _, err := s.Pump(context.Background()); err != nil {
@@ -96,7 +100,7 @@ func TestSenderKMSDeniedFailsWithCode(t *testing.T) {
 	if len(chain.sent) != 0 {
 		t.Fatalf("%d sent", len(chain.sent))
 	}
-	f.setFault(nil)
+	f.SetFault(nil)
 	queue(t, s, "d")
 	if n, err := s.Pump(context.Background()); err != nil || n != 1 {
 		t.Fatalf("Pump = %d, %v", n, err)
@@ -112,19 +116,19 @@ func TestSenderKMSDeniedFailsWithCode(t *testing.T) {
 // what signed before goes out, the rest stays queued without a nonce; once
 // KMS answers every transaction goes, each once, with gapless nonces.
 func TestSenderKMSOutageHoldsAccount(t *testing.T) {
-	for _, fault := range []KMSFault{KMSUnavailable, KMSThrottled} {
+	for _, fault := range []keystore.KMSFault{keystore.KMSUnavailable, keystore.KMSThrottled} {
 		t.Run(fault.String(), func(t *testing.T) {
-			chain, store, f := &fakeChain{nonce: 7}, newMemStore(), newFakeKMS()
-			s := newKMSTestSender(t, chain, store, 16, f, KMSOptions{Concurrency: 1, Retries: 2, Backoff: time.Millisecond})
-			f.setFault(func(n int) error {
+			chain, store, f := &fakeChain{nonce: 7}, newMemStore(), kmsfake.New()
+			s := newKMSTestSender(t, chain, store, 16, f, keystore.KMSOptions{Concurrency: 1, Retries: 2, Backoff: time.Millisecond})
+			f.SetFault(func(n int) error {
 				if n > 3 { // KMS stops answering after 3 signatures
-					return &KMSError{Fault: fault, Op: "Sign", Err: errors.New("no answer")}
+					return &keystore.KMSError{Fault: fault, Op: "Sign", Err: errors.New("no answer")}
 				}
 				return nil
 			})
 			queue(t, s, "a", "b", "c", "d", "e", "f")
 			n, err := s.Pump(context.Background())
-			if err == nil || KMSFaultOf(err) != fault {
+			if err == nil || keystore.KMSFaultOf(err) != fault {
 				t.Fatalf("Pump = %d, %v; want a %s KMS error (the account backs off)", n, err, fault)
 			}
 			if n != 3 || len(chain.sent) != 3 {
@@ -138,7 +142,7 @@ func TestSenderKMSOutageHoldsAccount(t *testing.T) {
 			if _, err := s.Pump(context.Background()); err == nil {
 				t.Fatal("Pump succeeded while KMS is down")
 			}
-			f.setFault(nil)
+			f.SetFault(nil)
 			if n, err := s.Pump(context.Background()); err != nil || n != 3 {
 				t.Fatalf("Pump after the outage = %d, %v", n, err)
 			}
@@ -154,3 +158,16 @@ func TestSenderKMSOutageHoldsAccount(t *testing.T) {
 		})
 	}
 }
+
+// kmsAccount returns an account whose key is a new key of k.
+func kmsAccount(t *testing.T, k *keystore.KMSSigner) *Account {
+	t.Helper()
+	a, err := NewKMSAccount(context.Background(), k, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ID = "acct"
+	return a
+}
+
+var discardLog = slog.New(slog.NewTextHandler(io.Discard, nil))

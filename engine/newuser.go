@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // NewUserSpec says what a new user gets besides its id, sealed callback
@@ -28,11 +29,11 @@ type NewUser struct {
 	Account   *Account
 }
 
-// NewUser makes the user spec describes, created at now: a new id, a
+// MakeUser makes the user spec describes, created at now: a new id, a
 // callback secret sealed under s, and the token and default account asked
 // for. Nothing is stored. Every way of creating a user (the API, the
 // operator's bootstrap, `txengine users create`) goes through it.
-func (s *KeySealer) NewUser(spec NewUserSpec, now time.Time) (*NewUser, error) {
+func MakeUser(s *keystore.KeySealer, spec NewUserSpec, now time.Time) (*NewUser, error) {
 	id := uuid.NewString()
 	secret, err := s.NewCallbackSecret(id)
 	if err != nil {
@@ -40,12 +41,12 @@ func (s *KeySealer) NewUser(spec NewUserSpec, now time.Time) (*NewUser, error) {
 	}
 	n := &NewUser{User: &User{ID: id, Owner: spec.Owner, Operator: spec.Operator, CallbackSecret: secret, Created: now}}
 	if spec.Token {
-		if n.Token, n.TokenHash, err = NewToken(); err != nil {
+		if n.Token, n.TokenHash, err = keystore.NewToken(); err != nil {
 			return nil, fmt.Errorf("new user: %w", err)
 		}
 	}
 	if spec.Account {
-		if n.Account, err = s.NewAccount(); err != nil {
+		if n.Account, err = NewLocalAccount(s); err != nil {
 			return nil, fmt.Errorf("new user: %w", err)
 		}
 		n.Account.ID, n.Account.Owner, n.Account.Default, n.Account.Created = uuid.NewString(), id, true, now

@@ -314,7 +314,7 @@ func (s *Sender) storeVersion(ctx context.Context, tx *Transaction, unsigned *ty
 	if err := s.checkFence(ctx); err != nil {
 		return nil, fmt.Errorf("new version of %s: %w", tx.ID, err)
 	}
-	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
+	signed, err := s.signer.SignTx(ctx, s.account.Key(), unsigned, s.net.ChainID)
 	if err != nil {
 		return nil, fmt.Errorf("new version of %s: sign: %w", tx.ID, err)
 	}

@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // abiOf returns the ABI of tx's contract (nil when unknown), to decode
 // its custom revert errors.
 func (s *Sender) abiOf(ctx context.Context, tx *Transaction) *abi.ABI {
 	if len(tx.ABI) > 0 {
-		a, _ := ParseABI(tx.ABI)
+		a, _ := abicodec.ParseABI(tx.ABI)
 		return a
 	}
 	if tx.ContractID == "" {
@@ -24,7 +25,7 @@ func (s *Sender) abiOf(ctx context.Context, tx *Transaction) *abi.ABI {
 	}
 	var a *abi.ABI
 	if c, err := s.store.ContractByID(ctx, tx.ContractID); err == nil {
-		a, _ = ParseABI(c.ABI)
+		a, _ = abicodec.ParseABI(c.ABI)
 	}
 	if s.abis == nil {
 		s.abis = map[string]*abi.ABI{}
@@ -70,7 +71,7 @@ func revertReasonOf(err error) (string, bool) {
 	if errors.As(err, &de) {
 		if s, ok := de.ErrorData().(string); ok {
 			if data, herr := hex.DecodeString(strings.TrimPrefix(s, "0x")); herr == nil {
-				if reason, ok := RevertReason(data); ok {
+				if reason, ok := abicodec.RevertReason(data); ok {
 					return reason, true
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // fakeChain is a scripted node: estimation and broadcast answers come from
@@ -442,11 +443,11 @@ func (c *stepClock) Now() time.Time { return c.t }
 
 func newTestSender(t *testing.T, chain *fakeChain, store senderStore, window int) *Sender {
 	t.Helper()
-	sealer, err := NewKeySealer(make([]byte, 32))
+	sealer, err := keystore.NewKeySealer(make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	acct, err := sealer.NewAccount()
+	acct, err := NewLocalAccount(sealer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -834,12 +835,12 @@ type countingSigner struct {
 	before func()
 }
 
-func (c *countingSigner) SignTx(ctx context.Context, acct *Account, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
+func (c *countingSigner) SignTx(ctx context.Context, key keystore.Key, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
 	c.n++
 	if c.before != nil {
 		c.before()
 	}
-	return c.Signer.SignTx(ctx, acct, tx, chainID)
+	return c.Signer.SignTx(ctx, key, tx, chainID)
 }
 
 // storedHashes returns every hash the store holds for the account.
@@ -1228,7 +1229,7 @@ func TestSenderFeeQuoteSharedByNetwork(t *testing.T) {
 		store := newMemStore()
 		s := newTestSender(t, chain.fakeChain, store, 10)
 		s.net.Chain, s.net.FeeQuoteTTL = chain, ttl
-		acct, err := s.signer.(*KeySealer).NewAccount()
+		acct, err := NewLocalAccount(s.signer.(*keystore.KeySealer))
 		if err != nil {
 			t.Fatal(err)
 		}

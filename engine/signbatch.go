@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // plannedTx is a transaction of a batch with the nonce and gas limit it is
@@ -46,7 +47,7 @@ func (s *Sender) signPlanned(ctx context.Context, plan []plannedTx, fees feeQuot
 	if n == len(plan) {
 		return chosen, signed, nil, nil
 	}
-	if !IsKMSError(errs[n]) {
+	if !keystore.IsKMSError(errs[n]) {
 		return nil, nil, nil, errs[n]
 	}
 	if !kmsRefusesKey(errs[n]) {
@@ -72,9 +73,9 @@ var errNotSigned = errors.New("not signed: an earlier transaction of the batch w
 
 // kmsRefusesKey reports whether err is KMS refusing the key for good.
 func kmsRefusesKey(err error) bool {
-	switch KMSFaultOf(err) {
-	case KMSDenied, KMSNotFound, KMSInvalid:
-		return IsKMSError(err)
+	switch keystore.KMSFaultOf(err) {
+	case keystore.KMSDenied, keystore.KMSNotFound, keystore.KMSInvalid:
+		return keystore.IsKMSError(err)
 	}
 	return false
 }
@@ -86,7 +87,7 @@ func (s *Sender) signAll(ctx context.Context, plan []plannedTx, fees feeQuote) (
 	out, errs := make([]*types.Transaction, len(plan)), make([]error, len(plan))
 	bound := 1
 	if cs, ok := s.signer.(ConcurrentSigner); ok {
-		bound = cs.SignConcurrency(s.account)
+		bound = cs.SignConcurrency(s.account.Key())
 	}
 	if bound <= 1 || len(plan) == 1 {
 		for i, p := range plan {

@@ -362,7 +362,7 @@ func (s *Sender) sign(ctx context.Context, tx *Transaction, nonce, gas uint64, f
 		price, _ := s.net.CapFees(fees.gasPrice, nil)
 		unsigned = types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: gas, To: &to, Value: valueOf(tx), Data: tx.Data})
 	}
-	signed, err := s.signer.SignTx(ctx, s.account, unsigned, s.net.ChainID)
+	signed, err := s.signer.SignTx(ctx, s.account.Key(), unsigned, s.net.ChainID)
 	if err != nil {
 		return nil, fmt.Errorf("sign %s: %w", tx.ID, err)
 	}

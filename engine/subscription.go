@@ -7,6 +7,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // Event subscriptions (issue 19): the kinds, and the topics of an events
@@ -94,9 +95,9 @@ func filterValues(in abi.Argument, raw json.RawMessage) ([]any, error) {
 	}
 	out := make([]any, len(list))
 	for i, v := range list {
-		goValue, _, err := abiFromJSON(in.Type, v, field)
+		goValue, _, err := abicodec.FromJSON(in.Type, v, field)
 		if err != nil {
-			return nil, err
+			return nil, CodecError(err)
 		}
 		out[i] = goValue.Interface()
 	}

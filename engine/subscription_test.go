@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 const subscriptionTestABI = `[
@@ -23,7 +24,7 @@ const subscriptionTestABI = `[
 
 func subscriptionTestEvent(t *testing.T, name string) *abi.Event {
 	t.Helper()
-	a, err := ParseABI([]byte(subscriptionTestABI))
+	a, err := abicodec.ParseABI([]byte(subscriptionTestABI))
 	if err != nil {
 		t.Fatal(err)
 	}

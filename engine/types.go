@@ -21,7 +21,7 @@ type User struct {
 	// Operator users administer the service and are exempt from rate limits.
 	Operator bool
 	// CallbackSecret is the sealed key of the HMAC signatures of this
-	// user's callbacks (KeySealer.NewCallbackSecret, OpenCallbackSecret).
+	// user's callbacks (keystore.KeySealer.NewCallbackSecret, OpenCallbackSecret).
 	CallbackSecret []byte
 	Created        time.Time
 	// Limits are the per-user rate limits an operator set; nil means the
@@ -54,7 +54,7 @@ type Account struct {
 	Default      bool
 	EncryptedKey []byte
 	// KMSKeyID, when set, is the ARN of the AWS KMS key that holds the
-	// account's key (EncryptedKey is then empty): see KMSSigner.
+	// account's key (EncryptedKey is then empty): see keystore.KMSSigner.
 	KMSKeyID string
 	Created  time.Time
 	// Idempotency, when set on an account passed to CreateAccount, is

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/math"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // ParseAmount parses a non-negative decimal digit string of at most 2^256-1.
@@ -36,16 +37,10 @@ func ParseAmount(field, s string) (*big.Int, error) {
 
 // ParseAddress parses a 0x-prefixed 20-byte hex address. All-lower and
 // all-upper case are accepted; mixed case must pass the EIP-55 checksum.
+// Anything else is invalid_argument on field.
 func ParseAddress(field, s string) (common.Address, error) {
-	if !common.IsHexAddress(s) || !(strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X")) {
-		return common.Address{}, Invalid(field, "%s must be a 0x-prefixed 20-byte hex address", field)
-	}
-	a := common.HexToAddress(s)
-	body := s[2:]
-	if body != strings.ToLower(body) && body != strings.ToUpper(body) && a.Hex() != "0x"+body {
-		return common.Address{}, Invalid(field, "%s fails the EIP-55 checksum (mixed case must match %s)", field, a.Hex())
-	}
-	return a, nil
+	a, err := abicodec.ParseAddress(field, s)
+	return a, CodecError(err)
 }
 
 // IsAddressLike reports whether s looks like an address (0x + 40 hex digits),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 func TestFormatTime(t *testing.T) {
@@ -122,7 +123,7 @@ func TestParameterStrings(t *testing.T) {
 		json.RawMessage(`{"n":"7","who":"0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed","on":false}`),
 		json.RawMessage(`"a<b & \"c\""`), json.RawMessage(`["0x0102","0xA0B0"]`), json.RawMessage(`false`), json.RawMessage(`[true,false]`),
 	}
-	_, params, err := PackCall(&m, args)
+	_, params, err := abicodec.PackCall(&m, args)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,9 +137,9 @@ func (s *Server) newCustodyAccount(ctx context.Context, owner string, custody *c
 	var a *engine.Account
 	var err error
 	if custody.KeyID == "" {
-		a, err = s.kms.NewKMSAccount(ctx, "txengine account of user "+owner)
+		a, err = engine.NewKMSAccount(ctx, s.kms, "txengine account of user "+owner)
 	} else {
-		a, err = s.kms.AttachKMSKey(ctx, custody.KeyID)
+		a, err = engine.AttachKMSKey(ctx, s.kms, custody.KeyID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("KMS account: %w", err)
@@ -155,7 +155,7 @@ func (s *Server) newCustodyAccount(ctx context.Context, owner string, custody *c
 
 // newAccount generates a key pair and returns the account (not yet stored).
 func (s *Server) newAccount(owner string, isDefault bool) (*engine.Account, error) {
-	a, err := s.sealer.NewAccount()
+	a, err := engine.NewLocalAccount(s.sealer)
 	if err != nil {
 		return nil, fmt.Errorf("new account: %w", err)
 	}

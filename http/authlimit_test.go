@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // lookupCounter counts the token lookups that reach the store.
@@ -131,7 +132,7 @@ func TestUnknownTokenNotLookedUpAgain(t *testing.T) {
 		t.Fatalf("after %s: %d lookups, want 2", unknownTTL, n)
 	}
 	// A new token works at once.
-	token, hash, err := engine.NewToken()
+	token, hash, err := keystore.NewToken()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // quotaEnv is a server on the SQLite store (the caps and the faucet grants
@@ -28,12 +29,12 @@ type quotaEnv struct {
 func newQuotaEnv(t *testing.T, rl RateLimitConfig, q QuotaConfig) *quotaEnv {
 	t.Helper()
 	store := openSQLite(t)
-	sealer, err := engine.NewKeySealer(bytes.Repeat([]byte{7}, engine.MasterKeySize))
+	sealer, err := keystore.NewKeySealer(bytes.Repeat([]byte{7}, keystore.MasterKeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := &stepClock{t: testNow.Truncate(time.Second).Add(100 * time.Millisecond)}
-	token, hash, err := engine.NewToken()
+	token, hash, err := keystore.NewToken()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // maxBatchCalls bounds the calls of one POST /contracts/call.
@@ -88,17 +89,17 @@ func (s *Server) prepareCall(c *gin.Context, tg txTarget, method string, req cal
 	if err := engine.CheckMethodName(method); err != nil {
 		return preparedCall{}, err
 	}
-	m, err := engine.FindMethod(tg.abi, method)
+	m, err := abicodec.FindMethod(tg.abi, method)
 	if err != nil {
-		return preparedCall{}, err
+		return preparedCall{}, engine.CodecError(err)
 	}
-	args, err := engine.NormalizeArgs(req.Arg)
+	args, err := abicodec.NormalizeArgs(req.Arg)
 	if err != nil {
-		return preparedCall{}, err
+		return preparedCall{}, engine.CodecError(err)
 	}
-	data, _, err := engine.PackCall(m, args)
+	data, _, err := abicodec.PackCall(m, args)
 	if err != nil {
-		return preparedCall{}, err
+		return preparedCall{}, engine.CodecError(err)
 	}
 	from, err := s.callFrom(c, req.From)
 	if err != nil {
@@ -143,7 +144,8 @@ func callOutcome(pc preparedCall, out []byte, err error) (any, error) {
 		}
 		return nil, networkFailure(pc.target.network.Name, err)
 	}
-	return engine.UnpackResult(pc.method, out)
+	result, err := abicodec.UnpackResult(pc.method, out)
+	return result, engine.CodecError(err)
 }
 
 // batchCallRequest is the body of POST /contracts/call. Each call is

@@ -7,6 +7,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // contractCacheSize bounds the contracts and parsed ABIs kept in memory; when full the cache
@@ -52,9 +53,9 @@ func (c *contractCache) of(ct *engine.Contract) (*abi.ABI, error) {
 	if ok {
 		return a, nil
 	}
-	a, err := engine.ParseABI(ct.ABI)
+	a, err := abicodec.ParseABI(ct.ABI)
 	if err != nil {
-		return nil, err
+		return nil, engine.CodecError(err)
 	}
 	c.mu.Lock()
 	if c.parsed == nil || len(c.parsed) >= contractCacheSize {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/txengine/txengine/contracts"
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // builtinVersion is the bwver of contracts registered with a built-in type:
@@ -65,15 +66,15 @@ func contractABI(rawABI json.RawMessage, typ *string) (*abi.ABI, json.RawMessage
 		if !ok {
 			return nil, nil, "", engine.Invalid("type", "type must be one of %s, %s, %s", engine.TypeERC20, engine.TypeERC20Security, engine.TypeERC721)
 		}
-		parsed, err := engine.ParseABI(raw)
+		parsed, err := abicodec.ParseABI(raw)
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("built-in type %s: %w", *typ, err)
+			return nil, nil, "", fmt.Errorf("built-in type %s: %w", *typ, engine.CodecError(err))
 		}
 		return parsed, raw, *typ, nil
 	}
-	parsed, err := engine.ParseABI(rawABI)
+	parsed, err := abicodec.ParseABI(rawABI)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", engine.CodecError(err)
 	}
 	return parsed, compactJSON(rawABI), "", nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/engine/prom"
 )
 
@@ -48,7 +49,7 @@ func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	store := newTestStore(t)
-	sealer, err := engine.NewKeySealer(bytes.Repeat([]byte{7}, engine.MasterKeySize))
+	sealer, err := keystore.NewKeySealer(bytes.Repeat([]byte{7}, keystore.MasterKeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +62,11 @@ func newTestEnv(t testing.TB) *testEnv {
 			t.Fatal(err)
 		}
 		u.CallbackSecret = secret
-		token, hash, err := engine.NewToken()
+		token, hash, err := keystore.NewToken()
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := sealer.NewAccount()
+		a, err := engine.NewLocalAccount(sealer)
 		if err != nil {
 			t.Fatal(err)
 		}

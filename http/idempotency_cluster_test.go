@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
@@ -44,7 +45,7 @@ func newIdemCluster(t *testing.T) *idemCluster {
 	t.Helper()
 	ctx := context.Background()
 	store := openSQLite(t)
-	sealer, err := engine.NewKeySealer(bytes.Repeat([]byte{7}, engine.MasterKeySize))
+	sealer, err := keystore.NewKeySealer(bytes.Repeat([]byte{7}, keystore.MasterKeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +53,11 @@ func newIdemCluster(t *testing.T) *idemCluster {
 	if u.CallbackSecret, err = sealer.SealCallbackSecret(u.ID, "s"); err != nil {
 		t.Fatal(err)
 	}
-	token, hash, err := engine.NewToken()
+	token, hash, err := keystore.NewToken()
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := sealer.NewAccount()
+	a, err := engine.NewLocalAccount(sealer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/internal/kmstest"
 )
 
@@ -46,7 +47,7 @@ func TestKMSAccounts(t *testing.T) {
 	srv := kmstest.Start(t)
 	client := srv.Client(t)
 	env := newTestEnv(t)
-	env.server.kms = engine.NewKMSSigner(client, engine.KMSOptions{})
+	env.server.kms = keystore.NewKMSSigner(client, keystore.KMSOptions{})
 
 	rec := env.do("POST", "/accounts", env.aliceToken, `{"custody":{"type":"kms"}}`)
 	wantStatus(t, rec, http.StatusCreated)
@@ -63,7 +64,7 @@ func TestKMSAccounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if addr, err := engine.AddressFromSPKI(spki); err != nil || addr.Hex() != created.Address {
+	if addr, err := keystore.AddressFromSPKI(spki); err != nil || addr.Hex() != created.Address {
 		t.Fatalf("the key's address %s, %v; the account's %s", addr.Hex(), err, created.Address)
 	}
 	var got accountView
@@ -72,7 +73,7 @@ func TestKMSAccounts(t *testing.T) {
 		t.Fatalf("GET custody %+v, want %+v", got.Custody, created.Custody)
 	}
 
-	arn := srv.CreateKey(t, engine.KMSKeySpec, engine.KMSKeyUsage)
+	arn := srv.CreateKey(t, keystore.KMSKeySpec, keystore.KMSKeyUsage)
 	if err := client.CreateAlias(context.Background(), "alias/treasury", arn); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // Keys of the values the middleware puts in the gin context.
@@ -186,7 +187,7 @@ func (s *Server) tokenUser(c *gin.Context) (*engine.User, []byte, error) {
 		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_request"`)
 		return nil, nil, engine.Errorf(engine.CodeUnauthenticated, "", "malformed Authorization header: expected Bearer <token>")
 	}
-	hash := engine.HashToken(token)
+	hash := keystore.HashToken(token)
 	u, err := s.users.get(c.Request.Context(), s.clock.Now(), hash, s.revocations == nil || s.revocations.MembershipSettled(), s.store.UserByTokenHash)
 	if engine.IsNotFound(err) {
 		c.Header("WWW-Authenticate", `Bearer realm="txengine", error="invalid_token"`)

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // sendRequest is the body of POST /contracts/{contractId}/send/{method}
@@ -159,9 +160,9 @@ func (s *Server) directRequestTarget(c *gin.Context, req abiCarrier) (txTarget, 
 
 // send validates a send request on tg and submits it.
 func (s *Server) send(c *gin.Context, tg txTarget, req sendRequest) {
-	args, err := engine.NormalizeArgs(req.Arg)
+	args, err := abicodec.NormalizeArgs(req.Arg)
 	if err != nil {
-		s.fail(c, err)
+		s.fail(c, engine.CodecError(err))
 		return
 	}
 	value := new(big.Int)

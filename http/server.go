@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // Engine is what the HTTP layer needs of the actor system. It is declared
@@ -150,10 +151,10 @@ type Deps struct {
 	// Store is usually the whole engine.Store of the persistence backend.
 	Store Store
 	// Sealer creates accounts with their sealed keys.
-	Sealer *engine.KeySealer
+	Sealer *keystore.KeySealer
 	// KMS creates and attaches accounts whose key is in AWS KMS; nil:
 	// KMS is not configured (such a request is 400).
-	KMS *engine.KMSSigner
+	KMS *keystore.KMSSigner
 	// Networks are the configured networks by name.
 	Networks map[string]*engine.Network
 	Engine   Engine
@@ -174,8 +175,8 @@ type Deps struct {
 type Server struct {
 	cfg      Config
 	store    Store
-	sealer   *engine.KeySealer
-	kms      *engine.KMSSigner
+	sealer   *keystore.KeySealer
+	kms      *keystore.KMSSigner
 	networks map[string]*engine.Network
 	engine   Engine
 	clock    engine.Clock

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // maxSubscriptionConfirmations bounds the confirmations of a subscription.
@@ -196,9 +197,9 @@ func (s *Server) depositSubscription(req *subscriptionRequest) (*engine.Subscrip
 		return nil, nil, err
 	}
 	erc20, _ := builtinABI(engine.TypeERC20)
-	parsed, err := engine.ParseABI(erc20)
+	parsed, err := abicodec.ParseABI(erc20)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, engine.CodecError(err)
 	}
 	ev, fragment, err := findEvent(parsed, erc20, "Transfer")
 	if err != nil {
@@ -268,7 +269,7 @@ func eventFragment(raw json.RawMessage, ev *abi.Event) (json.RawMessage, error) 
 			continue
 		}
 		one := append(append([]byte{'['}, compactJSON(item)...), ']')
-		parsed, err := engine.ParseABI(one)
+		parsed, err := abicodec.ParseABI(one)
 		if err != nil {
 			continue
 		}

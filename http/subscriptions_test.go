@@ -15,6 +15,7 @@ import (
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/subscribe"
+	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // subEnv is a contractEnv (responses checked against openapi.json) whose
@@ -93,7 +94,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	if sub.Owner != e.bob.ID || sub.Next != 21 || sub.FromBlock != 21 || sub.LastSeq != 0 || sub.Address != e.bobToken20.Address {
 		t.Fatalf("stored: %+v", sub)
 	}
-	a, err := engine.ParseABI(sub.ABI)
+	a, err := abicodec.ParseABI(sub.ABI)
 	if err != nil || len(a.Events) != 1 || len(a.Methods) != 0 || a.Events["Transfer"].Sig != "Transfer(address,address,uint256)" {
 		t.Fatalf("stored ABI is not the event's fragment alone: %s (%v)", sub.ABI, err)
 	}
@@ -177,7 +178,7 @@ func TestSubscriptionForms(t *testing.T) {
 	if v.Signature != "Moved(uint256)" || v.Event != "Moved" {
 		t.Fatalf("overload by signature: %+v", v)
 	}
-	a, err := engine.ParseABI(e.stored(v.ID).ABI)
+	a, err := abicodec.ParseABI(e.stored(v.ID).ABI)
 	if err != nil || len(a.Events) != 1 || a.Events["Moved"].Sig != "Moved(uint256)" {
 		t.Fatalf("fragment of the overload: %v %v", a, err)
 	}

@@ -39,7 +39,7 @@ func (s *Server) createUser(c *gin.Context) {
 	if !req.Ownerless {
 		spec.Owner = caller.ID
 	}
-	n, err := s.sealer.NewUser(spec, s.clock.Now())
+	n, err := engine.MakeUser(s.sealer, spec, s.clock.Now())
 	if err != nil {
 		s.fail(c, fmt.Errorf("create user: %w", err))
 		return

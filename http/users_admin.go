@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // maxRateLimit bounds each per-user limit an operator may set.
@@ -90,7 +91,7 @@ func (s *Server) createUserToken(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	token, hash, err := engine.NewToken()
+	token, hash, err := keystore.NewToken()
 	if err != nil {
 		s.fail(c, fmt.Errorf("new token for %s: %w", u.ID, err))
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // newToken gives user id one more token (POST /users/{id}/tokens as
@@ -34,7 +35,7 @@ func (env *testEnv) tokens(t *testing.T, caller, id string) []apiTokenView {
 	rec := env.do("GET", path, caller, "")
 	wantStatus(t, rec, http.StatusOK)
 	newOpenAPIValidator(t).check(t, "GET", "/users/{id}/tokens", httptest.NewRequest("GET", path, nil), rec)
-	for _, secret := range []string{caller, hex.EncodeToString(engine.HashToken(caller))} {
+	for _, secret := range []string{caller, hex.EncodeToString(keystore.HashToken(caller))} {
 		if strings.Contains(rec.Body.String(), secret) {
 			t.Fatalf("GET /users/%s/tokens shows a token or its hash: %s", id, rec.Body.String())
 		}
@@ -238,7 +239,7 @@ func TestRevokeTellsTheCluster(t *testing.T) {
 			if waited != c.wait || (c.wait && took < userCacheTTL-100*time.Millisecond) || took > 3*userCacheTTL {
 				t.Errorf("DELETE answered after %s, waited for the cache's lifetime: %v; want %v", took, waited, c.wait)
 			}
-			if len(c.fake.hashes) != 1 || hex.EncodeToString(c.fake.hashes[0]) != hex.EncodeToString(engine.HashToken(env.bobToken)) || !v.Current {
+			if len(c.fake.hashes) != 1 || hex.EncodeToString(c.fake.hashes[0]) != hex.EncodeToString(keystore.HashToken(env.bobToken)) || !v.Current {
 				t.Errorf("members told %x, want bob's token hash once", c.fake.hashes)
 			}
 		})

@@ -19,6 +19,7 @@ import (
 	"github.com/txengine/txengine/actors/callbacks"
 	"github.com/txengine/txengine/actors/internal/lifecycle"
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
@@ -71,7 +72,7 @@ func deliversFromTheOutbox(t *testing.T, panics bool) {
 	defer rc.Close()
 
 	now := time.Now().UTC()
-	sealer, err := engine.NewKeySealer(make([]byte, engine.MasterKeySize))
+	sealer, err := keystore.NewKeySealer(make([]byte, keystore.MasterKeySize))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package rotate measures `txengine keys rotate` (engine.RotateKeys, what
+// Package rotate measures `txengine keys rotate` (keystore.RotateKeys, what
 // the command runs) on a store with many accounts, on SQLite and on
 // PostgreSQL, while a reader and a writer keep using the store as the
 // service does.
@@ -32,6 +32,7 @@ import (
 	_ "modernc.org/sqlite" // SQLite driver, for the bulk insert
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/postgres"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
 	"github.com/txengine/txengine/persistence/sqlite"
@@ -46,7 +47,7 @@ const accountsPerUser = 100
 // rotationStore is a store the rotation runs on.
 type rotationStore interface {
 	engine.Store
-	engine.SealedStore
+	keystore.SealedStore
 }
 
 // dialect is what the bulk insert needs to know of a database.
@@ -120,7 +121,7 @@ type bulkAccount struct {
 // bulkCreate inserts n accounts (accountsPerUser per user), their users
 // (callback secrets) and one idempotency record per user, all sealed under
 // old, in transactions of 10,000 rows.
-func bulkCreate(t *testing.T, d dialect, old *engine.KeySealer, n int) []bulkAccount {
+func bulkCreate(t *testing.T, d dialect, old *keystore.KeySealer, n int) []bulkAccount {
 	t.Helper()
 	db, err := sql.Open(d.driver, d.dsn)
 	if err != nil {
@@ -193,7 +194,7 @@ func bulkCreate(t *testing.T, d dialect, old *engine.KeySealer, n int) []bulkAcc
 func measure(t *testing.T, s rotationStore, d dialect, n int) {
 	ctx := context.Background()
 	oldMaster, newMaster := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
-	old, err := engine.NewKeySealer(oldMaster)
+	old, err := keystore.NewKeySealer(oldMaster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func measure(t *testing.T, s rotationStore, d dialect, n int) {
 	accounts := bulkCreate(t, d, old, n)
 	t.Logf("%s: bulk-created %d accounts, %d users and idempotency records in %s", d.driver, len(accounts), n/accountsPerUser, time.Since(began).Round(time.Millisecond))
 	// The service after step (a): the new key current, the old previous.
-	ring, err := engine.NewKeySealer(newMaster, oldMaster)
+	ring, err := keystore.NewKeySealer(newMaster, oldMaster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func measure(t *testing.T, s rotationStore, d dialect, n int) {
 				return
 			case <-time.After(10 * time.Millisecond):
 			}
-			a, err := ring.NewAccount()
+			a, err := engine.NewLocalAccount(ring)
 			if err == nil {
 				a.ID, a.Owner, a.Created = uuid.NewString(), owner.ID, time.Now()
 				err = s.CreateAccount(ctx, a)
@@ -275,7 +276,7 @@ func measure(t *testing.T, s rotationStore, d dialect, n int) {
 	}()
 
 	time.Sleep(200 * time.Millisecond)
-	report, err := engine.RotateKeys(ctx, s, ring, engine.RotateOptions{Batch: 1000})
+	report, err := keystore.RotateKeys(ctx, s, ring, keystore.RotateOptions{Batch: 1000})
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -301,11 +302,11 @@ func measure(t *testing.T, s rotationStore, d dialect, n int) {
 		t.Error("no read answered during the rotation")
 	}
 	// Everything is under the new key: the new key alone opens it all.
-	only, err := engine.NewKeySealer(newMaster)
+	only, err := keystore.NewKeySealer(newMaster)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uses, err := engine.SealedStatus(ctx, s, only, 1000)
+	uses, err := keystore.SealedStatus(ctx, s, only, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

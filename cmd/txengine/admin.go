@@ -83,7 +83,7 @@ func users(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}
 	defer store.Close()
 
-	n, err := sealer.NewUser(engine.NewUserSpec{Operator: *admin, Token: true, Account: true}, engine.SystemClock{}.Now())
+	n, err := engine.MakeUser(sealer, engine.NewUserSpec{Operator: *admin, Token: true, Account: true}, engine.SystemClock{}.Now())
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/txengine/txengine/config"
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/internal/provision"
 )
 
@@ -64,7 +65,7 @@ func readKeyringFiles(cfg config.Config, create bool) (current []byte, previous 
 			return nil, nil, fmt.Errorf("master key: %w", err)
 		}
 	}
-	if current, err = loadOrCreateSecret(path, engine.MasterKeySize); err != nil {
+	if current, err = loadOrCreateSecret(path, keystore.MasterKeySize); err != nil {
 		return nil, nil, fmt.Errorf("master key: %w", err)
 	}
 	files, err := readKeyLines(filepath.Join(cfg.DataDir, previousKeysFile))
@@ -92,8 +93,8 @@ func readKeyLines(path string) ([][]byte, error) {
 			continue
 		}
 		b, err := hex.DecodeString(line)
-		if err != nil || len(b) != engine.MasterKeySize {
-			return nil, fmt.Errorf("%s line %d: not %d hex-encoded bytes", path, n, engine.MasterKeySize)
+		if err != nil || len(b) != keystore.MasterKeySize {
+			return nil, fmt.Errorf("%s line %d: not %d hex-encoded bytes", path, n, keystore.MasterKeySize)
 		}
 		keys = append(keys, b)
 	}
@@ -171,7 +172,7 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		return fmt.Errorf("keys %s: unexpected argument %q", sub, fs.Arg(0))
 	}
 	if sub == "generate" {
-		k := make([]byte, engine.MasterKeySize)
+		k := make([]byte, keystore.MasterKeySize)
 		if _, err := rand.Read(k); err != nil {
 			return fmt.Errorf("keys generate: %w", err)
 		}
@@ -199,7 +200,7 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		return err
 	}
 	defer store.Close()
-	sealed, ok := store.(engine.SealedStore)
+	sealed, ok := store.(keystore.SealedStore)
 	if !ok {
 		return fmt.Errorf("keys: the store %T cannot list its encrypted values", store)
 	}
@@ -210,7 +211,7 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	}
 	switch sub {
 	case "rotate":
-		return rotateKeys(ctx, sealed, sealer, engine.RotateOptions{Batch: *batch, Pause: *pause}, stdout)
+		return rotateKeys(ctx, sealed, sealer, keystore.RotateOptions{Batch: *batch, Pause: *pause}, stdout)
 	case "status":
 		return keyStatus(ctx, sealed, sealer, stdout)
 	default:
@@ -236,7 +237,7 @@ func newDataDirKey(cfg config.Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	next := make([]byte, engine.MasterKeySize)
+	next := make([]byte, keystore.MasterKeySize)
 	if _, err := rand.Read(next); err != nil {
 		return fmt.Errorf("new master key: %w", err)
 	}
@@ -247,11 +248,11 @@ func newDataDirKey(cfg config.Config, out io.Writer) error {
 	if err := writeKeyLines(filepath.Join(cfg.DataDir, masterKeyFile), [][]byte{next}); err != nil {
 		return fmt.Errorf("write %s: %w", masterKeyFile, err)
 	}
-	s, err := engine.NewKeySealer(next)
+	s, err := keystore.NewKeySealer(next)
 	if err != nil {
 		return err
 	}
-	old, err := engine.NewKeySealer(current)
+	old, err := keystore.NewKeySealer(current)
 	if err != nil {
 		return err
 	}
@@ -261,9 +262,9 @@ func newDataDirKey(cfg config.Config, out io.Writer) error {
 }
 
 // rotateKeys runs the rotation and prints its counts.
-func rotateKeys(ctx context.Context, store engine.SealedStore, sealer *engine.KeySealer, opts engine.RotateOptions, out io.Writer) error {
+func rotateKeys(ctx context.Context, store keystore.SealedStore, sealer *keystore.KeySealer, opts keystore.RotateOptions, out io.Writer) error {
 	fmt.Fprintf(out, "re-encrypting under master key %s (known keys: %s)\n", sealer.CurrentKeyID(), keyIDList(sealer.KeyIDs()))
-	report, err := engine.RotateKeys(ctx, store, sealer, opts)
+	report, err := keystore.RotateKeys(ctx, store, sealer, opts)
 	if err != nil {
 		return fmt.Errorf("keys rotate: %w", err)
 	}
@@ -280,7 +281,7 @@ func rotateKeys(ctx context.Context, store engine.SealedStore, sealer *engine.Ke
 }
 
 // keyIDList formats ids, comma-separated.
-func keyIDList(ids []engine.KeyID) string {
+func keyIDList(ids []keystore.KeyID) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {
 		s[i] = id.String()
@@ -288,9 +289,9 @@ func keyIDList(ids []engine.KeyID) string {
 	return strings.Join(s, ", ")
 }
 
-// keyStatus prints the counts of engine.SealedStatus.
-func keyStatus(ctx context.Context, store engine.SealedStore, sealer *engine.KeySealer, out io.Writer) error {
-	uses, err := engine.SealedStatus(ctx, store, sealer, 1000)
+// keyStatus prints the counts of keystore.SealedStatus.
+func keyStatus(ctx context.Context, store keystore.SealedStore, sealer *keystore.KeySealer, out io.Writer) error {
+	uses, err := keystore.SealedStatus(ctx, store, sealer, 1000)
 	if err != nil {
 		return fmt.Errorf("keys status: %w", err)
 	}
@@ -312,8 +313,8 @@ func keyStatus(ctx context.Context, store engine.SealedStore, sealer *engine.Key
 
 // pruneKeys checks that every value is under the current key and then
 // deletes the data dir's previous keys.
-func pruneKeys(ctx context.Context, cfg config.Config, store engine.SealedStore, sealer *engine.KeySealer, out io.Writer) error {
-	uses, err := engine.SealedStatus(ctx, store, sealer, 1000)
+func pruneKeys(ctx context.Context, cfg config.Config, store keystore.SealedStore, sealer *keystore.KeySealer, out io.Writer) error {
+	uses, err := keystore.SealedStatus(ctx, store, sealer, 1000)
 	if err != nil {
 		return fmt.Errorf("keys prune: %w", err)
 	}
@@ -341,12 +342,12 @@ func pruneKeys(ctx context.Context, cfg config.Config, store engine.SealedStore,
 
 // sealPlainSecrets seals the callback secrets migration 0012 left in plain
 // text (once: later starts find none).
-func sealPlainSecrets(ctx context.Context, store engine.Store, sealer *engine.KeySealer, log *slog.Logger) error {
-	sealed, ok := store.(engine.SealedStore)
+func sealPlainSecrets(ctx context.Context, store engine.Store, sealer *keystore.KeySealer, log *slog.Logger) error {
+	sealed, ok := store.(keystore.SealedStore)
 	if !ok {
 		return nil
 	}
-	n, err := engine.SealPlainCallbackSecrets(ctx, sealed, sealer)
+	n, err := keystore.SealPlainCallbackSecrets(ctx, sealed, sealer)
 	if err != nil {
 		return fmt.Errorf("seal plain callback secrets: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
@@ -25,13 +26,13 @@ func TestRotateLeavesKMSAccountsAlone(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = store.Close() })
 	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
-	old, _ := engine.NewKeySealer(oldKey)
+	old, _ := keystore.NewKeySealer(oldKey)
 	u := &engine.User{ID: "u1", Created: time.Now()}
 	u.CallbackSecret, _ = old.SealCallbackSecret(u.ID, "s")
 	if err := store.CreateUser(ctx, u, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	local, _ := old.NewAccount()
+	local, _ := engine.NewLocalAccount(old)
 	local.ID, local.Owner, local.Created = "local", u.ID, time.Now()
 	arn := "arn:aws:kms:eu-west-2:111122223333:key/k1"
 	inKMS := &engine.Account{ID: "kms", Owner: u.ID, Address: common.Address{9}, KMSKeyID: arn, Created: time.Now()}
@@ -40,9 +41,9 @@ func TestRotateLeavesKMSAccountsAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ring, _ := engine.NewKeySealer(newKey, oldKey)
+	ring, _ := keystore.NewKeySealer(newKey, oldKey)
 	var out bytes.Buffer
-	if err := rotateKeys(ctx, store, ring, engine.RotateOptions{}, &out); err != nil {
+	if err := rotateKeys(ctx, store, ring, keystore.RotateOptions{}, &out); err != nil {
 		t.Fatalf("rotate: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "1 in AWS KMS: left alone") {
@@ -55,7 +56,7 @@ func TestRotateLeavesKMSAccountsAlone(t *testing.T) {
 	if err != nil || got.KMSKeyID != arn || len(got.EncryptedKey) != 0 {
 		t.Fatalf("the KMS account after rotation: %+v, %v", got, err)
 	}
-	only, _ := engine.NewKeySealer(newKey)
+	only, _ := keystore.NewKeySealer(newKey)
 	l, _ := store.AccountByID(ctx, "local")
 	if _, err := only.OpenAccountKey(l.Address, l.EncryptedKey); err != nil {
 		t.Fatalf("the local key is not under the new key: %v", err)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/config"
-	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // dataDirConfig is the embedded default's configuration on dir.
@@ -161,7 +161,7 @@ func TestKeyringWatcher(t *testing.T) {
 		t.Errorf("in-use file left after Close: %v", err)
 	}
 	// No service: awaitAdoption returns at once.
-	if err := awaitAdoption(context.Background(), dir, engine.KeyID{}, io.Discard); err != nil {
+	if err := awaitAdoption(context.Background(), dir, keystore.KeyID{}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/config"
-	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/internal/provision"
 )
 
@@ -30,7 +30,7 @@ import (
 // rotate reads the new id, no value under the old key is written any more.
 type keyringWatcher struct {
 	cfg    config.Config
-	sealer *engine.KeySealer
+	sealer *keystore.KeySealer
 	log    *slog.Logger
 	grace  time.Duration
 	done   chan struct{}
@@ -41,13 +41,13 @@ type keyringWatcher struct {
 	mu sync.Mutex
 	// advertised is the id in the in-use file; adopted is when the
 	// sealer's current key was adopted.
-	advertised engine.KeyID
+	advertised keystore.KeyID
 	adopted    time.Time
 }
 
 // startKeyringWatcher starts the watcher when the keys come from the data
 // dir, and returns nil otherwise. Close stops it.
-func startKeyringWatcher(ctx context.Context, cfg config.Config, sealer *engine.KeySealer, log *slog.Logger) (*keyringWatcher, error) {
+func startKeyringWatcher(ctx context.Context, cfg config.Config, sealer *keystore.KeySealer, log *slog.Logger) (*keyringWatcher, error) {
 	if !keyringFiles(cfg) {
 		return nil, nil
 	}
@@ -99,7 +99,7 @@ func (w *keyringWatcher) reload() error {
 		return err
 	}
 	defer clear(current)
-	fresh, err := engine.NewKeySealer(current, previous...)
+	fresh, err := keystore.NewKeySealer(current, previous...)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (w *keyringWatcher) Close() {
 // awaitAdoption waits until no service runs on the data dir with a key
 // other than id: the in-use file names id, or is missing or older than
 // three polls (no service runs). It gives up after adoptTimeout.
-func awaitAdoption(ctx context.Context, dataDir string, id engine.KeyID, out io.Writer) error {
+func awaitAdoption(ctx context.Context, dataDir string, id keystore.KeyID, out io.Writer) error {
 	path := filepath.Join(dataDir, inUseFile)
 	deadline := time.Now().Add(adoptTimeout)
 	said := false

@@ -22,6 +22,7 @@ import (
 	"github.com/txengine/txengine/actors"
 	"github.com/txengine/txengine/config"
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/engine/prom"
 	apihttp "github.com/txengine/txengine/http"
 	"github.com/txengine/txengine/internal/provision"
@@ -222,7 +223,7 @@ func mainListenerMetrics(cfg config.Config, h nethttp.Handler) nethttp.Handler {
 // In cluster mode several nodes may start at once: funding the operator
 // may then race another node's faucet for its nonce, so a failure is a
 // warning (the faucet grain tops the account up later).
-func bootstrap(ctx context.Context, store engine.Store, sealer *engine.KeySealer, nets *networks, dataDir string, clustered bool, log *slog.Logger) (*provision.Operator, error) {
+func bootstrap(ctx context.Context, store engine.Store, sealer *keystore.KeySealer, nets *networks, dataDir string, clustered bool, log *slog.Logger) (*provision.Operator, error) {
 	op, err := provision.EnsureOperator(ctx, store, sealer, filepath.Join(dataDir, "operator.token"))
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/txengine/txengine/config"
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/postgres"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
@@ -36,18 +37,18 @@ func openStore(ctx context.Context, cfg config.Config) (engine.Store, error) {
 
 // loadSealer returns the keyring of the configured master keys, or of the
 // data dir's (readKeyring).
-func loadSealer(cfg config.Config) (*engine.KeySealer, error) {
+func loadSealer(cfg config.Config) (*keystore.KeySealer, error) {
 	current, previous, err := readKeyring(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer clear(current)
-	return engine.NewKeySealer(current, previous...)
+	return keystore.NewKeySealer(current, previous...)
 }
 
 // openSealed loads the key sealer and opens the store: what every command
 // that creates accounts or signs needs.
-func openSealed(ctx context.Context, cfg config.Config) (engine.Store, *engine.KeySealer, error) {
+func openSealed(ctx context.Context, cfg config.Config) (engine.Store, *keystore.KeySealer, error) {
 	sealer, err := loadSealer(cfg)
 	if err != nil {
 		return nil, nil, err

@@ -19,8 +19,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/txengine/txengine/engine"
-	enginekms "github.com/txengine/txengine/engine/kms"
+	"github.com/txengine/txengine/engine/keystore"
+	"github.com/txengine/txengine/engine/keystore/awskms"
 	"github.com/txengine/txengine/internal/ci"
 	"github.com/txengine/txengine/internal/freeport"
 	"github.com/txengine/txengine/internal/proc"
@@ -54,10 +54,10 @@ func (s *Server) Env() []string {
 	return []string{"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=" + Region}
 }
 
-// Client returns an engine.KMSClient of the server (dummy credentials).
-func (s *Server) Client(t testing.TB) *enginekms.Client {
+// Client returns an keystore.KMSClient of the server (dummy credentials).
+func (s *Server) Client(t testing.TB) *awskms.Client {
 	t.Helper()
-	c, err := enginekms.New(context.Background(), enginekms.Options{
+	c, err := awskms.New(context.Background(), awskms.Options{
 		Region: Region, Endpoint: s.Endpoint, Conns: 64,
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
 	})
@@ -68,7 +68,7 @@ func (s *Server) Client(t testing.TB) *enginekms.Client {
 }
 
 // CreateKey creates a key on the server with the given spec and usage
-// (e.g. engine.KMSKeySpec and engine.KMSKeyUsage, or a wrong one) and
+// (e.g. keystore.KMSKeySpec and keystore.KMSKeyUsage, or a wrong one) and
 // returns its ARN.
 func (s *Server) CreateKey(t testing.TB, spec, usage string) string {
 	t.Helper()
@@ -138,4 +138,4 @@ func dial(ctx context.Context, port int) error {
 // twice.
 func Binary() (string, error) { return toolcache.GoInstall("local-kms", Package) }
 
-var _ engine.KMSClient = (*enginekms.Client)(nil)
+var _ keystore.KMSClient = (*awskms.Client)(nil)

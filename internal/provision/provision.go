@@ -16,6 +16,7 @@ import (
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // OperatorStore is what EnsureOperator needs of the store.
@@ -43,13 +44,13 @@ type Operator struct {
 // file is kept when it still authenticates the operator, otherwise a new one
 // is issued. An existing operator's account key must open with sealer
 // (CheckMasterKey) before anything is written.
-func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.KeySealer, tokenPath string) (*Operator, error) {
+func EnsureOperator(ctx context.Context, store OperatorStore, sealer *keystore.KeySealer, tokenPath string) (*Operator, error) {
 	op, err := store.FirstOperator(ctx)
 	var token string
 	created := false
 	switch {
 	case engine.IsNotFound(err):
-		n, err := sealer.NewUser(engine.NewUserSpec{Operator: true, Token: true, Account: true}, engine.SystemClock{}.Now())
+		n, err := engine.MakeUser(sealer, engine.NewUserSpec{Operator: true, Token: true, Account: true}, engine.SystemClock{}.Now())
 		if err != nil {
 			return nil, fmt.Errorf("operator: %w", err)
 		}
@@ -69,12 +70,12 @@ func EnsureOperator(ctx context.Context, store OperatorStore, sealer *engine.Key
 		}
 		if b, err := os.ReadFile(tokenPath); err == nil {
 			token = strings.TrimSpace(string(b))
-			if u, err := store.UserByTokenHash(ctx, engine.HashToken(token)); err != nil || u.ID != op.ID {
+			if u, err := store.UserByTokenHash(ctx, keystore.HashToken(token)); err != nil || u.ID != op.ID {
 				token = ""
 			}
 		}
 		if token == "" {
-			tok, hash, err := engine.NewToken()
+			tok, hash, err := keystore.NewToken()
 			if err != nil {
 				return nil, fmt.Errorf("operator token: %w", err)
 			}
@@ -104,7 +105,7 @@ var ErrWrongMasterKey = errors.New("wrong master key")
 // store's keys were sealed with: the service would accept requests and then
 // fail to sign every transaction. The message names the settings, never
 // the key.
-func CheckMasterKey(sealer *engine.KeySealer, acct *engine.Account) error {
+func CheckMasterKey(sealer *keystore.KeySealer, acct *engine.Account) error {
 	plain, err := sealer.OpenAccountKey(acct.Address, acct.EncryptedKey)
 	clear(plain)
 	if err != nil {

@@ -9,20 +9,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
 // openSealed opens a store in dir (closed when t ends) and a sealer of the
 // all-zero master key.
-func openSealed(t *testing.T, dir string) (*sqlite.Store, *engine.KeySealer) {
+func openSealed(t *testing.T, dir string) (*sqlite.Store, *keystore.KeySealer) {
 	t.Helper()
 	store, err := sqlite.Open(context.Background(), filepath.Join(dir, "db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	sealer, err := engine.NewKeySealer(make([]byte, engine.MasterKeySize))
+	sealer, err := keystore.NewKeySealer(make([]byte, keystore.MasterKeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestEnsureOperatorKeepsOrReissuesToken(t *testing.T) {
 	if b, _ := os.ReadFile(path); strings.TrimSpace(string(b)) != fresh.Token {
 		t.Fatalf("token file = %q, want the new token", b)
 	}
-	if u, err := store.UserByTokenHash(ctx, engine.HashToken(fresh.Token)); err != nil || u.ID != first.User.ID {
+	if u, err := store.UserByTokenHash(ctx, keystore.HashToken(fresh.Token)); err != nil || u.ID != first.User.ID {
 		t.Fatalf("new token authenticates %v, %v", u, err)
 	}
 }
@@ -82,12 +82,12 @@ func TestEnsureOperatorRefusesAnotherMasterKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	right, err := engine.NewKeySealer(make([]byte, engine.MasterKeySize))
+	right, err := keystore.NewKeySealer(make([]byte, keystore.MasterKeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherKey := []byte(strings.Repeat("k", engine.MasterKeySize))
-	other, err := engine.NewKeySealer(otherKey)
+	otherKey := []byte(strings.Repeat("k", keystore.MasterKeySize))
+	other, err := keystore.NewKeySealer(otherKey)
 	if err != nil {
 		t.Fatal(err)
 	}

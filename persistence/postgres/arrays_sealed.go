@@ -6,23 +6,23 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/sqlstore"
 )
 
 // resealSQL is the compare-and-swap update of a sealed column for a batch
 // in one statement (unnest of ids, keys, old and new values).
-func resealSQL(kind engine.SealedKind) (string, error) {
+func resealSQL(kind keystore.SealedKind) (string, error) {
 	switch kind {
-	case engine.SealedAccountKeys:
+	case keystore.SealedAccountKeys:
 		return `UPDATE accounts AS t SET encrypted_key = v.new
 			FROM unnest(?::text[], ?::text[], ?::bytea[], ?::bytea[]) AS v (id, key, old, new)
 			WHERE t.id = v.id AND t.encrypted_key = v.old`, nil
-	case engine.SealedCallbackSecrets:
+	case keystore.SealedCallbackSecrets:
 		return `UPDATE users AS t SET callback_secret = v.new
 			FROM unnest(?::text[], ?::text[], ?::bytea[], ?::bytea[]) AS v (id, key, old, new)
 			WHERE t.id = v.id AND t.callback_secret = v.old`, nil
-	case engine.SealedIdempotency:
+	case keystore.SealedIdempotency:
 		return `UPDATE idempotency_keys AS t SET body = v.new
 			FROM unnest(?::text[], ?::text[], ?::bytea[], ?::bytea[]) AS v (id, key, old, new)
 			WHERE t.user_id = v.id AND t.key = v.key AND t.body = v.old`, nil
@@ -33,7 +33,7 @@ func resealSQL(kind engine.SealedKind) (string, error) {
 var _ sqlstore.Resealer = dialect{}
 
 // Reseal implements sqlstore.Resealer with resealSQL.
-func (dialect) Reseal(ctx context.Context, c sqlstore.Conn, kind engine.SealedKind, swaps []engine.Reseal) (int, error) {
+func (dialect) Reseal(ctx context.Context, c sqlstore.Conn, kind keystore.SealedKind, swaps []keystore.Reseal) (int, error) {
 	q, err := resealSQL(kind)
 	if err != nil {
 		return 0, err

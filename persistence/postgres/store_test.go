@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/postgres"
 	"github.com/txengine/txengine/persistence/postgres/pgtest"
 	"github.com/txengine/txengine/persistence/storetest"
@@ -70,7 +71,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: []byte("cs"), Created: created}
 	a := &engine.Account{ID: "a1", Owner: "u1", EncryptedKey: []byte{1, 2}, Created: created}
 	a.Address[19] = 1
-	if err := s.CreateUser(ctx, u, engine.HashToken("tok"), a); err != nil {
+	if err := s.CreateUser(ctx, u, keystore.HashToken("tok"), a); err != nil {
 		t.Fatal(err)
 	}
 	tx := &engine.Transaction{ID: "t1", Owner: "u1", AccountID: "a1", Network: "dev", From: a.Address, Status: engine.StatusNew, Created: created}
@@ -86,7 +87,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 		t.Fatalf("second Migrate: %v", err)
 	}
 	wantMigrated(t, s)
-	got, err := s.UserByTokenHash(ctx, engine.HashToken("tok"))
+	got, err := s.UserByTokenHash(ctx, keystore.HashToken("tok"))
 	if err != nil || got.ID != "u1" || !got.Created.Equal(created) {
 		t.Fatalf("user after reopen = %+v, %v", got, err)
 	}
@@ -307,7 +308,7 @@ func TestMigration0009DuplicateNonces(t *testing.T) {
 }
 
 // TestMigration0012PlainSecrets: callback secrets stored in plain text
-// before migration 0012 are kept (as engine.PlainVersion || secret) and
+// before migration 0012 are kept (as keystore.PlainVersion || secret) and
 // sealed by a rotation.
 func TestMigration0012PlainSecrets(t *testing.T) {
 	old, exec, reopen := openAtVersion(t, 11)

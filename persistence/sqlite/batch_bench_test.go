@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
@@ -21,7 +22,7 @@ func BenchmarkInsertTransactions500(b *testing.B) {
 	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: []byte("cs"), Created: now}
 	a := &engine.Account{ID: "a1", Owner: "u1", EncryptedKey: []byte{1, 2}, Created: now}
 	a.Address[19] = 1
-	if err := s.CreateUser(ctx, u, engine.HashToken("tok"), a); err != nil {
+	if err := s.CreateUser(ctx, u, keystore.HashToken("tok"), a); err != nil {
 		b.Fatal(err)
 	}
 	const batch = 500

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // BenchmarkReadyOfOneAccount measures the submit stage's read of one
@@ -22,7 +23,7 @@ func BenchmarkReadyOfOneAccount(b *testing.B) {
 	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: []byte("cs"), Created: now}
 	a := &engine.Account{ID: "a1", Owner: "u1", EncryptedKey: []byte{1, 2}, Created: now}
 	a.Address[19] = 1
-	if err := s.CreateUser(ctx, u, engine.HashToken("tok"), a); err != nil {
+	if err := s.CreateUser(ctx, u, keystore.HashToken("tok"), a); err != nil {
 		b.Fatal(err)
 	}
 	txs := []*engine.Transaction{{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", 1), Owner: "u1", AccountID: "a1",

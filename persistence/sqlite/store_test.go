@@ -2,13 +2,15 @@ package sqlite_test
 
 import (
 	"context"
-	"github.com/ethereum/go-ethereum/common"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/sqlite"
 	"github.com/txengine/txengine/persistence/storetest"
 )
@@ -46,7 +48,7 @@ func TestReopenKeepsData(t *testing.T) {
 	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: []byte("cs"), Created: created}
 	a := &engine.Account{ID: "a1", Owner: "u1", EncryptedKey: []byte{1, 2}, Created: created}
 	a.Address[19] = 1
-	if err := s.CreateUser(ctx, u, engine.HashToken("tok"), a); err != nil {
+	if err := s.CreateUser(ctx, u, keystore.HashToken("tok"), a); err != nil {
 		t.Fatal(err)
 	}
 	tx := &engine.Transaction{ID: "t1", Owner: "u1", AccountID: "a1", Network: "dev", From: a.Address, Status: engine.StatusNew, Created: created}
@@ -64,7 +66,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatalf("second Migrate: %v", err)
 	}
-	got, err := s.UserByTokenHash(ctx, engine.HashToken("tok"))
+	got, err := s.UserByTokenHash(ctx, keystore.HashToken("tok"))
 	if err != nil || got.ID != "u1" || !got.Created.Equal(created) {
 		t.Fatalf("user after reopen = %+v, %v", got, err)
 	}
@@ -171,7 +173,7 @@ func TestMigration0009DuplicateNonces(t *testing.T) {
 }
 
 // TestMigration0012PlainSecrets: callback secrets stored in plain text
-// before migration 0012 are kept (as engine.PlainVersion || secret) and
+// before migration 0012 are kept (as keystore.PlainVersion || secret) and
 // sealed by a rotation.
 func TestMigration0012PlainSecrets(t *testing.T) {
 	old, exec, reopen := openAtVersion(t, 11)

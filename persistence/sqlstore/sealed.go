@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
 
-var _ engine.SealedStore = (*Store)(nil)
+var _ keystore.SealedStore = (*Store)(nil)
 
 // sealedSQL is the SQL of one sealed column: the page read after a cursor
 // and the compare-and-swap update.
@@ -20,19 +20,19 @@ type sealedSQL struct {
 
 // sealedQueries returns the SQL of kind. The pages follow the primary
 // keys, so each is one index range scan.
-func sealedQueries(kind engine.SealedKind) (sealedSQL, error) {
+func sealedQueries(kind keystore.SealedKind) (sealedSQL, error) {
 	switch kind {
-	case engine.SealedAccountKeys:
+	case keystore.SealedAccountKeys:
 		return sealedSQL{
 			page: `SELECT id, '' AS key, address, encrypted_key AS sealed, kms_key_id IS NOT NULL AS in_kms FROM accounts WHERE id > ? ORDER BY id LIMIT ?`,
 			swap: `UPDATE accounts SET encrypted_key = ? WHERE id = ? AND encrypted_key = ?`,
 		}, nil
-	case engine.SealedCallbackSecrets:
+	case keystore.SealedCallbackSecrets:
 		return sealedSQL{
 			page: `SELECT id, '' AS key, '' AS address, callback_secret AS sealed, FALSE AS in_kms FROM users WHERE id > ? ORDER BY id LIMIT ?`,
 			swap: `UPDATE users SET callback_secret = ? WHERE id = ? AND callback_secret = ?`,
 		}, nil
-	case engine.SealedIdempotency:
+	case keystore.SealedIdempotency:
 		return sealedSQL{
 			page: `SELECT user_id AS id, key, '' AS address, body AS sealed, FALSE AS in_kms FROM idempotency_keys
 				WHERE (user_id, key) > (?, ?) ORDER BY user_id, key LIMIT ?`,
@@ -53,21 +53,21 @@ type sealedRow struct {
 }
 
 // sealedValues decodes the rows of a sealed page.
-func sealedValues(kind engine.SealedKind, rows []sealedRow) ([]engine.SealedValue, error) {
-	out := make([]engine.SealedValue, len(rows))
+func sealedValues(kind keystore.SealedKind, rows []sealedRow) ([]keystore.SealedValue, error) {
+	out := make([]keystore.SealedValue, len(rows))
 	for i, r := range rows {
 		addr, err := sqlrow.FromAddress("address", r.Address)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: row %s: %w", kind, r.ID, err)
 		}
-		out[i] = engine.SealedValue{ID: r.ID, Key: r.Key, Address: addr, Sealed: r.Sealed, InKMS: r.InKMS}
+		out[i] = keystore.SealedValue{ID: r.ID, Key: r.Key, Address: addr, Sealed: r.Sealed, InKMS: r.InKMS}
 	}
 	return out, nil
 }
 
-// SealedValues implements engine.SealedStore on the read pool: pages along
+// SealedValues implements keystore.SealedStore on the read pool: pages along
 // the primary keys.
-func (s *Store) SealedValues(ctx context.Context, kind engine.SealedKind, afterID, afterKey string, limit int) ([]engine.SealedValue, error) {
+func (s *Store) SealedValues(ctx context.Context, kind keystore.SealedKind, afterID, afterKey string, limit int) ([]keystore.SealedValue, error) {
 	qs, err := sealedQueries(kind)
 	if err != nil {
 		return nil, s.errorf("%w", err)
@@ -83,17 +83,17 @@ func (s *Store) SealedValues(ctx context.Context, kind engine.SealedKind, afterI
 	return decoded(sealedValues(kind, rows))
 }
 
-// PlainCallbackSecrets implements engine.SealedStore: one statement that
+// PlainCallbackSecrets implements keystore.SealedStore: one statement that
 // reads only the users whose callback secret is stored in plain text (its
-// first byte is engine.PlainVersion), so that the check at every start
+// first byte is keystore.PlainVersion), so that the check at every start
 // does not page through every user.
-func (s *Store) PlainCallbackSecrets(ctx context.Context, limit int) ([]engine.SealedValue, error) {
+func (s *Store) PlainCallbackSecrets(ctx context.Context, limit int) ([]keystore.SealedValue, error) {
 	var rows []sealedRow
 	if err := s.r.Select(ctx, &rows, `SELECT id, '' AS key, '' AS address, callback_secret AS sealed, FALSE AS in_kms FROM users
-		WHERE substr(callback_secret, 1, 1) = ? ORDER BY id LIMIT ?`, []byte{engine.PlainVersion}, limit); err != nil {
+		WHERE substr(callback_secret, 1, 1) = ? ORDER BY id LIMIT ?`, []byte{keystore.PlainVersion}, limit); err != nil {
 		return nil, s.wrap(err, "read plain callback secrets")
 	}
-	return decoded(sealedValues(engine.SealedCallbackSecrets, rows))
+	return decoded(sealedValues(keystore.SealedCallbackSecrets, rows))
 }
 
 // Resealer is the optional bulk statement of a Dialect that applies the
@@ -102,13 +102,13 @@ func (s *Store) PlainCallbackSecrets(ctx context.Context, limit int) ([]engine.S
 // Without it, the store runs the column's swap once per row in one write
 // transaction.
 type Resealer interface {
-	Reseal(ctx context.Context, c Conn, kind engine.SealedKind, swaps []engine.Reseal) (int, error)
+	Reseal(ctx context.Context, c Conn, kind keystore.SealedKind, swaps []keystore.Reseal) (int, error)
 }
 
-// ResealValues implements engine.SealedStore: the swaps of the batch in
+// ResealValues implements keystore.SealedStore: the swaps of the batch in
 // one database transaction, each applied only where the row still holds
 // its Old value.
-func (s *Store) ResealValues(ctx context.Context, kind engine.SealedKind, swaps []engine.Reseal) (int, error) {
+func (s *Store) ResealValues(ctx context.Context, kind keystore.SealedKind, swaps []keystore.Reseal) (int, error) {
 	if r, ok := s.d.(Resealer); ok {
 		n, err := r.Reseal(ctx, s.w, kind, swaps)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // testTokenRevocation: tokens are listed with an id (never shown tokens),
@@ -17,10 +18,10 @@ import (
 func testTokenRevocation(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	u := &engine.User{ID: newID(), Created: at(0)}
-	must(t, s.CreateUser(ctx, u, engine.HashToken("first"), nil))
-	must(t, s.AddToken(ctx, u.ID, engine.HashToken("second"), nil))
+	must(t, s.CreateUser(ctx, u, keystore.HashToken("first"), nil))
+	must(t, s.AddToken(ctx, u.ID, keystore.HashToken("second"), nil))
 	v := newUser(t, s, 1)
-	must(t, s.AddToken(ctx, v.ID, engine.HashToken("other"), nil))
+	must(t, s.AddToken(ctx, v.ID, keystore.HashToken("other"), nil))
 
 	toks, err := s.ListTokens(ctx, u.ID)
 	must(t, err)
@@ -28,7 +29,7 @@ func testTokenRevocation(t *testing.T, s engine.Store) {
 		t.Fatalf("ListTokens = %d tokens, want 2", len(toks))
 	}
 	first, second := toks[0], toks[1]
-	if !bytes.Equal(first.Hash, engine.HashToken("first")) || !bytes.Equal(second.Hash, engine.HashToken("second")) {
+	if !bytes.Equal(first.Hash, keystore.HashToken("first")) || !bytes.Equal(second.Hash, keystore.HashToken("second")) {
 		t.Fatalf("tokens not oldest first, or hashes wrong: %+v", toks)
 	}
 	for _, tok := range toks {
@@ -45,7 +46,7 @@ func testTokenRevocation(t *testing.T, s engine.Store) {
 	wantCode(t, err, engine.CodeNotFound, "RevokeToken of another user's token")
 	_, err = s.RevokeToken(ctx, u.ID, newID(), at(5))
 	wantCode(t, err, engine.CodeNotFound, "RevokeToken of an unknown id")
-	if _, err := s.UserByTokenHash(ctx, engine.HashToken("other")); err != nil {
+	if _, err := s.UserByTokenHash(ctx, keystore.HashToken("other")); err != nil {
 		t.Fatalf("another user's token stopped working: %v", err)
 	}
 
@@ -55,9 +56,9 @@ func testTokenRevocation(t *testing.T, s engine.Store) {
 		t.Errorf("RevokeToken = %+v, want the token %s", got, first.ID)
 	}
 	wantTime(t, "Revoked", got.Revoked, at(6))
-	_, err = s.UserByTokenHash(ctx, engine.HashToken("first"))
+	_, err = s.UserByTokenHash(ctx, keystore.HashToken("first"))
 	wantCode(t, err, engine.CodeNotFound, "UserByTokenHash of a revoked token")
-	if _, err := s.UserByTokenHash(ctx, engine.HashToken("second")); err != nil {
+	if _, err := s.UserByTokenHash(ctx, keystore.HashToken("second")); err != nil {
 		t.Fatalf("the other token stopped working: %v", err)
 	}
 	_, err = s.RevokeToken(ctx, u.ID, first.ID, at(7))
@@ -81,18 +82,18 @@ func testTokenRevocation(t *testing.T, s engine.Store) {
 func testLastOperatorToken(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	op := &engine.User{ID: newID(), Operator: true, Created: at(0)}
-	must(t, s.CreateUser(ctx, op, engine.HashToken("op-a"), nil))
+	must(t, s.CreateUser(ctx, op, keystore.HashToken("op-a"), nil))
 	a := onlyToken(t, s, op.ID)
 	_, err := s.RevokeToken(ctx, op.ID, a.ID, at(1))
 	wantCode(t, err, engine.CodeConflict, "RevokeToken of the last operator token")
 	if !errors.Is(err, engine.ErrLastOperatorToken) || engine.ErrorMessage(err) != engine.ErrLastOperatorToken.Message {
 		t.Errorf("refusal %v: want engine.ErrLastOperatorToken and its message", err)
 	}
-	if _, err := s.UserByTokenHash(ctx, engine.HashToken("op-a")); err != nil {
+	if _, err := s.UserByTokenHash(ctx, keystore.HashToken("op-a")); err != nil {
 		t.Fatalf("the refused revocation revoked the token: %v", err)
 	}
 
-	must(t, s.AddToken(ctx, op.ID, engine.HashToken("op-b"), nil))
+	must(t, s.AddToken(ctx, op.ID, keystore.HashToken("op-b"), nil))
 	_, err = s.RevokeToken(ctx, op.ID, a.ID, at(2))
 	must(t, err)
 	b := onlyToken(t, s, op.ID)
@@ -101,7 +102,7 @@ func testLastOperatorToken(t *testing.T, s engine.Store) {
 
 	// Another operator's token keeps the service administrable.
 	op2 := &engine.User{ID: newID(), Operator: true, Created: at(4)}
-	must(t, s.CreateUser(ctx, op2, engine.HashToken("op2"), nil))
+	must(t, s.CreateUser(ctx, op2, keystore.HashToken("op2"), nil))
 	_, err = s.RevokeToken(ctx, op.ID, b.ID, at(5))
 	must(t, err)
 	c := onlyToken(t, s, op2.ID)
@@ -118,7 +119,7 @@ func testLastOperatorTokenConcurrent(t *testing.T, s engine.Store) {
 		ops := []*engine.User{{ID: newID(), Operator: true, Created: at(round)}, {ID: newID(), Operator: true, Created: at(round)}}
 		toks := make([]engine.APIToken, 2)
 		for i, u := range ops {
-			must(t, s.CreateUser(ctx, u, engine.HashToken(u.ID), nil))
+			must(t, s.CreateUser(ctx, u, keystore.HashToken(u.ID), nil))
 			toks[i] = onlyToken(t, s, u.ID)
 		}
 		if survivor != nil {
@@ -161,12 +162,12 @@ func onlyToken(t *testing.T, s engine.Store, userID string) engine.APIToken {
 func TokenIDs0016(t *testing.T, insertUser func(id string) error, insertToken func(userID string, hash []byte) error, migrate func() engine.Store) {
 	id := newID()
 	must(t, insertUser(id))
-	must(t, insertToken(id, engine.HashToken("old-1")))
-	must(t, insertToken(id, engine.HashToken("old-2")))
+	must(t, insertToken(id, keystore.HashToken("old-1")))
+	must(t, insertToken(id, keystore.HashToken("old-2")))
 	s := migrate()
 	ctx := ctxOf(t)
 	for _, tok := range []string{"old-1", "old-2"} {
-		u, err := s.UserByTokenHash(ctx, engine.HashToken(tok))
+		u, err := s.UserByTokenHash(ctx, keystore.HashToken(tok))
 		must(t, err)
 		if u.ID != id {
 			t.Fatalf("token %s: user %s, want %s", tok, u.ID, id)
@@ -187,7 +188,7 @@ func TokenIDs0016(t *testing.T, insertUser func(id string) error, insertToken fu
 	_, err = s.UserByTokenHash(ctx, revoked.Hash)
 	wantCode(t, err, engine.CodeNotFound, "a migrated token revoked by its id")
 	// A token added after the migration gets an id too.
-	must(t, s.AddToken(ctx, id, engine.HashToken("new"), nil))
+	must(t, s.AddToken(ctx, id, keystore.HashToken("new"), nil))
 	if toks, err := s.ListTokens(ctx, id); err != nil || len(toks) != 2 {
 		t.Fatalf("tokens = %+v, %v; want 2", toks, err)
 	}

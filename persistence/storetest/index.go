@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 func idem(user, key, hash string, created time.Time) *engine.IdempotencyRecord {
@@ -55,11 +56,11 @@ func testIdempotency(t *testing.T, s engine.Store) {
 	wantCode(t, err, engine.CodeNotFound, "transaction of the failed batch")
 
 	// Tokens and contracts carry records too.
-	must(t, s.AddToken(ctx, u.ID, engine.HashToken("tok-"+newID()), idem(u.ID, "k2", "h5", at(5))))
+	must(t, s.AddToken(ctx, u.ID, keystore.HashToken("tok-"+newID()), idem(u.ID, "k2", "h5", at(5))))
 	c := &engine.Contract{ID: newID(), Owner: u.ID, Name: "c", Network: "dev", Address: randomAddress(t), Created: at(6),
 		Idempotency: idem(u.ID, "k3", "h6", at(6))}
 	must(t, s.CreateContract(ctx, c))
-	wantCode(t, s.AddToken(ctx, u.ID, engine.HashToken("tok-"+newID()), idem(u.ID, "k3", "h7", at(7))), engine.CodeConflict, "AddToken with a live key")
+	wantCode(t, s.AddToken(ctx, u.ID, keystore.HashToken("tok-"+newID()), idem(u.ID, "k3", "h7", at(7))), engine.CodeConflict, "AddToken with a live key")
 
 	// Once expired, the key is free again and the new record replaces it.
 	later := at(1).Add(engine.IdempotencyTTL + time.Second)
@@ -87,8 +88,8 @@ func testUserLimits(t *testing.T, s engine.Store) {
 	if got.Limits == nil || *got.Limits != (engine.RateLimits{PerSecond: 50, PerHour: 100000}) {
 		t.Fatalf("limits = %+v", got.Limits)
 	}
-	must(t, s.AddToken(ctx, u.ID, engine.HashToken("lim"), nil))
-	byTok, err := s.UserByTokenHash(ctx, engine.HashToken("lim"))
+	must(t, s.AddToken(ctx, u.ID, keystore.HashToken("lim"), nil))
+	byTok, err := s.UserByTokenHash(ctx, keystore.HashToken("lim"))
 	must(t, err)
 	if byTok.Limits == nil || byTok.Limits.PerSecond != 50 {
 		t.Errorf("by token: limits = %+v", byTok.Limits)

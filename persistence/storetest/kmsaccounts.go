@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // testKMSAccounts: an account whose key is in KMS keeps its key's ARN
@@ -15,7 +16,7 @@ func testKMSAccounts(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	u := newUser(t, s, 0)
 	oldMaster := bytes.Repeat([]byte{5}, 32)
-	local, err := keyring(t, oldMaster).NewAccount()
+	local, err := engine.NewLocalAccount(keyring(t, oldMaster))
 	must(t, err)
 	local.ID, local.Owner, local.Default, local.Created = newID(), u.ID, true, at(1)
 	must(t, s.CreateAccount(ctx, local))
@@ -50,12 +51,12 @@ func testKMSAccounts(t *testing.T, s engine.Store) {
 		t.Fatalf("the refused account was stored: %v", err)
 	}
 
-	ss, ok := s.(engine.SealedStore)
+	ss, ok := s.(keystore.SealedStore)
 	if !ok {
 		t.Skip("not a SealedStore")
 	}
 	var inKMS, sealed int
-	for _, v := range allSealed(t, ss, engine.SealedAccountKeys, 1) {
+	for _, v := range allSealed(t, ss, keystore.SealedAccountKeys, 1) {
 		switch {
 		case v.ID == a.ID && v.InKMS:
 			inKMS++
@@ -71,7 +72,7 @@ func testKMSAccounts(t *testing.T, s engine.Store) {
 		t.Fatalf("%d in KMS, %d sealed; want 1 and 1", inKMS, sealed)
 	}
 	ring := keyring(t, bytes.Repeat([]byte{6}, 32), oldMaster)
-	report, err := engine.RotateKeys(ctx, ss, ring, engine.RotateOptions{Kinds: []engine.SealedKind{engine.SealedAccountKeys}})
+	report, err := keystore.RotateKeys(ctx, ss, ring, keystore.RotateOptions{Kinds: []keystore.SealedKind{keystore.SealedAccountKeys}})
 	must(t, err)
 	if c := report.Counts[0]; c.Resealed != 1 || c.InKMS != 1 || c.Scanned != 2 {
 		t.Fatalf("rotation: %+v; want the local key re-encrypted, the KMS account counted and left alone", c)
@@ -81,9 +82,9 @@ func testKMSAccounts(t *testing.T, s engine.Store) {
 	if got.KMSKeyID != arn || len(got.EncryptedKey) != 0 {
 		t.Fatalf("the rotation changed the KMS account: %+v", got)
 	}
-	uses, err := engine.SealedStatus(ctx, ss, ring, 10)
+	uses, err := keystore.SealedStatus(ctx, ss, ring, 10)
 	must(t, err)
-	if uses[0].Kind != engine.SealedAccountKeys || uses[0].InKMS != 1 || uses[0].Unopenable != 0 || uses[0].NotCurrent(ring.CurrentKeyID()) != 0 {
+	if uses[0].Kind != keystore.SealedAccountKeys || uses[0].InKMS != 1 || uses[0].Unopenable != 0 || uses[0].NotCurrent(ring.CurrentKeyID()) != 0 {
 		t.Fatalf("status after rotation: %+v", uses[0])
 	}
 }

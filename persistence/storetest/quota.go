@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // testBudgetRoots: CreateUser stores the budget root it is given (its own
@@ -14,9 +15,9 @@ import (
 func testBudgetRoots(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	root := &engine.User{ID: newID(), Created: at(0)}
-	must(t, s.CreateUser(ctx, root, engine.HashToken("root"), nil))
+	must(t, s.CreateUser(ctx, root, keystore.HashToken("root"), nil))
 	child := &engine.User{ID: newID(), Owner: root.ID, Root: root.ID, Created: at(1)}
-	must(t, s.CreateUser(ctx, child, engine.HashToken("child"), nil))
+	must(t, s.CreateUser(ctx, child, keystore.HashToken("child"), nil))
 	for _, tt := range []struct {
 		id, root string
 	}{{root.ID, root.ID}, {child.ID, root.ID}} {
@@ -26,13 +27,13 @@ func testBudgetRoots(t *testing.T, s engine.Store) {
 			t.Errorf("UserByID(%s).Root = %q, want %q", tt.id, got.Root, tt.root)
 		}
 	}
-	got, err := s.UserByTokenHash(ctx, engine.HashToken("child"))
+	got, err := s.UserByTokenHash(ctx, keystore.HashToken("child"))
 	must(t, err)
 	if got.Root != root.ID || got.RootLimits != nil {
 		t.Errorf("child = %+v, want root %s without limits", got, root.ID)
 	}
 	must(t, s.SetUserLimits(ctx, root.ID, &engine.RateLimits{PerSecond: 7, PerHour: 70}))
-	got, err = s.UserByTokenHash(ctx, engine.HashToken("child"))
+	got, err = s.UserByTokenHash(ctx, keystore.HashToken("child"))
 	must(t, err)
 	if got.Limits != nil || got.RootLimits == nil || *got.RootLimits != (engine.RateLimits{PerSecond: 7, PerHour: 70}) {
 		t.Errorf("child after the root's override: limits %v, root limits %v", got.Limits, got.RootLimits)
@@ -51,10 +52,10 @@ func testQuotaCaps(t *testing.T, s engine.Store) {
 	must(t, s.CreateUser(ctx, child, nil, acct))
 
 	over := &engine.User{ID: newID(), Owner: child.ID, Root: root.ID, Created: at(2), Quota: q}
-	wantCode(t, s.CreateUser(ctx, over, engine.HashToken("over"), nil), engine.CodeForbidden, "CreateUser over the users cap")
+	wantCode(t, s.CreateUser(ctx, over, keystore.HashToken("over"), nil), engine.CodeForbidden, "CreateUser over the users cap")
 	_, err := s.UserByID(ctx, over.ID)
 	wantCode(t, err, engine.CodeNotFound, "user refused by the cap")
-	_, err = s.UserByTokenHash(ctx, engine.HashToken("over"))
+	_, err = s.UserByTokenHash(ctx, keystore.HashToken("over"))
 	wantCode(t, err, engine.CodeNotFound, "token of a user refused by the cap")
 
 	second := &engine.Account{ID: newID(), Owner: root.ID, Address: randomAddress(t), Created: at(3), Quota: q}

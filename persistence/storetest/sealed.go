@@ -12,23 +12,24 @@ import (
 	"testing"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
-// sealedStore returns s as an engine.SealedStore, failing the test when it
+// sealedStore returns s as an keystore.SealedStore, failing the test when it
 // is not one.
-func sealedStore(t *testing.T, s engine.Store) engine.SealedStore {
+func sealedStore(t *testing.T, s engine.Store) keystore.SealedStore {
 	t.Helper()
-	ss, ok := s.(engine.SealedStore)
+	ss, ok := s.(keystore.SealedStore)
 	if !ok {
-		t.Fatalf("%T does not implement engine.SealedStore", s)
+		t.Fatalf("%T does not implement keystore.SealedStore", s)
 	}
 	return ss
 }
 
 // allSealed reads every value of kind, limit at a time.
-func allSealed(t *testing.T, s engine.SealedStore, kind engine.SealedKind, limit int) []engine.SealedValue {
+func allSealed(t *testing.T, s keystore.SealedStore, kind keystore.SealedKind, limit int) []keystore.SealedValue {
 	t.Helper()
-	var all []engine.SealedValue
+	var all []keystore.SealedValue
 	var afterID, afterKey string
 	for {
 		page, err := s.SealedValues(ctxOf(t), kind, afterID, afterKey, limit)
@@ -60,12 +61,12 @@ func testSealedValues(t *testing.T, s engine.Store) {
 		accounts[a.ID] = a
 		for j := range 2 {
 			rec := idem(u.ID, fmt.Sprintf("k%d", j), "h", at(i))
-			must(t, s.AddToken(ctx, u.ID, engine.HashToken(fmt.Sprintf("tok-%d-%d", i, j)), rec))
+			must(t, s.AddToken(ctx, u.ID, keystore.HashToken(fmt.Sprintf("tok-%d-%d", i, j)), rec))
 			idems[u.ID+"/"+rec.Key] = rec.Body
 		}
 	}
 	for _, limit := range []int{1, 2, 3, 100} {
-		got := allSealed(t, ss, engine.SealedCallbackSecrets, limit)
+		got := allSealed(t, ss, keystore.SealedCallbackSecrets, limit)
 		if len(got) != len(users) {
 			t.Fatalf("limit %d: %d callback secrets, want %d", limit, len(got), len(users))
 		}
@@ -77,7 +78,7 @@ func testSealedValues(t *testing.T, s engine.Store) {
 				t.Errorf("limit %d: callback secrets out of order at %d", limit, i)
 			}
 		}
-		accts := allSealed(t, ss, engine.SealedAccountKeys, limit)
+		accts := allSealed(t, ss, keystore.SealedAccountKeys, limit)
 		if len(accts) != len(accounts) {
 			t.Fatalf("limit %d: %d account keys, want %d", limit, len(accts), len(accounts))
 		}
@@ -87,7 +88,7 @@ func testSealedValues(t *testing.T, s engine.Store) {
 				t.Errorf("limit %d: account key %+v, want %+v", limit, v, a)
 			}
 		}
-		recs := allSealed(t, ss, engine.SealedIdempotency, limit)
+		recs := allSealed(t, ss, keystore.SealedIdempotency, limit)
 		if len(recs) != len(idems) {
 			t.Fatalf("limit %d: %d idempotency records, want %d", limit, len(recs), len(idems))
 		}
@@ -110,7 +111,7 @@ func testSealedValues(t *testing.T, s engine.Store) {
 		acct, uid = a, a.Owner
 		break
 	}
-	n, err := ss.ResealValues(ctx, engine.SealedAccountKeys, []engine.Reseal{
+	n, err := ss.ResealValues(ctx, keystore.SealedAccountKeys, []keystore.Reseal{
 		{ID: acct.ID, Old: acct.EncryptedKey, New: []byte("new key")},
 		{ID: acct.ID, Old: []byte("stale"), New: []byte("lost")},
 	})
@@ -123,7 +124,7 @@ func testSealedValues(t *testing.T, s engine.Store) {
 	if string(got.EncryptedKey) != "new key" {
 		t.Errorf("account key after swaps = %q", got.EncryptedKey)
 	}
-	n, err = ss.ResealValues(ctx, engine.SealedCallbackSecrets, []engine.Reseal{
+	n, err = ss.ResealValues(ctx, keystore.SealedCallbackSecrets, []keystore.Reseal{
 		{ID: uid, Old: []byte("stale"), New: []byte("lost")},
 		{ID: uid, Old: users[uid], New: []byte("new secret")},
 	})
@@ -133,7 +134,7 @@ func testSealedValues(t *testing.T, s engine.Store) {
 	if n != 1 || string(u.CallbackSecret) != "new secret" {
 		t.Errorf("callback secret swaps: %d rows, secret %q", n, u.CallbackSecret)
 	}
-	n, err = ss.ResealValues(ctx, engine.SealedIdempotency, []engine.Reseal{
+	n, err = ss.ResealValues(ctx, keystore.SealedIdempotency, []keystore.Reseal{
 		{ID: uid, Key: "k1", Old: idems[uid+"/k1"], New: []byte("new body")},
 		{ID: uid, Key: "k0", Old: []byte("stale"), New: []byte("lost")},
 	})
@@ -162,14 +163,14 @@ func LegacySeal(t *testing.T, master, plain, additional []byte) []byte {
 }
 
 // keyring returns the KeySealer of current and previous.
-func keyring(t *testing.T, current []byte, previous ...[]byte) *engine.KeySealer {
+func keyring(t *testing.T, current []byte, previous ...[]byte) *keystore.KeySealer {
 	t.Helper()
-	k, err := engine.NewKeySealer(current, previous...)
+	k, err := keystore.NewKeySealer(current, previous...)
 	must(t, err)
 	return k
 }
 
-// testKeyRotation: engine.RotateKeys on the store re-encrypts values under
+// testKeyRotation: keystore.RotateKeys on the store re-encrypts values under
 // a previous key, legacy values and plain callback secrets under the new
 // key, which then opens everything alone; a value under no known key makes
 // it refuse and change nothing.
@@ -195,9 +196,9 @@ func testKeyRotation(t *testing.T, s engine.Store) {
 			u.CallbackSecret, err = old.SealCallbackSecret(u.ID, secret)
 			must(t, err)
 		default: // in plain text, as migration 0012 left it
-			u.CallbackSecret = append([]byte{engine.PlainVersion}, secret...)
+			u.CallbackSecret = append([]byte{keystore.PlainVersion}, secret...)
 		}
-		a, err := old.NewAccount()
+		a, err := engine.NewLocalAccount(old)
 		must(t, err)
 		a.ID, a.Created = newID(), at(i)
 		key, err := old.OpenAccountKey(a.Address, a.EncryptedKey)
@@ -208,7 +209,7 @@ func testKeyRotation(t *testing.T, s engine.Store) {
 		body := fmt.Sprintf(`{"data":%d}`, i)
 		rec := idem(u.ID, "k", "h", at(i))
 		if i%2 == 0 {
-			rec.Body = LegacySeal(t, oldMaster, []byte(body), engine.IdempotencyAdditional(u.ID, "k"))
+			rec.Body = LegacySeal(t, oldMaster, []byte(body), keystore.IdempotencyAdditional(u.ID, "k"))
 		} else {
 			rec.Body, err = old.SealIdempotency(u.ID, "k", []byte(body))
 			must(t, err)
@@ -225,9 +226,9 @@ func testKeyRotation(t *testing.T, s engine.Store) {
 	must(t, err)
 	must(t, s.CreateUser(ctx, lost, nil, nil))
 	ring := keyring(t, newMaster, oldMaster)
-	_, err = engine.RotateKeys(ctx, ss, ring, engine.RotateOptions{Batch: 2})
-	var unopenable *engine.UnopenableError
-	if !errors.As(err, &unopenable) || unopenable.Counts[engine.SealedCallbackSecrets] != 1 || !errors.Is(err, engine.ErrUnknownKey) {
+	_, err = keystore.RotateKeys(ctx, ss, ring, keystore.RotateOptions{Batch: 2})
+	var unopenable *keystore.UnopenableError
+	if !errors.As(err, &unopenable) || unopenable.Counts[keystore.SealedCallbackSecrets] != 1 || !errors.Is(err, keystore.ErrUnknownKey) {
 		t.Fatalf("rotate with a value under an unknown key: %v", err)
 	}
 	for _, w := range wants {
@@ -239,19 +240,19 @@ func testKeyRotation(t *testing.T, s engine.Store) {
 	}
 	// With the stranger's key as a previous key too, the rotation runs.
 	ring = keyring(t, newMaster, oldMaster, bytes.Repeat([]byte{3}, 32))
-	report, err := engine.RotateKeys(ctx, ss, ring, engine.RotateOptions{Batch: 2})
+	report, err := keystore.RotateKeys(ctx, ss, ring, keystore.RotateOptions{Batch: 2})
 	must(t, err)
-	counts := map[engine.SealedKind]engine.RotateCount{}
+	counts := map[keystore.SealedKind]keystore.RotateCount{}
 	for _, c := range report.Counts {
 		counts[c.Kind] = c
 	}
-	if c := counts[engine.SealedAccountKeys]; c.Resealed != 7 || c.Legacy != 4 || c.Scanned != 7 {
+	if c := counts[keystore.SealedAccountKeys]; c.Resealed != 7 || c.Legacy != 4 || c.Scanned != 7 {
 		t.Errorf("account keys: %+v, want 7 re-encrypted (4 legacy)", c)
 	}
-	if c := counts[engine.SealedCallbackSecrets]; c.Resealed != 8 || c.Plain != 4 {
+	if c := counts[keystore.SealedCallbackSecrets]; c.Resealed != 8 || c.Plain != 4 {
 		t.Errorf("callback secrets: %+v, want 8 re-encrypted (4 plain)", c)
 	}
-	if c := counts[engine.SealedIdempotency]; c.Resealed != 7 || c.Legacy != 4 {
+	if c := counts[keystore.SealedIdempotency]; c.Resealed != 7 || c.Legacy != 4 {
 		t.Errorf("idempotency records: %+v, want 7 re-encrypted (4 legacy)", c)
 	}
 	// The new key alone opens everything, the old alone nothing.
@@ -281,7 +282,7 @@ func testKeyRotation(t *testing.T, s engine.Store) {
 		}
 	}
 	// Again: nothing left to do.
-	report, err = engine.RotateKeys(ctx, ss, only, engine.RotateOptions{})
+	report, err = keystore.RotateKeys(ctx, ss, only, keystore.RotateOptions{})
 	must(t, err)
 	for _, c := range report.Counts {
 		if c.Resealed != 0 {
@@ -294,8 +295,8 @@ func testKeyRotation(t *testing.T, s engine.Store) {
 // with the migrations before 0012 applied, exec runs a statement on it
 // (with ? placeholders), and reopen closes it and returns the store with
 // every migration applied. A callback secret stored in plain text reads as
-// engine.PlainVersion || secret, opens as the secret, and
-// engine.SealPlainCallbackSecrets seals it.
+// keystore.PlainVersion || secret, opens as the secret, and
+// keystore.SealPlainCallbackSecrets seals it.
 func PlainSecrets0012(t *testing.T, old engine.Store, exec func(q string, args ...any) error, reopen func() engine.Store) {
 	ctx := ctxOf(t)
 	u := &engine.User{ID: newID(), Created: at(0)}
@@ -307,7 +308,7 @@ func PlainSecrets0012(t *testing.T, old engine.Store, exec func(q string, args .
 	s := reopen()
 	got, err := s.UserByID(ctx, u.ID)
 	must(t, err)
-	if want := append([]byte{engine.PlainVersion}, "plain-secret-0012"...); !bytes.Equal(got.CallbackSecret, want) {
+	if want := append([]byte{keystore.PlainVersion}, "plain-secret-0012"...); !bytes.Equal(got.CallbackSecret, want) {
 		t.Fatalf("migrated callback secret = %q, want %q", got.CallbackSecret, want)
 	}
 	ring := keyring(t, bytes.Repeat([]byte{4}, 32))
@@ -322,19 +323,19 @@ func PlainSecrets0012(t *testing.T, old engine.Store, exec func(q string, args .
 	must(t, s.CreateUser(ctx, sealedUser, nil, nil))
 	plain, err := sealedStore(t, s).PlainCallbackSecrets(ctx, 10)
 	must(t, err)
-	if len(plain) != 2 || !slices.ContainsFunc(plain, func(v engine.SealedValue) bool { return v.ID == u.ID }) ||
-		!slices.ContainsFunc(plain, func(v engine.SealedValue) bool { return v.ID == empty.ID }) {
+	if len(plain) != 2 || !slices.ContainsFunc(plain, func(v keystore.SealedValue) bool { return v.ID == u.ID }) ||
+		!slices.ContainsFunc(plain, func(v keystore.SealedValue) bool { return v.ID == empty.ID }) {
 		t.Fatalf("PlainCallbackSecrets = %+v, want %s and %s", plain, u.ID, empty.ID)
 	}
 	// serve seals them at start.
-	n, err := engine.SealPlainCallbackSecrets(ctx, sealedStore(t, s), ring)
+	n, err := keystore.SealPlainCallbackSecrets(ctx, sealedStore(t, s), ring)
 	if err != nil || n != 2 {
 		t.Fatalf("SealPlainCallbackSecrets = %d, %v; want 2", n, err)
 	}
 	if plain, err := sealedStore(t, s).PlainCallbackSecrets(ctx, 10); err != nil || len(plain) != 0 {
 		t.Fatalf("PlainCallbackSecrets after sealing = %+v, %v", plain, err)
 	}
-	report, err := engine.RotateKeys(ctx, sealedStore(t, s), ring, engine.RotateOptions{})
+	report, err := keystore.RotateKeys(ctx, sealedStore(t, s), ring, keystore.RotateOptions{})
 	must(t, err)
 	for _, c := range report.Counts {
 		if c.Resealed != 0 {
@@ -350,7 +351,7 @@ func PlainSecrets0012(t *testing.T, old engine.Store, exec func(q string, args .
 		t.Fatalf("sealed secret opens as %q, %v", secret, err)
 	}
 	// A new user on the migrated store round-trips its sealed secret.
-	fresh := &engine.User{ID: newID(), CallbackSecret: []byte{engine.SealVersion, 1, 2, 3}, Created: at(2)}
+	fresh := &engine.User{ID: newID(), CallbackSecret: []byte{keystore.SealVersion, 1, 2, 3}, Created: at(2)}
 	must(t, s.CreateUser(ctx, fresh, nil, nil))
 	back, err := s.UserByID(ctx, fresh.ID)
 	must(t, err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 func wantUser(t *testing.T, got, want *engine.User) {
@@ -33,9 +34,9 @@ func testUserNotFound(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	_, err := s.UserByID(ctx, newID())
 	wantCode(t, err, engine.CodeNotFound, "UserByID unknown")
-	_, err = s.UserByTokenHash(ctx, engine.HashToken("nope"))
+	_, err = s.UserByTokenHash(ctx, keystore.HashToken("nope"))
 	wantCode(t, err, engine.CodeNotFound, "UserByTokenHash unknown")
-	err = s.AddToken(ctx, newID(), engine.HashToken("orphan"), nil)
+	err = s.AddToken(ctx, newID(), keystore.HashToken("orphan"), nil)
 	wantCode(t, err, engine.CodeNotFound, "AddToken for unknown user")
 }
 
@@ -43,10 +44,10 @@ func testUserConflict(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	u := newUser(t, s, 0)
 	dup := &engine.User{ID: u.ID, CallbackSecret: []byte("other"), Created: at(5)}
-	err := s.CreateUser(ctx, dup, engine.HashToken("dup-token"), nil)
+	err := s.CreateUser(ctx, dup, keystore.HashToken("dup-token"), nil)
 	wantCode(t, err, engine.CodeConflict, "CreateUser with a taken id")
 	// The token of the failed creation was rolled back with it.
-	_, err = s.UserByTokenHash(ctx, engine.HashToken("dup-token"))
+	_, err = s.UserByTokenHash(ctx, keystore.HashToken("dup-token"))
 	wantCode(t, err, engine.CodeNotFound, "token of a failed CreateUser")
 	got, err := s.UserByID(ctx, u.ID)
 	must(t, err)
@@ -54,9 +55,9 @@ func testUserConflict(t *testing.T, s engine.Store) {
 
 	// A token hash belongs to one user only.
 	v := &engine.User{ID: newID(), Created: at(1)}
-	must(t, s.CreateUser(ctx, v, engine.HashToken("t"), nil))
+	must(t, s.CreateUser(ctx, v, keystore.HashToken("t"), nil))
 	w := &engine.User{ID: newID(), Created: at(2)}
-	wantCode(t, s.CreateUser(ctx, w, engine.HashToken("t"), nil), engine.CodeConflict, "CreateUser with a taken token")
+	wantCode(t, s.CreateUser(ctx, w, keystore.HashToken("t"), nil), engine.CodeConflict, "CreateUser with a taken token")
 	_, err = s.UserByID(ctx, w.ID)
 	wantCode(t, err, engine.CodeNotFound, "user of a failed CreateUser")
 }
@@ -65,9 +66,9 @@ func testUserWithAccount(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	u := &engine.User{ID: newID(), CallbackSecret: []byte("cs"), Created: at(0)}
 	a := &engine.Account{ID: newID(), Owner: u.ID, Address: randomAddress(t), EncryptedKey: []byte{1, 2, 3}, Created: at(0)}
-	must(t, s.CreateUser(ctx, u, engine.HashToken("tok"), a))
+	must(t, s.CreateUser(ctx, u, keystore.HashToken("tok"), a))
 
-	got, err := s.UserByTokenHash(ctx, engine.HashToken("tok"))
+	got, err := s.UserByTokenHash(ctx, keystore.HashToken("tok"))
 	must(t, err)
 	wantUser(t, got, u)
 
@@ -85,12 +86,12 @@ func testUserWithAccountConflictIsAtomic(t *testing.T, s engine.Store) {
 
 	u := &engine.User{ID: newID(), Created: at(1)}
 	a := &engine.Account{ID: newID(), Owner: u.ID, Address: taken.Address, EncryptedKey: []byte{9}, Created: at(1)}
-	err := s.CreateUser(ctx, u, engine.HashToken("atomic"), a)
+	err := s.CreateUser(ctx, u, keystore.HashToken("atomic"), a)
 	wantCode(t, err, engine.CodeConflict, "CreateUser with an account whose address is taken")
 
 	_, err = s.UserByID(ctx, u.ID)
 	wantCode(t, err, engine.CodeNotFound, "user of a failed CreateUser")
-	_, err = s.UserByTokenHash(ctx, engine.HashToken("atomic"))
+	_, err = s.UserByTokenHash(ctx, keystore.HashToken("atomic"))
 	wantCode(t, err, engine.CodeNotFound, "token of a failed CreateUser")
 	_, err = s.AccountByID(ctx, a.ID)
 	wantCode(t, err, engine.CodeNotFound, "account of a failed CreateUser")
@@ -99,20 +100,20 @@ func testUserWithAccountConflictIsAtomic(t *testing.T, s engine.Store) {
 func testTokens(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	u := &engine.User{ID: newID(), Created: at(0)}
-	must(t, s.CreateUser(ctx, u, engine.HashToken("one"), nil))
+	must(t, s.CreateUser(ctx, u, keystore.HashToken("one"), nil))
 	v := newUser(t, s, 1)
 
-	must(t, s.AddToken(ctx, u.ID, engine.HashToken("two"), nil))
-	must(t, s.AddToken(ctx, v.ID, engine.HashToken("three"), nil))
+	must(t, s.AddToken(ctx, u.ID, keystore.HashToken("two"), nil))
+	must(t, s.AddToken(ctx, v.ID, keystore.HashToken("three"), nil))
 	for tok, owner := range map[string]string{"one": u.ID, "two": u.ID, "three": v.ID} {
-		got, err := s.UserByTokenHash(ctx, engine.HashToken(tok))
+		got, err := s.UserByTokenHash(ctx, keystore.HashToken(tok))
 		must(t, err)
 		if got.ID != owner {
 			t.Errorf("token %s: user %s, want %s", tok, got.ID, owner)
 		}
 	}
-	wantCode(t, s.AddToken(ctx, v.ID, engine.HashToken("one"), nil), engine.CodeConflict, "AddToken with a taken hash")
-	got, err := s.UserByTokenHash(ctx, engine.HashToken("one"))
+	wantCode(t, s.AddToken(ctx, v.ID, keystore.HashToken("one"), nil), engine.CodeConflict, "AddToken with a taken hash")
+	got, err := s.UserByTokenHash(ctx, keystore.HashToken("one"))
 	must(t, err)
 	if got.ID != u.ID {
 		t.Errorf("token one moved to %s", got.ID)

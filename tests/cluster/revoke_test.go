@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // TestClusterTokenRevocation: two real nodes (automanaged membership). A
@@ -95,7 +95,7 @@ func (s *stack) waitTokensCached() {
 				s.t.Fatalf("probe token on %s: %d %v", n.name, r.Status, err)
 			}
 		}
-		if _, err := db.Exec(`UPDATE api_tokens SET revoked = now() WHERE hash = $1`, engine.HashToken(token)); err != nil {
+		if _, err := db.Exec(`UPDATE api_tokens SET revoked = now() WHERE hash = $1`, keystore.HashToken(token)); err != nil {
 			s.t.Fatal(err)
 		}
 		cached := 0

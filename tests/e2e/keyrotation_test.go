@@ -19,7 +19,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/storetest"
 )
 
@@ -302,7 +302,7 @@ func makeLegacy(t *testing.T, dir, masterHex, uid, secret string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ring, err := engine.NewKeySealer(master)
+	ring, err := keystore.NewKeySealer(master)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func makeLegacy(t *testing.T, dir, masterHex, uid, secret string) {
 	if _, err := db.Exec(`UPDATE accounts SET encrypted_key = ? WHERE id = ?`, legacy, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE users SET callback_secret = ? WHERE id = ?`, append([]byte{engine.PlainVersion}, secret...), uid); err != nil {
+	if _, err := db.Exec(`UPDATE users SET callback_secret = ? WHERE id = ?`, append([]byte{keystore.PlainVersion}, secret...), uid); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,9 +9,8 @@ import (
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/txengine/txengine/engine/keystore"
 	_ "modernc.org/sqlite" // the embedded store's driver, to read the sealed keys
-
-	"github.com/txengine/txengine/engine"
 )
 
 // readAccountKeys opens every sealed account key of the embedded store in
@@ -25,7 +24,7 @@ func readAccountKeys(dir string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("master.key: %w", err)
 	}
-	sealer, err := engine.NewKeySealer(master)
+	sealer, err := keystore.NewKeySealer(master)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
@@ -228,13 +229,13 @@ func (w *world) restart(ctx context.Context) {
 }
 
 // SignTx implements engine.Signer with the accounts' keys.
-func (w *world) SignTx(_ context.Context, acct *engine.Account, tx *types.Transaction, id *big.Int) (*types.Transaction, error) {
+func (w *world) SignTx(_ context.Context, key keystore.Key, tx *types.Transaction, id *big.Int) (*types.Transaction, error) {
 	for _, a := range w.accts {
-		if a.acct.ID == acct.ID {
+		if a.acct.ID == key.AccountID {
 			return types.SignTx(tx, types.LatestSignerForChainID(id), a.key.priv)
 		}
 	}
-	return nil, fmt.Errorf("sim: no key for account %s", acct.ID)
+	return nil, fmt.Errorf("sim: no key for account %s", key.AccountID)
 }
 
 // guard runs fn; a crash inside it (a panic with crashed) restarts the

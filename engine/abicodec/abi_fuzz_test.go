@@ -1,7 +1,8 @@
-package engine
+package abicodec
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -96,14 +97,14 @@ func FuzzPackCall(f *testing.F) {
 		m := methods[int(which)%len(methods)]
 		args, err := NormalizeArgs(json.RawMessage(arg))
 		if err != nil {
-			if e, ok := fuzzAsError(err); !ok || e.Code != CodeInvalidArgument || e.Field != "arg" {
+			if e, ok := fuzzAsError(err); !ok || e.Kind != Invalid || e.Field != "arg" {
 				t.Fatalf("NormalizeArgs(%q): %v is not invalid_argument on arg", arg, err)
 			}
 			return
 		}
 		data, params, err := PackCall(m, args)
 		if err != nil {
-			if e, ok := fuzzAsError(err); !ok || e.Code != CodeInvalidArgument || !strings.HasPrefix(e.Field, "arg") {
+			if e, ok := fuzzAsError(err); !ok || e.Kind != Invalid || !strings.HasPrefix(e.Field, "arg") {
 				t.Fatalf("PackCall(%s, %q): %v is not invalid_argument on arg...", m.Sig, arg, err)
 			}
 			return
@@ -148,7 +149,7 @@ func FuzzUnpackResult(f *testing.F) {
 		m := methods[int(which)%len(methods)]
 		res, err := UnpackResult(m, out)
 		if err != nil {
-			if e, ok := fuzzAsError(err); !ok || e.Code != CodeInvalidArgument {
+			if e, ok := fuzzAsError(err); !ok || e.Kind != Invalid {
 				t.Fatalf("UnpackResult(%s, %x): %v is not invalid_argument", m.Sig, out, err)
 			}
 			return
@@ -238,4 +239,11 @@ func FuzzDecodeLog(f *testing.F) {
 			t.Fatalf("DecodeLog(%s) values do not encode as JSON: %v", ev.Event, err)
 		}
 	})
+}
+
+// fuzzAsError returns the *FieldError in err's chain.
+func fuzzAsError(err error) (*FieldError, bool) {
+	var e *FieldError
+	ok := errors.As(err, &e)
+	return e, ok
 }

@@ -1,4 +1,4 @@
-package engine
+package keystore
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
-// Accounts whose key lives in AWS KMS (docs/kms.md). The engine speaks to
-// KMS through KMSClient, which engine/kms implements with the AWS SDK, so
-// the engine itself does not depend on it.
+// Accounts whose key lives in AWS KMS (docs/kms.md). The keystore speaks to
+// KMS through KMSClient, which keystore/awskms implements with the AWS SDK,
+// so neither the keystore nor the engine depends on it.
 
 // KMS key properties an account's key must have.
 const (
@@ -33,7 +33,7 @@ type KMSKey struct {
 	Enabled bool
 }
 
-// KMSClient is the part of AWS KMS the engine uses. Its errors are
+// KMSClient is the part of AWS KMS the keystore uses. Its errors are
 // *KMSError, which say what kind of fault each is.
 type KMSClient interface {
 	// CreateKey creates a secp256k1 signing key (KMSKeySpec, KMSKeyUsage)
@@ -148,7 +148,7 @@ func (o KMSOptions) withDefaults() KMSOptions {
 }
 
 // KMSSigner signs the transactions of accounts whose key lives in KMS
-// (Account.KMSKeyID) and creates or attaches such accounts.
+// (Key.KMSKeyID) and creates or attaches such keys.
 type KMSSigner struct {
 	client KMSClient
 	opts   KMSOptions
@@ -165,26 +165,26 @@ func NewKMSSigner(client KMSClient, opts KMSOptions) *KMSSigner {
 // Concurrency is the bound of Sign calls in flight.
 func (k *KMSSigner) Concurrency() int { return k.opts.Concurrency }
 
-// SignTx implements Signer for an account whose key is in KMS: the
-// transaction's signing hash goes to KMS Sign, and the DER signature comes
-// back as Ethereum's, checked to recover the account's address.
-func (k *KMSSigner) SignTx(ctx context.Context, acct *Account, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
-	if acct.KMSKeyID == "" {
-		return nil, fmt.Errorf("account %s: its key is not in KMS", acct.ID)
+// SignTx signs tx for an account whose key is in KMS: the transaction's
+// signing hash goes to KMS Sign, and the DER signature comes back as
+// Ethereum's, checked to recover the account's address.
+func (k *KMSSigner) SignTx(ctx context.Context, key Key, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
+	if key.KMSKeyID == "" {
+		return nil, fmt.Errorf("account %s: its key is not in KMS", key.AccountID)
 	}
 	signer := types.LatestSignerForChainID(chainID)
 	h := signer.Hash(tx)
-	der, err := k.sign(ctx, acct.KMSKeyID, h[:])
+	der, err := k.sign(ctx, key.KMSKeyID, h[:])
 	if err != nil {
-		return nil, fmt.Errorf("account %s: %w", acct.ID, err)
+		return nil, fmt.Errorf("account %s: %w", key.AccountID, err)
 	}
-	sig, err := EthereumSignature(h[:], der, acct.Address)
+	sig, err := EthereumSignature(h[:], der, key.Address)
 	if err != nil {
-		return nil, fmt.Errorf("account %s: KMS key %s: %w", acct.ID, acct.KMSKeyID, err)
+		return nil, fmt.Errorf("account %s: KMS key %s: %w", key.AccountID, key.KMSKeyID, err)
 	}
 	signed, err := tx.WithSignature(signer, sig)
 	if err != nil {
-		return nil, fmt.Errorf("account %s: %w", acct.ID, err)
+		return nil, fmt.Errorf("account %s: %w", key.AccountID, err)
 	}
 	return signed, nil
 }
@@ -228,65 +228,93 @@ func (k *KMSSigner) call(ctx context.Context, f func(context.Context) ([]byte, e
 	return out, err
 }
 
-// NewKMSAccount creates a key in KMS and returns an Account (without id,
-// owner or timestamps) that signs with it.
-func (k *KMSSigner) NewKMSAccount(ctx context.Context, description string) (*Account, error) {
+// NewKey creates a key in KMS and returns the Key (without account id)
+// that signs with it.
+func (k *KMSSigner) NewKey(ctx context.Context, description string) (Key, error) {
 	cctx, cancel := context.WithTimeout(ctx, k.opts.CallTimeout)
 	arn, err := k.client.CreateKey(cctx, description)
 	cancel()
 	if err != nil {
-		return nil, kmsRequestError("create a key", err)
+		return Key{}, kmsRequestError("create a key", err)
 	}
-	return k.AttachKMSKey(ctx, arn)
+	return k.AttachKey(ctx, arn)
 }
 
-// AttachKMSKey returns an Account (without id, owner or timestamps) that
-// signs with the existing KMS key keyID (a key id, ARN or alias): the key
-// must be enabled, ECC_SECG_P256K1 and SIGN_VERIFY. Bad keys are
-// invalid_argument on field custody.keyId; a KMS that does not answer is
-// unavailable.
-func (k *KMSSigner) AttachKMSKey(ctx context.Context, keyID string) (*Account, error) {
+// AttachKey returns the Key (without account id) that signs with the
+// existing KMS key keyID (a key id, ARN or alias): the key must be enabled,
+// ECC_SECG_P256K1 and SIGN_VERIFY. Bad keys are an Invalid *KeyError (the
+// API's invalid_argument on field KeyField); a KMS that does not answer is
+// a *KeyError that is not Invalid (unavailable).
+func (k *KMSSigner) AttachKey(ctx context.Context, keyID string) (Key, error) {
 	cctx, cancel := context.WithTimeout(ctx, k.opts.CallTimeout)
 	defer cancel()
 	key, err := k.client.DescribeKey(cctx, keyID)
 	if err != nil {
-		return nil, kmsRequestError("key "+keyID, err)
+		return Key{}, kmsRequestError("key "+keyID, err)
 	}
 	switch {
 	case key.Spec != KMSKeySpec:
-		return nil, Invalid(kmsKeyField, "KMS key %s has key spec %s; an Ethereum account needs %s", keyID, key.Spec, KMSKeySpec)
+		return Key{}, invalidKey("KMS key %s has key spec %s; an Ethereum account needs %s", keyID, key.Spec, KMSKeySpec)
 	case key.Usage != KMSKeyUsage:
-		return nil, Invalid(kmsKeyField, "KMS key %s has key usage %s; an Ethereum account needs %s", keyID, key.Usage, KMSKeyUsage)
+		return Key{}, invalidKey("KMS key %s has key usage %s; an Ethereum account needs %s", keyID, key.Usage, KMSKeyUsage)
 	case !key.Enabled:
-		return nil, Invalid(kmsKeyField, "KMS key %s is not enabled", keyID)
+		return Key{}, invalidKey("KMS key %s is not enabled", keyID)
 	}
 	der, err := k.client.PublicKey(cctx, key.ARN)
 	if err != nil {
-		return nil, kmsRequestError("key "+keyID, err)
+		return Key{}, kmsRequestError("key "+keyID, err)
 	}
 	addr, err := AddressFromSPKI(der)
 	if err != nil {
-		return nil, Invalid(kmsKeyField, "KMS key %s: %v", keyID, err)
+		return Key{}, invalidKey("KMS key %s: %v", keyID, err)
 	}
-	return &Account{Address: addr, KMSKeyID: key.ARN}, nil
+	return Key{Address: addr, KMSKeyID: key.ARN}, nil
 }
 
-// kmsKeyField is the request field that names a KMS key.
-const kmsKeyField = "custody.keyId"
+// KeyField is the request field that names a KMS key.
+const KeyField = "custody.keyId"
 
-// kmsRequestError is the API's error for a KMS failure while an account
-// is created or attached (what): the caller's fault is invalid_argument,
-// the KMS's unavailable.
+// KeyError is the fault of a request that creates or attaches a KMS key:
+// the caller's (Invalid: no such key, a key that cannot sign for Ethereum,
+// refused; the API's invalid_argument on KeyField) or KMS's (it did not
+// answer: the API's unavailable, Err says why). Message is safe to show to
+// the caller; the engine maps it to its own error.
+type KeyError struct {
+	Invalid bool
+	Message string
+	// Err is the KMS error behind an error that is not Invalid.
+	Err error
+}
+
+// Error implements error.
+func (e *KeyError) Error() string {
+	if e.Invalid {
+		return fmt.Sprintf("%s (field %s)", e.Message, KeyField)
+	}
+	return fmt.Sprintf("%s: %v", e.Message, e.Err)
+}
+
+// Unwrap returns the KMS error behind it.
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// invalidKey returns an Invalid *KeyError.
+func invalidKey(format string, args ...any) *KeyError {
+	return &KeyError{Invalid: true, Message: fmt.Sprintf(format, args...)}
+}
+
+// kmsRequestError is the *KeyError of a KMS failure while a key is
+// created or attached (what): the caller's fault is Invalid, the KMS's
+// not.
 func kmsRequestError(what string, err error) error {
 	switch KMSFaultOf(err) {
 	case KMSNotFound:
-		return Invalid(kmsKeyField, "%s: no such KMS key or alias", what)
+		return invalidKey("%s: no such KMS key or alias", what)
 	case KMSDenied:
-		return Invalid(kmsKeyField, "%s: the service may not use this KMS key (access denied, disabled or pending deletion)", what)
+		return invalidKey("%s: the service may not use this KMS key (access denied, disabled or pending deletion)", what)
 	case KMSInvalid:
-		return Invalid(kmsKeyField, "%s: KMS refused the request: %v", what, errors.Unwrap(err))
+		return invalidKey("%s: KMS refused the request: %v", what, errors.Unwrap(err))
 	}
-	return fmt.Errorf("%w: %w", Errorf(CodeUnavailable, "", "KMS did not answer (%s); try again", what), err)
+	return &KeyError{Message: fmt.Sprintf("KMS did not answer (%s); try again", what), Err: err}
 }
 
 // Custody signs each account's transactions where its key lives: in KMS
@@ -298,29 +326,22 @@ type Custody struct {
 	KMS   *KMSSigner
 }
 
-// SignTx implements Signer.
-func (c *Custody) SignTx(ctx context.Context, acct *Account, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
-	if acct.KMSKeyID == "" {
-		return c.Local.SignTx(ctx, acct, tx, chainID)
+// SignTx signs tx with key, wherever it lives.
+func (c *Custody) SignTx(ctx context.Context, key Key, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
+	if key.KMSKeyID == "" {
+		return c.Local.SignTx(ctx, key, tx, chainID)
 	}
 	if c.KMS == nil {
-		return nil, fmt.Errorf("account %s: %w", acct.ID, &KMSError{Fault: KMSUnavailable, Op: "Sign", Err: errors.New("its key is in KMS and kms is not configured")})
+		return nil, fmt.Errorf("account %s: %w", key.AccountID, &KMSError{Fault: KMSUnavailable, Op: "Sign", Err: errors.New("its key is in KMS and kms is not configured")})
 	}
-	return c.KMS.SignTx(ctx, acct, tx, chainID)
+	return c.KMS.SignTx(ctx, key, tx, chainID)
 }
 
-// SignConcurrency implements ConcurrentSigner: the KMS bound for a KMS
-// account, 1 (sequential) for a local key.
-func (c *Custody) SignConcurrency(acct *Account) int {
-	if acct.KMSKeyID != "" && c.KMS != nil {
+// SignConcurrency is how many transactions of key's account may be signed
+// at once: the KMS bound for a key in KMS, 1 (sequential) for a local key.
+func (c *Custody) SignConcurrency(key Key) int {
+	if key.KMSKeyID != "" && c.KMS != nil {
 		return c.KMS.Concurrency()
 	}
 	return 1
-}
-
-// ConcurrentSigner is a Signer that may sign several transactions of one
-// account at once: the sender signs a batch with up to SignConcurrency
-// calls in flight.
-type ConcurrentSigner interface {
-	SignConcurrency(acct *Account) int
 }

@@ -1,4 +1,4 @@
-package engine
+package abicodec
 
 // ABI codec, decoding side: call results, revert data and event logs, all
 // in the JSON form documented in abi.go.
@@ -108,12 +108,12 @@ func UnpackResult(m *abi.Method, out []byte) (result any, err error) {
 	values, err := abiSafeUnpack(m.Outputs, out)
 	if err != nil {
 		if len(out) == 0 {
-			return nil, Invalid("", "%s returned no data (no contract at this address, or it does not implement the method)", m.Sig)
+			return nil, invalid("", "%s returned no data (no contract at this address, or it does not implement the method)", m.Sig)
 		}
-		return nil, Invalid("", "cannot decode the result of %s: %v", m.Sig, err)
+		return nil, invalid("", "cannot decode the result of %s: %v", m.Sig, err)
 	}
 	if len(values) != len(m.Outputs) {
-		return nil, Invalid("", "cannot decode the result of %s: got %d values for %d outputs", m.Sig, len(values), len(m.Outputs))
+		return nil, invalid("", "cannot decode the result of %s: got %d values for %d outputs", m.Sig, len(values), len(m.Outputs))
 	}
 	if len(values) == 1 {
 		return JSONValue(m.Outputs[0].Type, values[0]), nil
@@ -214,6 +214,16 @@ func abiCompactJSON(v any) string {
 	}
 }
 
+// Decoded is an event log decoded with its ABI: the event's name and
+// signature and its parameters in their JSON form. The engine's Event adds
+// where the log is (engine.DecodeLog).
+type Decoded struct {
+	// Event is the event's name, Signature its canonical signature.
+	Event, Signature string
+	// ReturnValues maps each parameter name to its JSON form.
+	ReturnValues map[string]any
+}
+
 // DecodeLog decodes log with the events of a. The event is found by
 // topic[0]; its indexed parameters are read from the remaining topics and
 // the others from the data. ReturnValues maps each parameter name to its
@@ -226,9 +236,9 @@ func abiCompactJSON(v any) string {
 // ok is false for a log without topics, an event not in a, an anonymous
 // event, or a log that does not match the event's layout (e.g. an ERC-721
 // Transfer, whose tokenId is indexed, against the ERC-20 Transfer event).
-func DecodeLog(a *abi.ABI, log *types.Log) (ev Event, ok bool) {
+func DecodeLog(a *abi.ABI, log *types.Log) (ev Decoded, ok bool) {
 	if a == nil || log == nil || len(log.Topics) == 0 {
-		return Event{}, false
+		return Decoded{}, false
 	}
 	var event *abi.Event
 	for _, e := range a.Events {
@@ -238,7 +248,7 @@ func DecodeLog(a *abi.ABI, log *types.Log) (ev Event, ok bool) {
 		}
 	}
 	if event == nil {
-		return Event{}, false
+		return Decoded{}, false
 	}
 	var indexed int
 	for _, in := range event.Inputs {
@@ -247,11 +257,11 @@ func DecodeLog(a *abi.ABI, log *types.Log) (ev Event, ok bool) {
 		}
 	}
 	if indexed != len(log.Topics)-1 {
-		return Event{}, false
+		return Decoded{}, false
 	}
 	values, err := abiSafeUnpack(event.Inputs, log.Data)
 	if err != nil {
-		return Event{}, false
+		return Decoded{}, false
 	}
 	ret := make(map[string]any, len(event.Inputs))
 	topic, data := 1, 0
@@ -262,7 +272,7 @@ func DecodeLog(a *abi.ABI, log *types.Log) (ev Event, ok bool) {
 		}
 		if !in.Indexed {
 			if data >= len(values) {
-				return Event{}, false
+				return Decoded{}, false
 			}
 			ret[key] = JSONValue(in.Type, values[data])
 			data++
@@ -276,36 +286,10 @@ func DecodeLog(a *abi.ABI, log *types.Log) (ev Event, ok bool) {
 		default:
 			v, err := abiSafeUnpack(abi.Arguments{{Name: "v", Type: in.Type}}, h.Bytes())
 			if err != nil || len(v) != 1 {
-				return Event{}, false
+				return Decoded{}, false
 			}
 			ret[key] = JSONValue(in.Type, v[0])
 		}
 	}
-	return Event{
-		Event:           event.RawName,
-		Signature:       event.Sig,
-		Address:         log.Address,
-		BlockNumber:     log.BlockNumber,
-		BlockHash:       log.BlockHash,
-		TransactionHash: log.TxHash,
-		LogIndex:        log.Index,
-		ReturnValues:    ret,
-	}, true
-}
-
-// DecodeLogs decodes, in order, the logs that DecodeLog recognizes with the
-// ABI that abis returns for the log's address (nil: unknown contract). Logs
-// of unknown contracts, unknown or anonymous events and removed (reorged)
-// logs are left out. The result is never nil, so it encodes as [] in JSON.
-func DecodeLogs(abis func(addr common.Address) *abi.ABI, logs []*types.Log) []Event {
-	events := make([]Event, 0, len(logs))
-	for _, l := range logs {
-		if l == nil || l.Removed {
-			continue
-		}
-		if ev, ok := DecodeLog(abis(l.Address), l); ok {
-			events = append(events, ev)
-		}
-	}
-	return events
+	return Decoded{Event: event.RawName, Signature: event.Sig, ReturnValues: ret}, true
 }

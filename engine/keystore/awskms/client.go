@@ -1,8 +1,8 @@
-// Package kms is engine.KMSClient over AWS KMS with the AWS SDK for Go v2:
+// Package awskms is keystore.KMSClient over AWS KMS with the AWS SDK for Go v2:
 // credentials come from the SDK's standard chain (environment variables,
 // shared files, web identity, container or instance roles), never from
 // txengine's configuration.
-package kms
+package awskms
 
 import (
 	"context"
@@ -16,8 +16,7 @@ import (
 	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
 	"github.com/aws/smithy-go"
-
-	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 )
 
 // Options selects the KMS to speak to.
@@ -34,15 +33,15 @@ type Options struct {
 	Conns int
 }
 
-// Client is engine.KMSClient over AWS KMS.
+// Client is keystore.KMSClient over AWS KMS.
 type Client struct {
 	api *awskms.Client
 }
 
-var _ engine.KMSClient = (*Client)(nil)
+var _ keystore.KMSClient = (*Client)(nil)
 
 // New returns a client with credentials from the AWS SDK's standard chain.
-// The SDK does not retry: engine.KMSSigner retries throttled calls and
+// The SDK does not retry: keystore.KMSSigner retries throttled calls and
 // holds an account while KMS does not answer.
 func New(ctx context.Context, o Options) (*Client, error) {
 	var opts []func(*awsconfig.LoadOptions) error
@@ -74,9 +73,9 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	return &Client{api: api}, nil
 }
 
-// CreateKey implements engine.KMSClient.
+// CreateKey implements keystore.KMSClient.
 func (c *Client) CreateKey(ctx context.Context, description string) (string, error) {
-	return c.CreateKeyWith(ctx, engine.KMSKeySpec, engine.KMSKeyUsage, description)
+	return c.CreateKeyWith(ctx, keystore.KMSKeySpec, keystore.KMSKeyUsage, description)
 }
 
 // CreateKeyWith creates a key of the given spec and usage and returns its
@@ -92,29 +91,29 @@ func (c *Client) CreateKeyWith(ctx context.Context, spec, usage, description str
 		return "", classify("CreateKey", err)
 	}
 	if out.KeyMetadata == nil || out.KeyMetadata.Arn == nil {
-		return "", &engine.KMSError{Fault: engine.KMSUnavailable, Op: "CreateKey", Err: errors.New("answer without the key's ARN")}
+		return "", &keystore.KMSError{Fault: keystore.KMSUnavailable, Op: "CreateKey", Err: errors.New("answer without the key's ARN")}
 	}
 	return *out.KeyMetadata.Arn, nil
 }
 
-// DescribeKey implements engine.KMSClient.
-func (c *Client) DescribeKey(ctx context.Context, keyID string) (engine.KMSKey, error) {
+// DescribeKey implements keystore.KMSClient.
+func (c *Client) DescribeKey(ctx context.Context, keyID string) (keystore.KMSKey, error) {
 	out, err := c.api.DescribeKey(ctx, &awskms.DescribeKeyInput{KeyId: aws.String(keyID)})
 	if err != nil {
-		return engine.KMSKey{}, classify("DescribeKey", err)
+		return keystore.KMSKey{}, classify("DescribeKey", err)
 	}
 	m := out.KeyMetadata
 	if m == nil || m.Arn == nil {
-		return engine.KMSKey{}, &engine.KMSError{Fault: engine.KMSUnavailable, Op: "DescribeKey", Err: errors.New("answer without the key's metadata")}
+		return keystore.KMSKey{}, &keystore.KMSError{Fault: keystore.KMSUnavailable, Op: "DescribeKey", Err: errors.New("answer without the key's metadata")}
 	}
 	spec := string(m.KeySpec)
 	if spec == "" {
 		spec = string(m.CustomerMasterKeySpec) //nolint:staticcheck // older KMS answers name the spec only there
 	}
-	return engine.KMSKey{ARN: *m.Arn, Spec: spec, Usage: string(m.KeyUsage), Enabled: m.KeyState == types.KeyStateEnabled}, nil
+	return keystore.KMSKey{ARN: *m.Arn, Spec: spec, Usage: string(m.KeyUsage), Enabled: m.KeyState == types.KeyStateEnabled}, nil
 }
 
-// PublicKey implements engine.KMSClient.
+// PublicKey implements keystore.KMSClient.
 func (c *Client) PublicKey(ctx context.Context, keyID string) ([]byte, error) {
 	out, err := c.api.GetPublicKey(ctx, &awskms.GetPublicKeyInput{KeyId: aws.String(keyID)})
 	if err != nil {
@@ -139,7 +138,7 @@ func (c *Client) CreateAlias(ctx context.Context, alias, keyID string) error {
 	return nil
 }
 
-// Sign implements engine.KMSClient.
+// Sign implements keystore.KMSClient.
 func (c *Client) Sign(ctx context.Context, keyID string, digest []byte) ([]byte, error) {
 	out, err := c.api.Sign(ctx, &awskms.SignInput{
 		KeyId:            aws.String(keyID),
@@ -153,31 +152,31 @@ func (c *Client) Sign(ctx context.Context, keyID string, digest []byte) ([]byte,
 	return out.Signature, nil
 }
 
-// classify wraps err, the failure of op, as an *engine.KMSError whose fault
+// classify wraps err, the failure of op, as an *keystore.KMSError whose fault
 // follows KMS's error code; an error without one (a transport failure, a
 // deadline) is KMSUnavailable.
 func classify(op string, err error) error {
-	return &engine.KMSError{Fault: Fault(err), Op: op, Err: err}
+	return &keystore.KMSError{Fault: Fault(err), Op: op, Err: err}
 }
 
-// Fault is the engine.KMSFault of an AWS SDK error.
-func Fault(err error) engine.KMSFault {
+// Fault is the keystore.KMSFault of an AWS SDK error.
+func Fault(err error) keystore.KMSFault {
 	var apiErr smithy.APIError
 	if !errors.As(err, &apiErr) {
-		return engine.KMSUnavailable
+		return keystore.KMSUnavailable
 	}
 	switch apiErr.ErrorCode() {
 	case "ThrottlingException", "LimitExceededException", "RequestLimitExceeded", "TooManyRequestsException":
-		return engine.KMSThrottled
+		return keystore.KMSThrottled
 	case "AccessDeniedException", "DisabledException", "KMSInvalidStateException":
-		return engine.KMSDenied
+		return keystore.KMSDenied
 	case "NotFoundException":
-		return engine.KMSNotFound
+		return keystore.KMSNotFound
 	case "InvalidKeyUsageException", "UnsupportedOperationException", "ValidationException", "InvalidArnException", "KMSInvalidSignatureException":
-		return engine.KMSInvalid
+		return keystore.KMSInvalid
 	}
 	// KMSInternalException, DependencyTimeoutException, and the
 	// credentials' faults (an expired or unrecognised token, which the
 	// operator fixes without losing anything): try again later.
-	return engine.KMSUnavailable
+	return keystore.KMSUnavailable
 }

@@ -1,4 +1,4 @@
-package kms_test
+package awskms_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/internal/kmstest"
 )
 
@@ -21,9 +22,9 @@ import (
 func TestLocalKMS(t *testing.T) {
 	srv := kmstest.Start(t)
 	client := srv.Client(t)
-	k := engine.NewKMSSigner(client, engine.KMSOptions{Concurrency: 4})
+	k := keystore.NewKMSSigner(client, keystore.KMSOptions{Concurrency: 4})
 	ctx := context.Background()
-	acct, err := k.NewKMSAccount(ctx, "txengine test")
+	acct, err := engine.NewKMSAccount(ctx, k, "txengine test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestLocalKMS(t *testing.T) {
 	to := common.HexToAddress("0x00000000000000000000000000000000000000aa")
 	for n := range uint64(20) {
 		tx := types.NewTx(&types.DynamicFeeTx{ChainID: chainID, Nonce: n, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(1e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
-		signed, err := k.SignTx(ctx, acct, tx, chainID)
+		signed, err := k.SignTx(ctx, acct.Key(), tx, chainID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func TestLocalKMS(t *testing.T) {
 	if err := client.CreateAlias(ctx, "alias/txengine-test", acct.KMSKeyID); err != nil {
 		t.Fatal(err)
 	}
-	byAlias, err := k.AttachKMSKey(ctx, "alias/txengine-test")
+	byAlias, err := engine.AttachKMSKey(ctx, k, "alias/txengine-test")
 	if err != nil || byAlias.KMSKeyID != acct.KMSKeyID || byAlias.Address != acct.Address {
 		t.Fatalf("attach by alias: %+v, %v; want key %s address %s", byAlias, err, acct.KMSKeyID, acct.Address.Hex())
 	}
@@ -59,14 +60,14 @@ func TestLocalKMS(t *testing.T) {
 		{"symmetric", "SYMMETRIC_DEFAULT", "ENCRYPT_DECRYPT"},
 	} {
 		arn := srv.CreateKey(t, bad.spec, bad.usage)
-		if _, err := k.AttachKMSKey(ctx, arn); engine.ErrorCode(err) != engine.CodeInvalidArgument {
+		if _, err := engine.AttachKMSKey(ctx, k, arn); engine.ErrorCode(err) != engine.CodeInvalidArgument {
 			t.Errorf("%s key: %v, want invalid_argument", bad.name, err)
 		}
 	}
-	if _, err := k.AttachKMSKey(ctx, "alias/none"); engine.ErrorCode(err) != engine.CodeInvalidArgument {
+	if _, err := engine.AttachKMSKey(ctx, k, "alias/none"); engine.ErrorCode(err) != engine.CodeInvalidArgument {
 		t.Errorf("unknown alias: %v, want invalid_argument", err)
 	}
-	if _, err := k.AttachKMSKey(ctx, "0b1c4a9e-0000-4000-8000-000000000000"); engine.ErrorCode(err) != engine.CodeInvalidArgument {
+	if _, err := engine.AttachKMSKey(ctx, k, "0b1c4a9e-0000-4000-8000-000000000000"); engine.ErrorCode(err) != engine.CodeInvalidArgument {
 		t.Errorf("unknown key id: %v, want invalid_argument", err)
 	}
 
@@ -74,15 +75,15 @@ func TestLocalKMS(t *testing.T) {
 		t.Fatal(err)
 	}
 	tx := types.NewTx(&types.DynamicFeeTx{ChainID: chainID, Nonce: 99, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(1e9), Gas: 21000, To: &to})
-	if _, err := k.SignTx(ctx, acct, tx, chainID); engine.KMSFaultOf(err) != engine.KMSDenied {
+	if _, err := k.SignTx(ctx, acct.Key(), tx, chainID); keystore.KMSFaultOf(err) != keystore.KMSDenied {
 		t.Errorf("disabled key: %v, want access denied", err)
 	}
-	if _, err := k.AttachKMSKey(ctx, acct.KMSKeyID); engine.ErrorCode(err) != engine.CodeInvalidArgument {
+	if _, err := engine.AttachKMSKey(ctx, k, acct.KMSKeyID); engine.ErrorCode(err) != engine.CodeInvalidArgument {
 		t.Errorf("attach a disabled key: %v, want invalid_argument", err)
 	}
 
 	srv.Stop()
-	if _, err := k.SignTx(ctx, acct, tx, chainID); engine.KMSFaultOf(err) != engine.KMSUnavailable || !engine.IsKMSError(err) {
+	if _, err := k.SignTx(ctx, acct.Key(), tx, chainID); keystore.KMSFaultOf(err) != keystore.KMSUnavailable || !keystore.IsKMSError(err) {
 		t.Errorf("local-kms stopped: %v, want unavailable", err)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package keystore
 
 import (
 	"context"
@@ -403,7 +403,7 @@ func SealedStatus(ctx context.Context, store SealedStore, sealer *KeySealer, bat
 }
 
 // SealPlainCallbackSecrets seals the callback secrets that migration 0012
-// left in plain text (engine.PlainVersion), a batch of 1,000 rows per
+// left in plain text (PlainVersion), a batch of 1,000 rows per
 // database transaction; serve runs it at start. It reads only the plain
 // ones, so a store that has none costs one query. It returns how many it
 // sealed.

@@ -1,4 +1,4 @@
-package engine
+package abicodec
 
 // The API's JSON arguments to ABI values (the table of encodings is in
 // abi.go's header).
@@ -16,9 +16,10 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 )
 
-// abiFromJSON converts one JSON value to the Go value go-ethereum packs for t
-// (t.GetType()) and to its normalized JSON form.
-func abiFromJSON(t abi.Type, raw json.RawMessage, path string) (reflect.Value, any, error) {
+// FromJSON converts one JSON value, given at path (the field named in
+// errors), to the Go value go-ethereum packs for t (t.GetType()) and to its
+// normalized JSON form.
+func FromJSON(t abi.Type, raw json.RawMessage, path string) (reflect.Value, any, error) {
 	raw = bytes.TrimSpace(raw)
 	switch t.T {
 	case abi.IntTy, abi.UintTy:
@@ -65,7 +66,7 @@ func abiFromJSON(t abi.Type, raw json.RawMessage, path string) (reflect.Value, a
 	case abi.TupleTy:
 		return abiTupleFromJSON(t, raw, path)
 	default:
-		return reflect.Value{}, nil, Invalid(path, "%s: the ABI type %s is not supported", path, t)
+		return reflect.Value{}, nil, invalid(path, "%s: the ABI type %s is not supported", path, t)
 	}
 }
 
@@ -83,7 +84,7 @@ func abiTupleFromJSON(t abi.Type, raw json.RawMessage, path string) (reflect.Val
 		for i, name := range names {
 			e, ok := obj[name]
 			if !ok {
-				return reflect.Value{}, nil, Invalid(path+"."+name, "%s (%s): missing tuple component %q (components: %s)", path, t, name, strings.Join(names, ", "))
+				return reflect.Value{}, nil, invalid(path+"."+name, "%s (%s): missing tuple component %q (components: %s)", path, t, name, strings.Join(names, ", "))
 			}
 			elems[i] = e
 		}
@@ -95,7 +96,7 @@ func abiTupleFromJSON(t abi.Type, raw json.RawMessage, path string) (reflect.Val
 				}
 			}
 			sort.Strings(unknown)
-			return reflect.Value{}, nil, Invalid(path, "%s (%s): unknown tuple component(s) %s (components: %s)", path, t, strings.Join(unknown, ", "), strings.Join(names, ", "))
+			return reflect.Value{}, nil, invalid(path, "%s (%s): unknown tuple component(s) %s (components: %s)", path, t, strings.Join(unknown, ", "), strings.Join(names, ", "))
 		}
 	case len(raw) > 0 && raw[0] == '[':
 		var arr []json.RawMessage
@@ -103,7 +104,7 @@ func abiTupleFromJSON(t abi.Type, raw json.RawMessage, path string) (reflect.Val
 			return reflect.Value{}, nil, abiTypeError(t, raw, path, "a JSON object keyed by component name")
 		}
 		if len(arr) != len(names) {
-			return reflect.Value{}, nil, Invalid(path, "%s (%s): expected %d tuple components (%s), got an array of %d", path, t, len(names), strings.Join(names, ", "), len(arr))
+			return reflect.Value{}, nil, invalid(path, "%s (%s): expected %d tuple components (%s), got an array of %d", path, t, len(names), strings.Join(names, ", "), len(arr))
 		}
 		copy(elems, arr)
 	default:
@@ -112,7 +113,7 @@ func abiTupleFromJSON(t abi.Type, raw json.RawMessage, path string) (reflect.Val
 	v := reflect.New(t.TupleType).Elem()
 	norm := make(map[string]any, len(names))
 	for i, name := range names {
-		ev, en, err := abiFromJSON(*t.TupleElems[i], elems[i], path+"."+name)
+		ev, en, err := FromJSON(*t.TupleElems[i], elems[i], path+"."+name)
 		if err != nil {
 			return reflect.Value{}, nil, err
 		}
@@ -152,45 +153,45 @@ func abiParseInteger(t abi.Type, raw json.RawMessage, path string) (*big.Int, er
 		s = str
 		switch {
 		case s == "":
-			return nil, Invalid(path, "%s (%s): expected %s, got an empty string", path, t, want)
+			return nil, invalid(path, "%s (%s): expected %s, got an empty string", path, t, want)
 		case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") || strings.HasPrefix(s, "-0x"):
-			return nil, Invalid(path, "%s (%s): hex is not accepted for integers, use decimal digits (got %s)", path, t, abiQuote(s))
+			return nil, invalid(path, "%s (%s): hex is not accepted for integers, use decimal digits (got %s)", path, t, abiQuote(s))
 		case strings.ContainsAny(s, "."):
-			return nil, Invalid(path, "%s (%s): expected an integer, got %s with a decimal point", path, t, abiQuote(s))
+			return nil, invalid(path, "%s (%s): expected an integer, got %s with a decimal point", path, t, abiQuote(s))
 		case strings.ContainsAny(s, "eE") && strings.Trim(s, "-+0123456789eE") == "":
-			return nil, Invalid(path, "%s (%s): exponents are not accepted, use decimal digits (got %s)", path, t, abiQuote(s))
+			return nil, invalid(path, "%s (%s): exponents are not accepted, use decimal digits (got %s)", path, t, abiQuote(s))
 		}
 	case c == '-' || c >= '0' && c <= '9':
 		s = string(raw)
 		if strings.ContainsAny(s, ".eE") {
-			return nil, Invalid(path, "%s (%s): the JSON number %s is not an exact integer literal (fraction or exponent); pass a decimal string", path, t, abiTruncate(s))
+			return nil, invalid(path, "%s (%s): the JSON number %s is not an exact integer literal (fraction or exponent); pass a decimal string", path, t, abiTruncate(s))
 		}
 	default:
 		return nil, abiTypeError(t, raw, path, want)
 	}
 	digits := strings.TrimPrefix(s, "-")
 	if digits == "" {
-		return nil, Invalid(path, "%s (%s): expected %s, got %s", path, t, want, abiQuote(s))
+		return nil, invalid(path, "%s (%s): expected %s, got %s", path, t, want, abiQuote(s))
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {
-			return nil, Invalid(path, "%s (%s): expected %s, got %s", path, t, want, abiQuote(s))
+			return nil, invalid(path, "%s (%s): expected %s, got %s", path, t, want, abiQuote(s))
 		}
 	}
 	neg := len(digits) != len(s)
 	if neg && t.T == abi.UintTy {
-		return nil, Invalid(path, "%s (%s): negative values are not allowed for unsigned integers (got %s)", path, t, abiTruncate(s))
+		return nil, invalid(path, "%s (%s): negative values are not allowed for unsigned integers (got %s)", path, t, abiTruncate(s))
 	}
 	min, max := abiIntRange(t)
 	if len(strings.TrimLeft(digits, "0")) > 80 { // > 2^256 by far; spare the parse
-		return nil, Invalid(path, "%s (%s): %s is out of range [%s, %s]", path, t, abiTruncate(s), min, max)
+		return nil, invalid(path, "%s (%s): %s is out of range [%s, %s]", path, t, abiTruncate(s), min, max)
 	}
 	n, ok := new(big.Int).SetString(s, 10)
 	if !ok {
-		return nil, Invalid(path, "%s (%s): expected %s, got %s", path, t, want, abiQuote(s))
+		return nil, invalid(path, "%s (%s): expected %s, got %s", path, t, want, abiQuote(s))
 	}
 	if n.Cmp(min) < 0 || n.Cmp(max) > 0 {
-		return nil, Invalid(path, "%s (%s): %s is out of range [%s, %s]", path, t, abiTruncate(s), min, max)
+		return nil, invalid(path, "%s (%s): %s is out of range [%s, %s]", path, t, abiTruncate(s), min, max)
 	}
 	return n, nil
 }
@@ -223,17 +224,17 @@ func abiParseHex(t abi.Type, raw json.RawMessage, path string, size int) ([]byte
 		body, ok = strings.CutPrefix(s, "0X")
 	}
 	if !ok {
-		return nil, Invalid(path, "%s (%s): expected %s, got %s without the 0x prefix", path, t, want, abiQuote(s))
+		return nil, invalid(path, "%s (%s): expected %s, got %s without the 0x prefix", path, t, want, abiQuote(s))
 	}
 	if len(body)%2 != 0 {
-		return nil, Invalid(path, "%s (%s): hex string %s has an odd number of digits", path, t, abiQuote(s))
+		return nil, invalid(path, "%s (%s): hex string %s has an odd number of digits", path, t, abiQuote(s))
 	}
 	b, err := hex.DecodeString(body)
 	if err != nil {
-		return nil, Invalid(path, "%s (%s): %s is not valid hex", path, t, abiQuote(s))
+		return nil, invalid(path, "%s (%s): %s is not valid hex", path, t, abiQuote(s))
 	}
 	if size >= 0 && len(b) != size {
-		return nil, Invalid(path, "%s (%s): expected exactly %d bytes, got %d", path, t, size, len(b))
+		return nil, invalid(path, "%s (%s): expected exactly %d bytes, got %d", path, t, size, len(b))
 	}
 	return b, nil
 }
@@ -251,8 +252,8 @@ func abiJSONString(raw json.RawMessage) (string, bool) {
 }
 
 // abiTypeError reports a JSON value of the wrong kind for t.
-func abiTypeError(t abi.Type, raw json.RawMessage, path, want string) *Error {
-	return Invalid(path, "%s (%s): expected %s, got %s", path, t, want, abiDescribeJSON(raw))
+func abiTypeError(t abi.Type, raw json.RawMessage, path, want string) *FieldError {
+	return invalid(path, "%s (%s): expected %s, got %s", path, t, want, abiDescribeJSON(raw))
 }
 
 // abiDescribeJSON names the kind (and, for scalars, the value) of a JSON value.
@@ -321,7 +322,7 @@ func abiListFromJSON(t abi.Type, raw json.RawMessage, path string) (reflect.Valu
 	var v reflect.Value
 	if t.T == abi.ArrayTy {
 		if len(elems) != t.Size {
-			return reflect.Value{}, nil, Invalid(path, "%s (%s): expected an array of exactly %d elements, got %d", path, t, t.Size, len(elems))
+			return reflect.Value{}, nil, invalid(path, "%s (%s): expected an array of exactly %d elements, got %d", path, t, t.Size, len(elems))
 		}
 		v = reflect.New(t.GetType()).Elem()
 	} else {
@@ -329,7 +330,7 @@ func abiListFromJSON(t abi.Type, raw json.RawMessage, path string) (reflect.Valu
 	}
 	norm := make([]any, len(elems))
 	for i, e := range elems {
-		ev, en, err := abiFromJSON(*t.Elem, e, fmt.Sprintf("%s[%d]", path, i))
+		ev, en, err := FromJSON(*t.Elem, e, fmt.Sprintf("%s[%d]", path, i))
 		if err != nil {
 			return reflect.Value{}, nil, err
 		}

@@ -1,4 +1,4 @@
-package engine
+package abicodec
 
 // ABI codec, encoding side: parsing JSON ABIs, resolving methods by name or
 // signature, and turning the API's JSON `arg` into call data
@@ -39,23 +39,23 @@ import (
 func ParseABI(raw []byte) (a *abi.ABI, err error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return nil, Invalid("abi", "abi must be a JSON array")
+		return nil, invalid("abi", "abi must be a JSON array")
 	}
 	defer func() {
 		// go-ethereum builds Go struct types for tuples with reflect and may
 		// panic on exotic input; user input must never crash the service.
 		if r := recover(); r != nil {
-			a, err = nil, Invalid("abi", "invalid abi: %v", r)
+			a, err = nil, invalid("abi", "invalid abi: %v", r)
 		}
 	}()
 	var parsed abi.ABI
 	if err := json.Unmarshal(trimmed, &parsed); err != nil {
-		return nil, Invalid("abi", "invalid abi: %s", strings.TrimPrefix(err.Error(), "argument json err: "))
+		return nil, invalid("abi", "invalid abi: %s", strings.TrimPrefix(err.Error(), "argument json err: "))
 	}
 	check := func(kind, name string, args abi.Arguments) error {
 		for _, arg := range args {
 			if err := abiCheckType(arg.Type); err != nil {
-				return Invalid("abi", "invalid abi: %s %s, parameter %q: %v", kind, name, arg.Name, err)
+				return invalid("abi", "invalid abi: %s %s, parameter %q: %v", kind, name, arg.Name, err)
 			}
 		}
 		return nil
@@ -119,15 +119,15 @@ func abiCheckType(t abi.Type) error {
 func FindMethod(a *abi.ABI, name string) (*abi.Method, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return nil, Invalid("method", "method must be a method name or signature")
+		return nil, invalid("method", "method must be a method name or signature")
 	}
 	if a == nil {
-		return nil, Errorf(CodeNotFound, "method", "method %q not found: the contract has no ABI", name)
+		return nil, notFound("method", "method %q not found: the contract has no ABI", name)
 	}
 	if strings.Contains(name, "(") {
 		sig, err := abiCanonicalSignature(name)
 		if err != nil {
-			return nil, Invalid("method", "malformed method signature %q: %v", name, err)
+			return nil, invalid("method", "malformed method signature %q: %v", name, err)
 		}
 		for key, m := range a.Methods {
 			if m.Sig == sig {
@@ -137,9 +137,9 @@ func FindMethod(a *abi.ABI, name string) (*abi.Method, error) {
 		}
 		raw := sig[:strings.IndexByte(sig, '(')]
 		if cands := abiOverloads(a, raw); len(cands) > 0 {
-			return nil, Errorf(CodeNotFound, "method", "method %s not found in the ABI; %s has the signatures %s", sig, raw, strings.Join(cands, ", "))
+			return nil, notFound("method", "method %s not found in the ABI; %s has the signatures %s", sig, raw, strings.Join(cands, ", "))
 		}
-		return nil, Errorf(CodeNotFound, "method", "method %s not found in the ABI", sig)
+		return nil, notFound("method", "method %s not found in the ABI", sig)
 	}
 	var found *abi.Method
 	overloads := 0
@@ -153,11 +153,11 @@ func FindMethod(a *abi.ABI, name string) (*abi.Method, error) {
 		}
 	}
 	if found == nil {
-		return nil, Errorf(CodeNotFound, "method", "method %q not found in the ABI", name)
+		return nil, notFound("method", "method %q not found in the ABI", name)
 	}
 	if overloads > 1 {
 		cands := abiOverloads(a, name)
-		return nil, Invalid("method", "method %q is overloaded; use one of the signatures %s", name, strings.Join(cands, ", "))
+		return nil, invalid("method", "method %q is overloaded; use one of the signatures %s", name, strings.Join(cands, ", "))
 	}
 	return found, nil
 }
@@ -334,14 +334,14 @@ func NormalizeArgs(raw json.RawMessage) ([]json.RawMessage, error) {
 		return nil, nil
 	}
 	if !json.Valid(trimmed) {
-		return nil, Invalid("arg", "arg is not valid JSON")
+		return nil, invalid("arg", "arg is not valid JSON")
 	}
 	if trimmed[0] != '[' {
 		return []json.RawMessage{json.RawMessage(trimmed)}, nil
 	}
 	var args []json.RawMessage
 	if err := json.Unmarshal(trimmed, &args); err != nil {
-		return nil, Invalid("arg", "arg is not valid JSON")
+		return nil, invalid("arg", "arg is not valid JSON")
 	}
 	return args, nil
 }
@@ -356,12 +356,12 @@ func NormalizeArgs(raw json.RawMessage) ([]json.RawMessage, error) {
 // "arg[1][2]"; the message names the expected ABI type and what was given.
 func PackCall(m *abi.Method, args []json.RawMessage) (data []byte, params []any, err error) {
 	if len(args) != len(m.Inputs) {
-		return nil, nil, Invalid("arg", "%s takes %d argument(s) (%s), got %d", m.RawName, len(m.Inputs), abiInputTypes(m.Inputs), len(args))
+		return nil, nil, invalid("arg", "%s takes %d argument(s) (%s), got %d", m.RawName, len(m.Inputs), abiInputTypes(m.Inputs), len(args))
 	}
 	values := make([]any, len(args))
 	params = make([]any, len(args))
 	for i, input := range m.Inputs {
-		v, p, err := abiFromJSON(input.Type, args[i], fmt.Sprintf("arg[%d]", i))
+		v, p, err := FromJSON(input.Type, args[i], fmt.Sprintf("arg[%d]", i))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -369,7 +369,7 @@ func PackCall(m *abi.Method, args []json.RawMessage) (data []byte, params []any,
 	}
 	packed, err := m.Inputs.Pack(values...)
 	if err != nil {
-		return nil, nil, Invalid("arg", "cannot encode the arguments of %s: %v", m.Sig, err)
+		return nil, nil, invalid("arg", "cannot encode the arguments of %s: %v", m.Sig, err)
 	}
 	data = make([]byte, 0, len(m.ID)+len(packed))
 	data = append(append(data, m.ID...), packed...)

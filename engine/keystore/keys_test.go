@@ -1,4 +1,4 @@
-package engine
+package keystore
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 )
@@ -134,11 +133,11 @@ func TestKeySealerPurposesAndAdditionalData(t *testing.T) {
 	if _, err := s.Open(PurposeIdempotency, sealed, callbackAdditional("u1")); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("the idempotency key opens a callback secret: %v", err)
 	}
-	acct, err := s.NewAccount()
+	acct, err := s.NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.OpenAccountKey(common.Address{9}, acct.EncryptedKey); !errors.Is(err, ErrUnknownKey) {
+	if _, err := s.OpenAccountKey(common.Address{9}, acct.Sealed); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("an account key opens for another address: %v", err)
 	}
 }
@@ -269,38 +268,5 @@ func TestKeySealerAdoptKeepsKeys(t *testing.T) {
 	}
 	if _, err := s.OpenAccountKey(common.Address{1}, sealed); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("Replace kept the old key: %v", err)
-	}
-}
-
-// TestNewUser: a new user has an id, a callback secret sealed for it, and
-// the token and default account asked for, nothing else.
-func TestNewUser(t *testing.T) {
-	s, err := NewKeySealer(bytes.Repeat([]byte{3}, MasterKeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	bare, err := s.NewUser(NewUserSpec{Owner: "o"}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bare.User.ID == "" || bare.User.Owner != "o" || bare.User.Operator || !bare.User.Created.Equal(now) ||
-		bare.Token != "" || bare.TokenHash != nil || bare.Account != nil {
-		t.Fatalf("bare user %+v", bare)
-	}
-	if secret, err := s.OpenCallbackSecret(bare.User.ID, bare.User.CallbackSecret); err != nil || len(secret) != 64 {
-		t.Fatalf("callback secret: %q, %v", secret, err)
-	}
-	full, err := s.NewUser(NewUserSpec{Operator: true, Token: true, Account: true}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := full.Account
-	if !full.User.Operator || full.User.Owner != "" || !bytes.Equal(HashToken(full.Token), full.TokenHash) ||
-		a == nil || a.Owner != full.User.ID || !a.Default || !a.Created.Equal(now) || a.ID == "" || full.User.ID == bare.User.ID {
-		t.Fatalf("full user %+v, account %+v", full, a)
-	}
-	if _, err := s.Open(PurposeAccountKey, a.EncryptedKey, a.Address.Bytes()); err != nil {
-		t.Fatalf("account key does not open: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package keystore
 
 import (
 	"context"
@@ -16,11 +16,6 @@ import (
 // The values the KeySealer seals (account keys, idempotency records,
 // callback secrets), each bound to what it belongs to, and the secrets the
 // service makes (API tokens).
-
-// Signer signs transactions for custodial accounts.
-type Signer interface {
-	SignTx(ctx context.Context, acct *Account, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error)
-}
 
 // SealAccountKey seals an account's private key, bound to its address.
 func (s *KeySealer) SealAccountKey(addr common.Address, key []byte) ([]byte, error) {
@@ -78,35 +73,36 @@ func (s *KeySealer) OpenCallbackSecret(userID string, sealed []byte) (string, er
 	return string(plain), nil
 }
 
-// NewAccount generates a key pair and returns an Account (without id, owner
-// or timestamps) holding the sealed private key.
-func (s *KeySealer) NewAccount() (*Account, error) {
+// NewKey generates a key pair and returns its Key (without account id)
+// holding the sealed private key.
+func (s *KeySealer) NewKey() (Key, error) {
 	key, err := crypto.GenerateKey()
 	if err != nil {
-		return nil, fmt.Errorf("generate key: %w", err)
+		return Key{}, fmt.Errorf("generate key: %w", err)
 	}
 	addr := crypto.PubkeyToAddress(key.PublicKey)
 	sealed, err := s.SealAccountKey(addr, crypto.FromECDSA(key))
 	if err != nil {
-		return nil, err
+		return Key{}, err
 	}
-	return &Account{Address: addr, EncryptedKey: sealed}, nil
+	return Key{Address: addr, Sealed: sealed}, nil
 }
 
-// SignTx implements Signer: it opens the account key, signs, and drops the key.
-func (s *KeySealer) SignTx(_ context.Context, acct *Account, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
-	plain, err := s.OpenAccountKey(acct.Address, acct.EncryptedKey)
+// SignTx signs tx with the account key sealed in key: it opens the key,
+// signs, and drops the key.
+func (s *KeySealer) SignTx(_ context.Context, key Key, tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
+	plain, err := s.OpenAccountKey(key.Address, key.Sealed)
 	if err != nil {
-		return nil, fmt.Errorf("account %s: %w", acct.ID, err)
+		return nil, fmt.Errorf("account %s: %w", key.AccountID, err)
 	}
-	key, err := crypto.ToECDSA(plain)
+	priv, err := crypto.ToECDSA(plain)
 	clear(plain)
 	if err != nil {
-		return nil, fmt.Errorf("account %s: bad key: %w", acct.ID, err)
+		return nil, fmt.Errorf("account %s: bad key: %w", key.AccountID, err)
 	}
-	signed, err := types.SignTx(tx, types.LatestSignerForChainID(chainID), key)
+	signed, err := types.SignTx(tx, types.LatestSignerForChainID(chainID), priv)
 	if err != nil {
-		return nil, fmt.Errorf("account %s: sign: %w", acct.ID, err)
+		return nil, fmt.Errorf("account %s: sign: %w", key.AccountID, err)
 	}
 	return signed, nil
 }

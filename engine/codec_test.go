@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/txengine/txengine/engine/abicodec"
+)
+
+// Addresses and integer bounds the validation tests use (the ABI codec's
+// tests have the same).
+const (
+	abiAddrLower = "0x52908400098527886e0f7030069857d2e4169ee7"
+	abiAddrCheck = "0x52908400098527886E0F7030069857D2E4169EE7"
+	abiAddrBad   = "0x52908400098527886E0F7030069857D2E4169Ee7" // one letter's case flipped
+	abiAddr2     = "0x8617E340B3D01FA5F11F306F4090FD50E238070D"
+	abiMaxU256   = "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+	abiTwoTo256  = "115792089237316195423570985008687907853269984665640564039457584007913129639936"
+)
+
+// abiTestERC20 is the ERC-20 Transfer event.
+const abiTestERC20 = `[{"type":"event","name":"Transfer","anonymous":false,"inputs":[{"indexed":true,"name":"from","type":"address"},{"indexed":true,"name":"to","type":"address"},{"indexed":false,"name":"value","type":"uint256"}]}]`
+
+func abiTestParse(t *testing.T, raw string) *abi.ABI {
+	t.Helper()
+	a, err := abicodec.ParseABI([]byte(raw))
+	if err != nil {
+		t.Fatalf("ParseABI: %v", err)
+	}
+	return a
+}
+
+func abiTestMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal %v: %v", v, err)
+	}
+	return string(b)
+}
+
+func abiTestTransferLog(from, to string, value *big.Int) *types.Log {
+	return &types.Log{
+		Address: common.HexToAddress(abiAddr2),
+		Topics: []common.Hash{
+			crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)")),
+			common.BytesToHash(common.FromHex(from)),
+			common.BytesToHash(common.FromHex(to)),
+		},
+		Data:        common.LeftPadBytes(value.Bytes(), 32),
+		BlockNumber: 1234,
+		BlockHash:   common.HexToHash("0xb10c"),
+		TxHash:      common.HexToHash("0x7a"),
+		Index:       7,
+	}
+}
+
+// TestCodecError: every fault of the ABI codec becomes the engine's error
+// with the same field and message (the API's answer unchanged), not_found
+// for a method the ABI lacks and invalid_argument otherwise; nil and
+// other errors pass through.
+func TestCodecError(t *testing.T) {
+	a := abiTestParse(t, `[{"type":"function","name":"f","inputs":[{"name":"x","type":"address"}],"outputs":[]}]`)
+	m, err := abicodec.FindMethod(a, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, missing := abicodec.FindMethod(a, "g")
+	_, badABI := abicodec.ParseABI([]byte(`{}`))
+	_, _, badArg := abicodec.PackCall(m, []json.RawMessage{json.RawMessage(`"0x12"`)})
+	_, badAddr := abicodec.ParseAddress("to", abiAddrBad)
+	for _, c := range []struct {
+		err          error
+		code         Code
+		field, inMsg string
+	}{
+		{missing, CodeNotFound, "method", `method "g" not found in the ABI`},
+		{badABI, CodeInvalidArgument, "abi", "abi must be a JSON array"},
+		{badArg, CodeInvalidArgument, "arg[0]", "arg[0] must be a 0x-prefixed 20-byte hex address"},
+		{badAddr, CodeInvalidArgument, "to", "to fails the EIP-55 checksum (mixed case must match " + abiAddrCheck + ")"},
+	} {
+		got := CodecError(c.err)
+		var e *Error
+		if !errors.As(got, &e) || e.Code != c.code || e.Field != c.field || e.Message != c.err.(*abicodec.FieldError).Message || !strings.Contains(e.Message, c.inMsg) {
+			t.Errorf("CodecError(%v) = %#v, want {%s %s %q}", c.err, got, c.code, c.field, c.inMsg)
+		}
+	}
+	if CodecError(nil) != nil {
+		t.Error("CodecError(nil) is not nil")
+	}
+	if other := ErrFenced; CodecError(other) != other {
+		t.Error("CodecError changed an error that is not the codec's")
+	}
+}
+
+// TestDecodeLogEvent: DecodeLog puts the codec's decoded event at the log's
+// place in the chain.
+func TestDecodeLogEvent(t *testing.T) {
+	a := abiTestParse(t, abiTestERC20)
+	value, _ := new(big.Int).SetString(abiMaxU256, 10)
+	lg := abiTestTransferLog(abiAddrLower, strings.ToLower(abiAddr2), value)
+	ev, ok := DecodeLog(a, lg)
+	if !ok {
+		t.Fatal("Transfer log not decoded")
+	}
+	if ev.Event != "Transfer" || ev.Signature != "Transfer(address,address,uint256)" ||
+		ev.Address != common.HexToAddress(abiAddr2) || ev.BlockNumber != 1234 || ev.BlockHash != lg.BlockHash ||
+		ev.TransactionHash != lg.TxHash || ev.LogIndex != 7 || ev.ReturnValues["value"] != abiMaxU256 {
+		t.Errorf("event = %+v", ev)
+	}
+	// Event.Address is a common.Address, which encodes in lower case; the
+	// checksummed form is the HTTP layer's business (API.md, "Conventions").
+	if got := abiTestMarshal(t, ev); !strings.Contains(got, `"logIndex":7`) || !strings.Contains(got, `"blockNumber":1234`) {
+		t.Errorf("event JSON = %s", got)
+	}
+	if _, ok := DecodeLog(nil, lg); ok {
+		t.Error("decoded without ABI")
+	}
+}
+
+func TestDecodeLogs(t *testing.T) {
+	a := abiTestParse(t, abiTestERC20)
+	known := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(1))
+	other := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(2))
+	other.Address = common.HexToAddress(abiAddrLower)
+	removed := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(3))
+	removed.Removed = true
+	second := abiTestTransferLog(abiAddr2, abiAddrLower, big.NewInt(4))
+	second.Index = 9
+	abis := func(addr common.Address) *abi.ABI {
+		if addr == common.HexToAddress(abiAddr2) {
+			return a
+		}
+		return nil
+	}
+	events := DecodeLogs(abis, []*types.Log{known, other, removed, nil, second})
+	if len(events) != 2 || events[0].LogIndex != 7 || events[1].LogIndex != 9 || events[1].ReturnValues["value"] != "4" {
+		t.Fatalf("DecodeLogs = %+v", events)
+	}
+	if got := abiTestMarshal(t, DecodeLogs(abis, nil)); got != "[]" {
+		t.Errorf("DecodeLogs(nil) = %s, want []", got)
+	}
+}
