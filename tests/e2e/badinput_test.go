@@ -80,10 +80,27 @@ func TestBadInputCatalogue(t *testing.T) {
 	})
 	bTx := s.must(202, "POST", "/tokens/"+bCt+"/transfers", bTok, map[string]any{"to": bAddr, "value": "0"}).(map[string]any)["id"].(string)
 	opTx := s.must(202, "POST", "/tokens/"+tokID+"/transfers", op, map[string]any{"to": bAddr, "value": "1"}).(map[string]any)["id"].(string)
-	s.waitTerminal(bTx, bTok, 60*time.Second)
-	if st := s.waitTerminal(opTx, op, 60*time.Second)["status"]; st != "completed" {
+	bView := s.waitTerminal(bTx, bTok, 60*time.Second)
+	opView := s.waitTerminal(opTx, op, 60*time.Second)
+	if st := opView["status"]; st != "completed" {
 		t.Fatalf("operator's transfer %s", st)
 	}
+	// The token index follows the chain on its own: wait until it holds
+	// both fixture transfers, so that it does not catch up (and add rows)
+	// while the catalogue runs.
+	eventually(t, 30*time.Second, "the token index holds the fixture transfers", func() bool {
+		body := s.must(200, "GET", "/tokens/"+tokID+"/transfers?limit=1000", op, nil)
+		seen := map[string]bool{}
+		for _, it := range body.([]any) {
+			seen[strings.ToLower(it.(map[string]any)["transactionHash"].(string))] = true
+		}
+		for _, v := range []map[string]any{bView, opView} {
+			if h, _ := v["transactionHash"].(string); h != "" && !seen[strings.ToLower(h)] {
+				return false
+			}
+		}
+		return true
+	})
 	// New accounts are funded by the faucet: wait for it, so that no
 	// funding transaction is mined while the catalogue runs.
 	usedKey := "catalogue-" + uuid.NewString()
