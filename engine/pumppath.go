@@ -58,15 +58,15 @@ func (d directPath) MaxNonce(ctx context.Context, id string) (uint64, bool, erro
 }
 
 func (d directPath) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
-	return d.net.Chain.NonceAt(ctx, addr, nil)
+	return stageChain(d.net.Chain).NonceAt(ctx, addr, nil)
 }
 
 func (d directPath) Estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
-	return EstimateDistinct(ctx, d.net.Chain, msgs)
+	return EstimateDistinct(ctx, stageChain(d.net.Chain), msgs)
 }
 
 func (d directPath) Send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
-	return SendAll(ctx, d.net.Chain, txs)
+	return SendAll(ctx, stageChain(d.net.Chain), txs)
 }
 
 // stagePath goes through the SubmitStage of the network. Its merged calls

@@ -31,6 +31,19 @@ type SenderStore interface {
 	CheckFence(ctx context.Context, f Fence) error
 }
 
+// senderChain is what a Sender calls on its network's node: nonces
+// (settle.go), receipts (settle.go), fees (fees.go), balances
+// (conditions.go) and, through its directPath, estimates and broadcasts.
+type senderChain interface {
+	stageChain
+	feeSource
+	BalanceReader
+	ReceiptReader
+}
+
+// chain returns the network's node as the sender uses it.
+func (s *Sender) chain() senderChain { return s.net.Chain }
+
 // Sender is the logic of one account on one network: it accepts
 // transactions (one database transaction per batch), assigns gapless nonces
 // in acceptance order, signs, persists the signed bytes before broadcasting,

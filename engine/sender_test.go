@@ -17,8 +17,11 @@ import (
 )
 
 // fakeChain is a scripted node: estimation and broadcast answers come from
-// functions the test sets; every broadcast is recorded.
+// functions the test sets; every broadcast is recorded. It answers what a
+// Sender, SubmitStage, Faucet or Follower calls (their chain interfaces);
+// the chain id, which none of them asks, it leaves to Node.
 type fakeChain struct {
+	Node // not called
 	nonce uint64
 	// head is the chain's head (10 when zero); nonceAt, when set, answers
 	// NonceAt at a given block (nil: latest).
@@ -31,7 +34,6 @@ type fakeChain struct {
 	sent     []*types.Transaction
 }
 
-func (c *fakeChain) ChainID(context.Context) (*big.Int, error) { return big.NewInt(1337), nil }
 func (c *fakeChain) HeaderByNumber(context.Context, *big.Int) (*types.Header, error) {
 	head := c.head
 	if head == 0 {

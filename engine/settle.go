@@ -50,7 +50,7 @@ func (s *Sender) finalNonce(ctx context.Context, head uint64) (nonce uint64, ok 
 	if head < s.net.Confirmations {
 		return 0, false, nil
 	}
-	n, err := s.net.Chain.NonceAt(ctx, s.account.Address, new(big.Int).SetUint64(head-s.net.Confirmations))
+	n, err := s.chain().NonceAt(ctx, s.account.Address, new(big.Int).SetUint64(head-s.net.Confirmations))
 	if err != nil {
 		return 0, false, fmt.Errorf("in flight: final chain nonce: %w", nodeCall(err))
 	}
@@ -96,7 +96,7 @@ func (s *Sender) minedVersions(ctx context.Context, head uint64, due []*Transact
 			owner[*tx.Hash] = tx
 		}
 	}
-	receipts, err := Receipts(ctx, s.net.Chain, hashes)
+	receipts, err := Receipts(ctx, s.chain(), hashes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("in flight: receipts of %d versions: %w", len(hashes), nodeCall(err))
 	}

@@ -18,7 +18,7 @@ import (
 // calls: the window in which a node has indexed a block's receipts but not
 // yet made it its head.
 type laggingChain struct {
-	engine.Chain // not called
+	engine.Node // not called
 	heads        atomic.Int32
 	lagging      int32
 }
