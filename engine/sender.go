@@ -8,27 +8,19 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
-// SenderStore is what a Sender needs of the store.
+// SenderStore is what a Sender needs of the store: its queue, the writes
+// of its pump, the outcomes it settles, the contracts whose ABIs decode
+// revert reasons, and its activation's fence.
 type SenderStore interface {
-	InsertTransactions(ctx context.Context, txs []*Transaction) error
-	ReadyTransactions(ctx context.Context, accountID, network string, limit int) ([]*Transaction, error)
-	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
-	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
-	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
-	MarkSubmittedMany(ctx context.Context, f Fence, txs []*Transaction) error
-	FailQueued(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
-	ReleaseNonce(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
-	MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error
-	FailSubmitted(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
-	NoteError(ctx context.Context, id string, status TxStatus, txErr *TxError) error
-	HashesOf(ctx context.Context, ids []string) (map[string][]common.Hash, error)
-	MarkMined(ctx context.Context, outcomes []Mined) error
-	ContractByID(ctx context.Context, id string) (*Contract, error)
-	CheckFence(ctx context.Context, f Fence) error
+	TxInserter
+	QueueReader
+	SubmitWriter
+	MinedWriter
+	ContractReader
+	FenceChecker
 }
 
 // senderChain is what a Sender calls on its network's node: nonces

@@ -21,7 +21,7 @@ import (
 // Sender, SubmitStage, Faucet or Follower calls (their chain interfaces);
 // the chain id, which none of them asks, it leaves to Node.
 type fakeChain struct {
-	Node // not called
+	Node  // not called
 	nonce uint64
 	// head is the chain's head (10 when zero); nonceAt, when set, answers
 	// NonceAt at a given block (nil: latest).

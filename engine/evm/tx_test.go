@@ -19,8 +19,8 @@ import (
 // yet made it its head.
 type laggingChain struct {
 	engine.Node // not called
-	heads        atomic.Int32
-	lagging      int32
+	heads       atomic.Int32
+	lagging     int32
 }
 
 func (c *laggingChain) TransactionReceipt(context.Context, common.Hash) (*types.Receipt, error) {
