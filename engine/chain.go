@@ -80,9 +80,9 @@ type Network struct {
 	heads headLog
 }
 
-// Defaults of the care of pending transactions, in blocks: on a 2 s chain
-// a transaction is sent again after 10 s and replaced after 24 s; on a 12 s
-// chain after 1 and 2.4 minutes.
+// Defaults of the checks of pending transactions (reconcileInFlight), in
+// blocks: on a 2 s chain a transaction is sent again after 10 s and
+// replaced after 24 s; on a 12 s chain after 1 and 2.4 minutes.
 const (
 	DefaultRebroadcastBlocks = 5
 	DefaultReplaceBlocks     = 12

@@ -45,7 +45,7 @@ func (s *Sender) settlePassed(ctx context.Context, head uint64, passed []*Transa
 // depth below head; not ok while the chain is shorter than that depth.
 func (s *Sender) finalNonce(ctx context.Context, head uint64) (nonce uint64, ok bool, err error) {
 	if s.net.Confirmations == 0 {
-		return s.care.chainNonce, true, nil
+		return s.ledger.chainNonce, true, nil
 	}
 	if head < s.net.Confirmations {
 		return 0, false, nil
@@ -61,7 +61,7 @@ func (s *Sender) finalNonce(ctx context.Context, head uint64) (nonce uint64, ok 
 // (below final) and was first seen consumed rebroadcastBlocks blocks ago or
 // more; it notes when each was first seen so.
 func (s *Sender) dueToSettle(head, final uint64, passed []*Transaction) []*Transaction {
-	c := &s.care
+	c := &s.ledger
 	var due []*Transaction
 	for _, tx := range passed {
 		if *tx.Nonce >= final {
@@ -130,7 +130,7 @@ func (s *Sender) settle(ctx context.Context, due []*Transaction, versions map[st
 		if lagging[tx.ID] {
 			continue
 		}
-		delete(s.care.consumed, tx.ID)
+		delete(s.ledger.consumed, tx.ID)
 		if r, ok := mined[tx.ID]; ok {
 			s.log.Info("settling a mined transaction the watcher did not complete, from its receipt", "tx", tx.ID, "nonce", *tx.Nonce, "block", r.BlockNumber)
 			outcomes = append(outcomes, minedOutcome(ctx, s.store, tx, r, abis, now))
