@@ -84,6 +84,7 @@ func (e *fakeEngine) submissions() []*engine.Transaction {
 // (estimates, broadcasts, receipts) the Server never calls.
 type fakeChain struct {
 	engine.Node // not called
+
 	mu       sync.Mutex
 	token    common.Address
 	name     string
