@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 
+	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 )
 
@@ -24,9 +25,15 @@ type BalanceBatcher interface {
 	BatchBalances(ctx context.Context, qs []BalanceQuery) ([]*big.Int, []error, error)
 }
 
+// BalanceReader reads ETH balances and, through eth_call, ERC-20 ones.
+type BalanceReader interface {
+	BalanceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (*big.Int, error)
+	ethereum.ContractCaller
+}
+
 // Balances reads the balances of qs at the latest block, in one round trip
 // when chain is a BalanceBatcher.
-func Balances(ctx context.Context, chain Chain, qs []BalanceQuery) ([]*big.Int, []error, error) {
+func Balances(ctx context.Context, chain BalanceReader, qs []BalanceQuery) ([]*big.Int, []error, error) {
 	if len(qs) == 0 {
 		return nil, nil, nil
 	}
@@ -38,7 +45,7 @@ func Balances(ctx context.Context, chain Chain, qs []BalanceQuery) ([]*big.Int, 
 
 // BalancesEach reads the balances of qs one call after the other (the
 // fallback of Balances).
-func BalancesEach(ctx context.Context, chain Chain, qs []BalanceQuery) ([]*big.Int, []error, error) {
+func BalancesEach(ctx context.Context, chain BalanceReader, qs []BalanceQuery) ([]*big.Int, []error, error) {
 	out := make([]*big.Int, len(qs))
 	errs := make([]error, len(qs))
 	for i, q := range qs {

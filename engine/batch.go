@@ -42,7 +42,7 @@ type BatchCaller interface {
 // when chain is a BatchCaller and one call after the other otherwise. The
 // error is that of the batch as a whole; per-call errors are in the results.
 // In the sequential fallback, an error that is not a revert stops the batch.
-func BatchCall(ctx context.Context, chain Chain, reqs []CallRequest) ([]CallResult, error) {
+func BatchCall(ctx context.Context, chain ethereum.ContractCaller, reqs []CallRequest) ([]CallResult, error) {
 	if len(reqs) == 0 {
 		return []CallResult{}, nil
 	}
@@ -54,7 +54,7 @@ func BatchCall(ctx context.Context, chain Chain, reqs []CallRequest) ([]CallResu
 
 // CallEach performs reqs one call after the other (the fallback of
 // BatchCall); an error that is not a revert stops it.
-func CallEach(ctx context.Context, chain Chain, reqs []CallRequest) ([]CallResult, error) {
+func CallEach(ctx context.Context, chain ethereum.ContractCaller, reqs []CallRequest) ([]CallResult, error) {
 	out := make([]CallResult, len(reqs))
 	for i, r := range reqs {
 		to := r.To

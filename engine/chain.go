@@ -5,28 +5,23 @@ import (
 	"math/big"
 	"time"
 
-	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 )
 
-// Chain is what the engine needs of one network's JSON-RPC node. The
-// go-ethereum adapter lives in engine/evm; *ethclient.Client provides all
-// methods except BlockReceipts by number, which the adapter adds.
-type Chain interface {
+// Node is a network's JSON-RPC node as Network carries it: the union of
+// what its users declare they call (senderChain, followerChain,
+// faucetChain; outside the engine http's chainReader and evm.Backend,
+// checked where they are declared). Each user depends on its own
+// interface only, so a test double implements what its subject calls and
+// embeds Node for the rest. The go-ethereum adapter is evm.Client
+// (engine/evm); prom.Metrics.InstrumentChain wraps a Node to count calls.
+type Node interface {
+	senderChain
+	followerChain
+	faucetChain
+	// ChainID serves evm.Transact, which provisioning calls with a
+	// network's node.
 	ChainID(ctx context.Context) (*big.Int, error)
-	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
-	NonceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (uint64, error)
-	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
-	BalanceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (*big.Int, error)
-	EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error)
-	SuggestGasPrice(ctx context.Context) (*big.Int, error)
-	SuggestGasTipCap(ctx context.Context) (*big.Int, error)
-	CallContract(ctx context.Context, msg ethereum.CallMsg, blockNumber *big.Int) ([]byte, error)
-	SendTransaction(ctx context.Context, tx *types.Transaction) error
-	// BlockReceipts returns the receipts of every transaction of block number.
-	BlockReceipts(ctx context.Context, number uint64) ([]*types.Receipt, error)
-	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
 }
 
 // Network is one configured chain as the engine sees it.
@@ -73,7 +68,8 @@ type Network struct {
 	// SystemNFTs are the network's System NFT contracts (for circulating
 	// supply).
 	SystemNFTs []common.Address
-	Chain      Chain
+	// Chain is the network's node.
+	Chain Node
 	// FeeQuoteTTL is how long a fee quote (head base fee and tip, or gas
 	// price) serves every account of the network before the node is asked
 	// again; 0 asks for every pump. Many accounts that send once each
@@ -84,9 +80,9 @@ type Network struct {
 	heads headLog
 }
 
-// Defaults of the care of pending transactions, in blocks: on a 2 s chain
-// a transaction is sent again after 10 s and replaced after 24 s; on a 12 s
-// chain after 1 and 2.4 minutes.
+// Defaults of the checks of pending transactions (reconcileInFlight), in
+// blocks: on a 2 s chain a transaction is sent again after 10 s and
+// replaced after 24 s; on a 12 s chain after 1 and 2.4 minutes.
 const (
 	DefaultRebroadcastBlocks = 5
 	DefaultReplaceBlocks     = 12

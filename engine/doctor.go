@@ -10,9 +10,9 @@ import (
 )
 
 // The nonce doctor (ENGINE.md promise 14) looks, at each check of the
-// in-flight transactions (tend: the lowest nonce in flight has not moved for
-// RebroadcastBlocks blocks), at two things the rest of the sender takes for
-// granted:
+// in-flight transactions (reconcileInFlight: the lowest nonce in flight
+// has not moved for RebroadcastBlocks blocks), at two things the rest of
+// the sender takes for granted:
 //
 //   - a gap: the chain's nonce is below the lowest nonce in flight, so
 //     nothing of ours is pending at the chain's nonce and nothing in flight
@@ -107,14 +107,14 @@ type doctor struct {
 // WithNonceBook makes the sender publish its account's nonce health in b
 // while the account is stuck (the API's account view reads it).
 func (s *Sender) WithNonceBook(b *NonceBook) *Sender {
-	s.doc.book = b
+	s.doctor.book = b
 	return s
 }
 
 // heal is the nonce doctor's look at a check: chainNonce just read,
 // inflight the account's in-flight transactions, head the chain's head.
 func (s *Sender) heal(ctx context.Context, head, chainNonce uint64, inflight []*Transaction) error {
-	d := &s.doc
+	d := &s.doctor
 	d.chainNonce, d.chainKnown = chainNonce, true
 	if err := s.healNext(ctx, chainNonce); err != nil {
 		return err
@@ -167,7 +167,7 @@ func (s *Sender) healNext(ctx context.Context, chainNonce uint64) error {
 	if !s.synced {
 		return nil // the next pump syncs anyway
 	}
-	maxNonce, any, err := s.path.MaxNonce(ctx, s.account.ID)
+	maxNonce, any, err := s.io.MaxNonce(ctx, s.account.ID)
 	if err != nil {
 		return fmt.Errorf("nonce doctor: highest stored nonce: %w", err)
 	}
@@ -188,7 +188,7 @@ func (s *Sender) healNext(ctx context.Context, chainNonce uint64) error {
 // fillGap signs a filler for each nonce of the gap (raised over the filler
 // sent before at that nonce, if any) and sends them in one batch.
 func (s *Sender) fillGap(ctx context.Context, head uint64) error {
-	d := &s.doc
+	d := &s.doctor
 	from, to := d.gapFrom, min(d.gapTo, d.gapFrom+maxGapFill)
 	q, err := s.fees(ctx)
 	if err != nil {
@@ -215,7 +215,7 @@ func (s *Sender) fillGap(ctx context.Context, head uint64) error {
 		"lowestInFlight", d.gapTo, "seenSince", d.gapSince, "head", head)
 	s.metrics.NonceRepaired(s.accountRef(), s.net.Name, NonceRepairGapFilled)
 	d.gapSince = head // not mined within DoctorBlocks: raised and sent again
-	errs, err := s.path.Send(ctx, out)
+	errs, err := s.io.Send(ctx, out)
 	if err != nil {
 		s.log.Warn("nonce doctor: broadcast of gap fillers: outcome unknown", "fillers", len(out), "err", err)
 		return nil
@@ -232,7 +232,7 @@ func (s *Sender) fillGap(ctx context.Context, head uint64) error {
 // the filler sent before at n (at the cap: that one again).
 func (s *Sender) gapFiller(n uint64, q feeQuote) *types.Transaction {
 	self := s.account.Address
-	if old := s.doc.fillers[n]; old != nil {
+	if old := s.doctor.fillers[n]; old != nil {
 		if next, ok := s.raisedFees(old, q, &self, new(big.Int), nil, FillerGas); ok {
 			return next
 		}
@@ -250,11 +250,11 @@ func (s *Sender) gapFiller(n uint64, q feeQuote) *types.Transaction {
 // NonceHealth is the account's nonce health as the sender sees it now.
 func (s *Sender) NonceHealth() NonceHealth {
 	head, _ := s.net.LastHead()
-	h := NonceHealth{DoctorBlocks: s.net.doctorBlocks(), ChainNonce: s.doc.chainNonce, ChainKnown: s.doc.chainKnown}
+	h := NonceHealth{DoctorBlocks: s.net.doctorBlocks(), ChainNonce: s.doctor.chainNonce, ChainKnown: s.doctor.chainKnown}
 	if s.synced {
 		h.NextNonce, h.NextKnown = s.next, true
 	}
-	c := &s.care
+	c := &s.ledger
 	if c.checked == 0 {
 		return h // nothing in flight
 	}
@@ -272,34 +272,34 @@ func (s *Sender) NonceHealth() NonceHealth {
 // changed and, while it is stuck, to the nonce book.
 func (s *Sender) reportNonces() {
 	h := s.NonceHealth()
-	if s.doc.reported != nil && sameHealth(*s.doc.reported, h) {
+	if s.doctor.reported != nil && sameHealth(*s.doctor.reported, h) {
 		return
 	}
-	s.doc.reported = &h
+	s.doctor.reported = &h
 	s.metrics.NonceHealth(s.accountRef(), s.net.Name, h)
-	if s.doc.book == nil {
+	if s.doctor.book == nil {
 		return
 	}
 	switch {
 	case h.StuckSince != nil:
-		s.doc.book.put(s.account.ID, s.net.Name, h)
-	case s.doc.bookedStuckSince != nil:
-		s.doc.book.forget(s.account.ID, s.net.Name)
+		s.doctor.book.put(s.account.ID, s.net.Name, h)
+	case s.doctor.bookedStuckSince != nil:
+		s.doctor.book.forget(s.account.ID, s.net.Name)
 	}
-	s.doc.bookedStuckSince = h.StuckSince
+	s.doctor.bookedStuckSince = h.StuckSince
 }
 
 // forgetNonces withdraws the account from the nonce book and reports it
 // neither stuck nor in flight: its actor stops, and another (maybe on
 // another node) reports for it from now on.
 func (s *Sender) forgetNonces() {
-	h := NonceHealth{DoctorBlocks: s.net.doctorBlocks(), ChainNonce: s.doc.chainNonce, ChainKnown: s.doc.chainKnown}
+	h := NonceHealth{DoctorBlocks: s.net.doctorBlocks(), ChainNonce: s.doctor.chainNonce, ChainKnown: s.doctor.chainKnown}
 	s.metrics.NonceHealth(s.accountRef(), s.net.Name, h)
-	s.doc.reported = &h
-	if s.doc.book != nil && s.doc.bookedStuckSince != nil {
-		s.doc.book.forget(s.account.ID, s.net.Name)
+	s.doctor.reported = &h
+	if s.doctor.book != nil && s.doctor.bookedStuckSince != nil {
+		s.doctor.book.forget(s.account.ID, s.net.Name)
 	}
-	s.doc.bookedStuckSince = nil
+	s.doctor.bookedStuckSince = nil
 }
 
 // sameHealth reports whether a and b say the same.

@@ -14,6 +14,20 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
+// faucetChain is what a Faucet calls on its network's node: its nonces,
+// balances, fees, an estimate and broadcasts.
+type faucetChain interface {
+	NonceReader
+	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
+	BalanceReader
+	feeSource
+	ethereum.GasEstimator
+	ethereum.TransactionSender
+}
+
+// chain returns the network's node as the faucet uses it.
+func (f *Faucet) chain() faucetChain { return f.net.Chain }
+
 // Faucet gives new accounts ETH for gas from a funded key of the network.
 // It is not safe for concurrent use; the faucet actor owns it.
 //
@@ -133,7 +147,7 @@ func (f *Faucet) FundSome(ctx context.Context, to []common.Address) (hashes []co
 	if err != nil {
 		return nil, nil, err
 	}
-	errs, err := SendAll(ctx, f.net.Chain, signed)
+	errs, err := SendAll(ctx, f.chain(), signed)
 	if err != nil {
 		// The outcome of every send is unknown: the next call reads the
 		// node's nonce and balances again.
@@ -177,14 +191,14 @@ func (f *Faucet) unfunded(to []common.Address) []common.Address {
 // nonce returns the nonce of the faucet's next transfer and how many more
 // it may have unconfirmed.
 func (f *Faucet) nonce(ctx context.Context) (next uint64, room int, err error) {
-	pending, err := f.net.Chain.PendingNonceAt(ctx, f.from)
+	pending, err := f.chain().PendingNonceAt(ctx, f.from)
 	if err != nil {
 		return 0, 0, fmt.Errorf("faucet nonce: %w", err)
 	}
 	if f.next > pending && time.Since(f.sentAt) < nonceMemory {
 		pending = f.next
 	}
-	mined, err := f.net.Chain.NonceAt(ctx, f.from, nil)
+	mined, err := f.chain().NonceAt(ctx, f.from, nil)
 	if err != nil {
 		return 0, 0, fmt.Errorf("faucet mined nonce: %w", err)
 	}
@@ -202,7 +216,7 @@ func (f *Faucet) needing(ctx context.Context, to []common.Address) ([]common.Add
 	for i, a := range to {
 		qs[i] = BalanceQuery{ETH: true, Holder: a}
 	}
-	bals, errs, err := Balances(ctx, f.net.Chain, qs)
+	bals, errs, err := Balances(ctx, f.chain(), qs)
 	if err != nil {
 		return nil, fmt.Errorf("faucet balances: %w", err)
 	}
@@ -226,11 +240,11 @@ var errNoFunds = errors.New("faucet: its own balance cannot pay the transfer")
 // the first is estimated and used for all: each pays the same value to an
 // address without code (a new custodial account), which costs alike.
 func (f *Faucet) sign(ctx context.Context, to []common.Address, nonce uint64) ([]*types.Transaction, error) {
-	head, err := f.net.Chain.HeaderByNumber(ctx, nil)
+	head, err := f.chain().HeaderByNumber(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("faucet head: %w", err)
 	}
-	gas, err := f.net.Chain.EstimateGas(ctx, ethereum.CallMsg{From: f.from, To: &to[0], Value: f.amount})
+	gas, err := f.chain().EstimateGas(ctx, ethereum.CallMsg{From: f.from, To: &to[0], Value: f.amount})
 	if err != nil {
 		if ClassifyNodeError(err) == NodeInsufficientFunds {
 			return nil, errNoFunds
@@ -239,10 +253,10 @@ func (f *Faucet) sign(ctx context.Context, to []common.Address, nonce uint64) ([
 	}
 	var tip, price *big.Int
 	if head.BaseFee != nil {
-		if tip, err = f.net.Chain.SuggestGasTipCap(ctx); err != nil {
+		if tip, err = f.chain().SuggestGasTipCap(ctx); err != nil {
 			return nil, fmt.Errorf("faucet tip: %w", err)
 		}
-	} else if price, err = f.net.Chain.SuggestGasPrice(ctx); err != nil {
+	} else if price, err = f.chain().SuggestGasPrice(ctx); err != nil {
 		return nil, fmt.Errorf("faucet gas price: %w", err)
 	}
 	signer := types.LatestSignerForChainID(f.net.ChainID)

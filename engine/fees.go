@@ -102,7 +102,7 @@ type feeSource interface {
 
 // quoteFees asks the node for the fees of the next block.
 func (s *Sender) quoteFees(ctx context.Context) (feeQuote, error) {
-	return quoteFees(ctx, s.net.Chain)
+	return quoteFees(ctx, s.chain())
 }
 
 // quoteFees asks node for the fees of the next block.

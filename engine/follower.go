@@ -24,6 +24,18 @@ type FollowerStore interface {
 	ContractByID(ctx context.Context, id string) (*Contract, error)
 }
 
+// followerChain is what a Follower calls on its network's node: headers
+// and the receipts of whole blocks.
+type followerChain interface {
+	HeaderReader
+	// BlockReceipts returns the receipts of every transaction of block
+	// number.
+	BlockReceipts(ctx context.Context, number uint64) ([]*types.Receipt, error)
+}
+
+// chain returns the network's node as the follower uses it.
+func (f *Follower) chain() followerChain { return f.net.Chain }
+
 // Follower is the logic of a network watcher: it walks the chain block by
 // block from its stored cursor, reads each block's receipts in one call,
 // and completes or fails the submitted transactions found there. Before
@@ -90,7 +102,7 @@ type PollResult struct {
 // confirmation depth.
 func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 	var res PollResult
-	head, err := f.net.Chain.HeaderByNumber(ctx, nil)
+	head, err := f.chain().HeaderByNumber(ctx, nil)
 	if err != nil {
 		return res, fmt.Errorf("head: %w", err)
 	}
@@ -127,7 +139,7 @@ func (f *Follower) Poll(ctx context.Context) (PollResult, error) {
 		return res, err
 	}
 	for n := cursor + 1; n <= last; n++ {
-		header, err := f.net.Chain.HeaderByNumber(ctx, new(big.Int).SetUint64(n))
+		header, err := f.chain().HeaderByNumber(ctx, new(big.Int).SetUint64(n))
 		if err != nil {
 			return res, fmt.Errorf("header %d: %w", n, err)
 		}
@@ -202,7 +214,7 @@ func (f *Follower) checkCursor(ctx context.Context, cursor, head uint64, res *Po
 			break // older than what we remember: assume it is settled
 		}
 		if fork <= head {
-			h, err := f.net.Chain.HeaderByNumber(ctx, new(big.Int).SetUint64(fork))
+			h, err := f.chain().HeaderByNumber(ctx, new(big.Int).SetUint64(fork))
 			if err != nil {
 				return cursor, fmt.Errorf("header %d: %w", fork, err)
 			}
@@ -227,7 +239,7 @@ func (f *Follower) checkCursor(ctx context.Context, cursor, head uint64, res *Po
 		// Older than what we remember (the watcher started above it):
 		// taken as settled, with the chain's hash of it. A zero hash here
 		// would make no block follow it, and the watcher stop for good.
-		h, err := f.net.Chain.HeaderByNumber(ctx, new(big.Int).SetUint64(fork))
+		h, err := f.chain().HeaderByNumber(ctx, new(big.Int).SetUint64(fork))
 		if err != nil {
 			return cursor, fmt.Errorf("header %d: %w", fork, err)
 		}
@@ -247,7 +259,7 @@ func (f *Follower) checkCursor(ctx context.Context, cursor, head uint64, res *Po
 // block completes the transactions of the block of header and returns
 // their accounts and ids.
 func (f *Follower) block(ctx context.Context, header *types.Header, abis map[string]*abi.ABI) ([]string, []string, error) {
-	receipts, err := f.net.Chain.BlockReceipts(ctx, header.Number.Uint64())
+	receipts, err := f.chain().BlockReceipts(ctx, header.Number.Uint64())
 	if err != nil {
 		return nil, nil, fmt.Errorf("receipts: %w", err)
 	}

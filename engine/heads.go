@@ -3,8 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"sync"
 	"time"
+
+	"github.com/ethereum/go-ethereum/core/types"
 )
 
 // headLog is the latest head a Network's watcher (or a sender) saw, and
@@ -48,6 +51,11 @@ func (n *Network) LastHead() (uint64, time.Time) {
 	n.heads.mu.Lock()
 	defer n.heads.mu.Unlock()
 	return n.heads.number, n.heads.seen
+}
+
+// HeaderReader reads a block's header (number nil: the head).
+type HeaderReader interface {
+	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
 }
 
 // Head returns the chain's head: the one observed within fresh, else the

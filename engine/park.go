@@ -125,7 +125,7 @@ func (s *Sender) readyToSend(ctx context.Context, limit int) (ready []*Transacti
 			}
 		}
 	}
-	got, err := s.path.ReadyTransactions(ctx, s.account.ID, limit+waiting)
+	got, err := s.io.ReadyTransactions(ctx, s.account.ID, limit+waiting)
 	if err != nil {
 		return nil, false, fmt.Errorf("pump: ready: %w", err)
 	}

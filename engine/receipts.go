@@ -10,7 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
-// ReceiptBatcher is the optional part of a Chain that reads the receipts of
+// ReceiptBatcher is the optional part of a Node that reads the receipts of
 // many transactions in one round trip (evm.Client: one JSON-RPC batch of
 // eth_getTransactionReceipt).
 type ReceiptBatcher interface {
@@ -20,10 +20,16 @@ type ReceiptBatcher interface {
 	TransactionReceipts(ctx context.Context, hashes []common.Hash) ([]*types.Receipt, error)
 }
 
+// ReceiptReader reads one transaction's receipt (ethereum.NotFound while
+// the node has none).
+type ReceiptReader interface {
+	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
+}
+
 // Receipts returns the receipts of hashes, in order, nil where the node has
 // none: in one round trip when chain is a ReceiptBatcher, one call after the
 // other otherwise.
-func Receipts(ctx context.Context, chain Chain, hashes []common.Hash) ([]*types.Receipt, error) {
+func Receipts(ctx context.Context, chain ReceiptReader, hashes []common.Hash) ([]*types.Receipt, error) {
 	if len(hashes) == 0 {
 		return []*types.Receipt{}, nil
 	}
@@ -36,7 +42,7 @@ func Receipts(ctx context.Context, chain Chain, hashes []common.Hash) ([]*types.
 // ReceiptsEach reads the receipts of hashes one call after the other (the
 // fallback of Receipts); the first error other than ethereum.NotFound ends
 // it.
-func ReceiptsEach(ctx context.Context, chain Chain, hashes []common.Hash) ([]*types.Receipt, error) {
+func ReceiptsEach(ctx context.Context, chain ReceiptReader, hashes []common.Hash) ([]*types.Receipt, error) {
 	out := make([]*types.Receipt, len(hashes))
 	for i, h := range hashes {
 		r, err := chain.TransactionReceipt(ctx, h)

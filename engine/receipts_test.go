@@ -13,7 +13,7 @@ import (
 // receiptChain knows the receipts in have and fails every lookup with err
 // when it is set; it counts lookups. Other Chain methods are not used.
 type receiptChain struct {
-	Chain
+	Node
 	have  map[common.Hash]*types.Receipt
 	err   error
 	calls int

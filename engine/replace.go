@@ -13,13 +13,24 @@ import (
 
 // CheckNow makes the next Pump look at the in-flight transactions whatever
 // the head: an operator asked for one to be abandoned.
-func (s *Sender) CheckNow() { s.care.now = true }
+func (s *Sender) CheckNow() { s.ledger.checkNow = true }
 
 // headFresh is how old a head observed by the network's watcher may be
 // for the sender to use it instead of asking the node.
 const headFresh = 3 * time.Second
 
-// tend looks after the in-flight transactions on new blocks. Every
+// minCheckEvery is the least time between two checks of one account: on
+// chains faster than a block a second, rebroadcastBlocks blocks pass in
+// less than a watcher's poll, and checking each time would only add load
+// (none without a poll interval: tests drive the head by hand).
+func (s *Sender) minCheckEvery() time.Duration {
+	if s.net.PollInterval <= 0 {
+		return 0
+	}
+	return max(s.net.PollInterval, time.Second)
+}
+
+// reconcileInFlight looks after the in-flight transactions on new blocks. Every
 // RebroadcastBlocks blocks during which the lowest nonce in flight did not
 // move, it reads the account's nonce on chain (one call) and:
 //   - settles a transaction whose nonce the chain has passed for good
@@ -35,19 +46,19 @@ const headFresh = 3 * time.Second
 //     while later nonces are in flight;
 //
 // and acts on the node's answers like on a first broadcast.
-func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
+func (s *Sender) reconcileInFlight(ctx context.Context, sum InFlightSummary) error {
 	if sum.Count == 0 {
-		s.care.reset()
+		s.ledger.reset()
 		return nil
 	}
 	head, err := s.net.Head(ctx, headFresh)
 	if err != nil {
 		return nodeCall(err)
 	}
-	c := &s.care
+	c := &s.ledger
 	if c.checked == 0 {
 		c.checked, c.since, c.moved, c.lowest = head, head, head, sum.LowestNonce
-		if !c.now {
+		if !c.checkNow {
 			return nil
 		}
 	}
@@ -55,14 +66,14 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 		c.lowest, c.moved = sum.LowestNonce, head
 	}
 	every := s.net.rebroadcastBlocks()
-	if !c.now && (blocksSince(head, c.checked) < every || blocksSince(head, c.moved) < every || time.Since(c.checkedAt) < s.minCheckEvery()) {
-		return s.pruneCare(ctx, sum.Count)
+	if !c.checkNow && (blocksSince(head, c.checked) < every || blocksSince(head, c.moved) < every || time.Since(c.checkedAt) < s.minCheckEvery()) {
+		return s.pruneLedger(ctx, sum.Count)
 	}
 	if blocksSince(head, c.moved) >= every {
-		s.win.shrink(head) // the lowest nonce stays pending: the chain takes less than we send
+		s.window.shrink(head) // the lowest nonce stays pending: the chain takes less than we send
 	}
-	c.now, c.checked, c.checkedAt = false, head, time.Now()
-	chainNonce, err := s.path.NonceAt(ctx, s.account.Address)
+	c.checkNow, c.checked, c.checkedAt = false, head, time.Now()
+	chainNonce, err := s.io.NonceAt(ctx, s.account.Address)
 	if err != nil {
 		return fmt.Errorf("in flight: chain nonce: %w", nodeCall(err))
 	}
@@ -84,7 +95,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 		}
 		if _, ok := c.sent[tx.ID]; !ok {
 			// Not sent by this activation: in flight at least since the first look.
-			c.sentAt(tx.ID, c.since, true)
+			c.recordSent(tx.ID, c.since, true)
 		}
 		if *tx.Nonce < chainNonce {
 			passed = append(passed, tx)
@@ -101,7 +112,7 @@ func (s *Sender) tend(ctx context.Context, sum InFlightSummary) error {
 // resend sends again, replaces or fills the pending transactions that need
 // it, all in one JSON-RPC batch, and acts on the answers.
 func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []*Transaction) error {
-	c := &s.care
+	c := &s.ledger
 	every, replaceAfter := s.net.rebroadcastBlocks(), s.net.replaceBlocks()
 	stalled := blocksSince(head, c.moved)
 	var fees *feeQuote
@@ -147,21 +158,21 @@ func (s *Sender) resend(ctx context.Context, head, chainNonce uint64, pending []
 		switch {
 		case next != nil:
 			out, owners = append(out, next), append(owners, tx)
-			c.sentAt(tx.ID, head, true)
+			c.recordSent(tx.ID, head, true)
 		case c.sent[tx.ID] == 0 || blocksSince(head, c.sent[tx.ID]) >= every && stalled >= every:
 			// Asked to go again at this check (a broadcast refused for now), or due.
 			out, owners = append(out, old), append(owners, tx)
-			c.sentAt(tx.ID, head, false)
+			c.recordSent(tx.ID, head, false)
 		}
 	}
 	if len(out) == 0 {
 		return nil
 	}
-	errs, err := s.path.Send(ctx, out)
+	errs, err := s.io.Send(ctx, out)
 	if err != nil && IsRateLimit(err) {
 		// The provider refused the whole request (429): none was sent;
 		// they go again at the next check, not blocks later.
-		s.care.sendAgain(owners)
+		s.ledger.sendAgain(owners)
 		return err
 	}
 	if err != nil {
@@ -180,13 +191,13 @@ func (s *Sender) actOnAnswers(ctx context.Context, head uint64, owners []*Transa
 	for i, tx := range owners {
 		kind := ClassifyNodeError(errs[i])
 		if capacityRefusal(kind) {
-			s.win.shrink(head)
+			s.window.shrink(head)
 		}
 		switch {
 		case kind == NodeUnderpriced:
 			s.net.forgetFees()
-			s.care.signed[tx.ID] = 0 // replace at the next check
-			s.care.now = true
+			s.ledger.signed[tx.ID] = 0 // replace at the next check
+			s.ledger.checkNow = true
 		case kind.Final() && !IsFiller(sent[i], s.account.Address):
 			cp := *tx
 			cp.Error = refusal(kind, errs[i])
@@ -227,13 +238,13 @@ func (s *Sender) fillRefused(ctx context.Context, head uint64, txs []*Transactio
 		}
 		if f != nil { // nil: it left flight meanwhile
 			out, owners = append(out, f), append(owners, tx)
-			s.care.sentAt(tx.ID, head, true)
+			s.ledger.recordSent(tx.ID, head, true)
 		}
 	}
 	if len(out) == 0 {
 		return nil
 	}
-	errs, err := s.path.Send(ctx, out)
+	errs, err := s.io.Send(ctx, out)
 	if err != nil {
 		s.log.Warn("broadcast of fillers: outcome unknown", "transactions", len(out), "err", err)
 		return nil
@@ -241,8 +252,8 @@ func (s *Sender) fillRefused(ctx context.Context, head uint64, txs []*Transactio
 	for i, tx := range owners {
 		if kind := ClassifyNodeError(errs[i]); kind != NodeOK && kind != NodeAlreadyKnown && kind != NodeNonceTooLow {
 			s.log.Warn("node refused a filler; it is sent again at the next check", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
-			s.care.sent[tx.ID] = 0
-			s.care.now = true
+			s.ledger.sent[tx.ID] = 0
+			s.ledger.checkNow = true
 		}
 	}
 	return nil

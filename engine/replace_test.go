@@ -332,7 +332,7 @@ func TestNodeMessageHidesURLs(t *testing.T) {
 // TestSenderCareStaysBounded: an account that always has something in
 // flight, whose transactions are mined as fast as they are sent, does not
 // remember every transaction it ever sent: what the sender tracks per
-// transaction (care.sent, care.signed) stays bounded by what is in
+// transaction (ledger.sent, ledger.signed) stays bounded by what is in
 // flight. Before, the entries of mined transactions were never removed.
 func TestSenderCareStaysBounded(t *testing.T) {
 	chain := &fakeChain{}
@@ -348,10 +348,10 @@ func TestSenderCareStaysBounded(t *testing.T) {
 				tx.Status = StatusCompleted
 			}
 		}
-		most = max(most, len(s.care.sent), len(s.care.signed))
+		most = max(most, len(s.ledger.sent), len(s.ledger.signed))
 	}
-	if bound := 2*4 + careSlack + 2; most > bound {
-		t.Fatalf("care held up to %d entries with at most 4 in flight, want at most %d", most, bound)
+	if bound := 2*4 + ledgerSlack + 2; most > bound {
+		t.Fatalf("the ledger held up to %d entries with at most 4 in flight, want at most %d", most, bound)
 	}
 }
 
@@ -392,8 +392,8 @@ func TestSenderResendsRateLimitedBroadcastAtNextCheck(t *testing.T) {
 // TestSenderReplacesThroughResyncs: an account whose pumps each ask for a
 // re-sync (a node that refuses any nonce gap answers each new batch
 // "nonce too high") still has its stuck lowest nonce replaced after
-// ReplaceBlocks blocks: what care counts survives a re-sync. Before, sync
-// started care over and no check ever came (found by the simulation with
+// ReplaceBlocks blocks: what the ledger counts survives a re-sync. Before, sync
+// started the ledger over and no check ever came (found by the simulation with
 // a node that refuses nonce gaps, seed 26).
 func TestSenderReplacesThroughResyncs(t *testing.T) {
 	chain := &fakeChain{}

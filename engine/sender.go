@@ -8,28 +8,33 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
-// SenderStore is what a Sender needs of the store.
+// SenderStore is what a Sender needs of the store: its queue, the writes
+// of its pump, the outcomes it settles, the contracts whose ABIs decode
+// revert reasons, and its activation's fence.
 type SenderStore interface {
-	InsertTransactions(ctx context.Context, txs []*Transaction) error
-	ReadyTransactions(ctx context.Context, accountID, network string, limit int) ([]*Transaction, error)
-	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
-	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
-	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
-	MarkSubmittedMany(ctx context.Context, f Fence, txs []*Transaction) error
-	FailQueued(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
-	ReleaseNonce(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
-	MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error
-	FailSubmitted(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
-	NoteError(ctx context.Context, id string, status TxStatus, txErr *TxError) error
-	HashesOf(ctx context.Context, ids []string) (map[string][]common.Hash, error)
-	MarkMined(ctx context.Context, outcomes []Mined) error
-	ContractByID(ctx context.Context, id string) (*Contract, error)
-	CheckFence(ctx context.Context, f Fence) error
+	TxInserter
+	QueueReader
+	SubmitWriter
+	MinedWriter
+	ContractReader
+	FenceChecker
 }
+
+// senderChain is what a Sender calls on its network's node: nonces
+// (settle.go), receipts (settle.go), fees (fees.go), balances
+// (conditions.go) and, through its perAccountIO, estimates and broadcasts.
+type senderChain interface {
+	stageChain
+	feeSource
+	BalanceReader
+	ReceiptReader
+}
+
+// chain returns the network's node as the sender uses it.
+func (s *Sender) chain() senderChain { return s.net.Chain }
 
 // Sender is the logic of one account on one network: it accepts
 // transactions (one database transaction per batch), assigns gapless nonces
@@ -55,21 +60,22 @@ type Sender struct {
 	log     *slog.Logger
 	// fence is the activation's lease (zero: single-node mode).
 	fence Fence
-	// path reaches the store and the node for the calls a SubmitStage
-	// merges with other accounts' (directPath: each call on its own).
-	path pumpPath
+	// io reaches the store and the node for the calls a SubmitStage
+	// merges with other accounts' (batchedIO, WithStage), or each call on
+	// its own (perAccountIO, the default).
+	io pumpIO
 
 	// next is the nonce the next submitted transaction gets; valid when
 	// synced is true.
 	next   uint64
 	synced bool
-	// care is what the sender tracks of its in-flight transactions, in
-	// blocks (tend).
-	care care
-	// win is the account's adaptive in-flight window.
-	win window
-	// doc is the nonce doctor's memory (doctor.go).
-	doc doctor
+	// ledger is what the sender tracks of its in-flight transactions, in
+	// blocks, between the checks of reconcileInFlight.
+	ledger inFlightLedger
+	// window is the account's adaptive in-flight window.
+	window window
+	// doctor is the nonce doctor's memory (doctor.go).
+	doctor doctor
 	// conds holds back transactions whose conditions do not hold (nil:
 	// conditions are not looked at).
 	conds *Conditions
@@ -97,10 +103,6 @@ type Sender struct {
 // accountLoad is an account's queue depth and in-flight count.
 type accountLoad struct{ queued, inFlight int }
 
-// queueCountEvery bounds how often a Sender counts its queue in the store
-// for the queue depth gauge; in between it tracks the count itself.
-const queueCountEvery = time.Second
-
 // WithConditions makes the sender hold back transactions whose
 // dependencies or awaited balance are not there yet.
 func (s *Sender) WithConditions(c *Conditions) *Sender {
@@ -120,7 +122,7 @@ func (s *Sender) WithFence(f Fence) *Sender {
 // through st, the SubmitStage of its network, merged with the pumps of
 // other accounts.
 func (s *Sender) WithStage(st *SubmitStage) *Sender {
-	s.path = stagePath{st: st}
+	s.io = batchedIO{st: st}
 	return s
 }
 
@@ -131,7 +133,7 @@ func (s *Sender) checkFence(ctx context.Context) error {
 		return nil
 	}
 	err := ctx.Err()
-	if sp, ok := s.path.(stagePath); ok && err == nil {
+	if sp, ok := s.io.(batchedIO); ok && err == nil {
 		var merged bool
 		if merged, err = sp.st.CheckFence(s.fence); !merged {
 			err = s.store.CheckFence(ctx, s.fence)
@@ -178,9 +180,9 @@ func NewSender(account *Account, net *Network, store SenderStore, signer Signer,
 		account: account, net: net, store: store, signer: signer, clock: clock,
 		log:     log.With("account", account.ID, "network", net.Name),
 		metrics: NopMetrics{},
-		care:    newCare(),
-		win:     newWindow(net),
-		path:    directPath{store: store, net: net},
+		ledger:  newInFlightLedger(),
+		window:  newWindow(net),
+		io:      perAccountIO{store: store, net: net},
 	}
 }
 
@@ -216,6 +218,10 @@ func (s *Sender) ForgetLoad() {
 	s.forgetNonces()
 }
 
+// queueCountEvery bounds how often a Sender counts its queue in the store
+// for the queue depth gauge; in between it tracks the count itself.
+const queueCountEvery = time.Second
+
 // countQueue recounts the account's queue in the store, at most once per
 // queueCountEvery, when the store can; between counts the sender's own
 // bookkeeping stands.
@@ -224,7 +230,7 @@ func (s *Sender) countQueue(ctx context.Context, load *accountLoad) {
 	if !s.countedAt.IsZero() && now.Sub(s.countedAt) < queueCountEvery {
 		return
 	}
-	n, ok, err := s.path.CountQueued(ctx, s.account.ID)
+	n, ok, err := s.io.CountQueued(ctx, s.account.ID)
 	if !ok {
 		return
 	}
@@ -250,11 +256,11 @@ func (s *Sender) Sync(ctx context.Context) error {
 // nothing was in flight (a cold account's): the pump that follows needs
 // it and nothing but this sender can change it meanwhile.
 func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
-	maxNonce, any, err := s.path.MaxNonce(ctx, s.account.ID)
+	maxNonce, any, err := s.io.MaxNonce(ctx, s.account.ID)
 	if err != nil {
 		return nil, fmt.Errorf("sync nonce: %w", err)
 	}
-	chainNonce, err := s.path.NonceAt(ctx, s.account.Address)
+	chainNonce, err := s.io.NonceAt(ctx, s.account.Address)
 	if err != nil {
 		return nil, fmt.Errorf("sync nonce: read chain nonce: %w", nodeCall(err))
 	}
@@ -263,14 +269,15 @@ func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
 		next = maxNonce + 1
 	}
 	s.next, s.synced = next, true
-	// What care counts (blocks since the lowest nonce last moved, since
-	// each transaction was signed) survives a re-sync: a node that refuses
-	// every nonce gap asks for one at each pump, and a care started over
+	// What the ledger counts (blocks since the lowest nonce last moved,
+	// since each transaction was signed) survives a re-sync: a node that
+	// refuses every nonce gap asks for one at each pump, and a ledger
+	// started over
 	// each time never reached a check (the lowest nonce, refused for good
 	// with its answer lost, was never replaced nor filled).
 	// A cold account has nothing in flight: the merged count says so
 	// without reading its rows.
-	sum, err := s.path.InFlightSummary(ctx, s.account.ID)
+	sum, err := s.io.InFlightSummary(ctx, s.account.ID)
 	if err != nil {
 		return nil, fmt.Errorf("sync: in flight: %w", err)
 	}
@@ -289,12 +296,12 @@ func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
 			continue
 		}
 		signed = append(signed, st)
-		_, known := s.care.signed[tx.ID] // sent again, not signed again
-		s.care.sentAt(tx.ID, head, !known)
+		_, known := s.ledger.signed[tx.ID] // sent again, not signed again
+		s.ledger.recordSent(tx.ID, head, !known)
 	}
-	// One batch; the answers are looked at by the next checks (tend).
-	if _, err := s.path.Send(ctx, signed); IsRateLimit(err) {
-		s.care.sendAgain(inflight) // refused whole: none reached the node
+	// One batch; the answers are looked at by the next checks (reconcileInFlight).
+	if _, err := s.io.Send(ctx, signed); IsRateLimit(err) {
+		s.ledger.sendAgain(inflight) // refused whole: none reached the node
 	} else if err != nil {
 		s.log.Warn("sync: sending in-flight transactions again: outcome unknown", "transactions", len(signed), "err", err)
 	}
@@ -305,11 +312,11 @@ func (s *Sender) sync(ctx context.Context) (*InFlightSummary, error) {
 // then no transaction can be submitted until one leaves the window (mined,
 // failed, replaced by a re-sync).
 func (s *Sender) WindowFull() bool {
-	return s.synced && s.load.inFlight >= s.win.size
+	return s.synced && s.load.inFlight >= s.window.size
 }
 
 // Window is the account's in-flight window now.
-func (s *Sender) Window() int { return s.win.size }
+func (s *Sender) Window() int { return s.window.size }
 
 // Idle reports whether the last Pump left nothing to look after: nothing in
 // flight and the queue empty. Until new work wakes it, a periodic check of
@@ -354,11 +361,11 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	// queue to in flight.
 	load := accountLoad{queued: s.load.queued, inFlight: sum.Count}
 	head, _ := s.net.LastHead()
-	if s.win.grow(head, sum.Count) {
-		s.log.Debug("in-flight window grows", "window", s.win.size, "head", head)
+	if s.window.grow(head, sum.Count) {
+		s.log.Debug("in-flight window grows", "window", s.window.size, "head", head)
 	}
 	defer func() {
-		s.win.limited = s.synced && !s.drained && load.inFlight >= s.win.size
+		s.window.limited = s.synced && !s.drained && load.inFlight >= s.window.size
 		s.countQueue(ctx, &load)
 		s.reportLoad(load)
 		if s.synced {
@@ -366,10 +373,10 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 		}
 		s.reportNonces()
 	}()
-	if err := s.tend(ctx, sum); err != nil {
+	if err := s.reconcileInFlight(ctx, sum); err != nil {
 		return 0, err
 	}
-	free := s.win.size - sum.Count
+	free := s.window.size - sum.Count
 	done := 0
 	s.drained = false
 	var fees *feeQuote
@@ -393,9 +400,9 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 				}
 				fees = &q
 			}
-			size := s.win.size
+			size := s.window.size
 			n, err := s.submitBatch(ctx, batch, *fees, &load)
-			done, free = done+n, free-n+s.win.size-size // the node's answers move the window
+			done, free = done+n, free-n+s.window.size-size // the node's answers move the window
 			if err != nil {
 				return done, err
 			}
@@ -426,7 +433,7 @@ func (s *Sender) inFlightSummary(ctx context.Context, synced *InFlightSummary) (
 	if synced != nil {
 		return *synced, nil
 	}
-	return s.path.InFlightSummary(ctx, s.account.ID)
+	return s.io.InFlightSummary(ctx, s.account.ID)
 }
 
 // admit returns, appended to batch, the transactions of ready whose

@@ -18,8 +18,13 @@ import (
 )
 
 // fakeChain is a scripted node: estimation and broadcast answers come from
-// functions the test sets; every broadcast is recorded.
+// functions the test sets; every broadcast is recorded. It answers what
+// the Senders, SubmitStages, Faucets and Followers of these tests call;
+// the rest (chain id, legacy gas price, eth_call), which none of them asks
+// here, it leaves to Node.
 type fakeChain struct {
+	Node // not called
+
 	nonce uint64
 	// head is the chain's head (10 when zero); nonceAt, when set, answers
 	// NonceAt at a given block (nil: latest).
@@ -32,7 +37,6 @@ type fakeChain struct {
 	sent     []*types.Transaction
 }
 
-func (c *fakeChain) ChainID(context.Context) (*big.Int, error) { return big.NewInt(1337), nil }
 func (c *fakeChain) HeaderByNumber(context.Context, *big.Int) (*types.Header, error) {
 	head := c.head
 	if head == 0 {
@@ -58,12 +62,8 @@ func (c *fakeChain) EstimateGas(_ context.Context, msg ethereum.CallMsg) (uint64
 	}
 	return 50_000, nil
 }
-func (c *fakeChain) SuggestGasPrice(context.Context) (*big.Int, error) { return big.NewInt(1), nil }
 func (c *fakeChain) SuggestGasTipCap(context.Context) (*big.Int, error) {
 	return big.NewInt(1_000_000), nil
-}
-func (c *fakeChain) CallContract(context.Context, ethereum.CallMsg, *big.Int) ([]byte, error) {
-	return nil, nil
 }
 func (c *fakeChain) SendTransaction(_ context.Context, tx *types.Transaction) error {
 	c.sent = append(c.sent, tx)

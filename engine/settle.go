@@ -45,12 +45,12 @@ func (s *Sender) settlePassed(ctx context.Context, head uint64, passed []*Transa
 // depth below head; not ok while the chain is shorter than that depth.
 func (s *Sender) finalNonce(ctx context.Context, head uint64) (nonce uint64, ok bool, err error) {
 	if s.net.Confirmations == 0 {
-		return s.care.chainNonce, true, nil
+		return s.ledger.chainNonce, true, nil
 	}
 	if head < s.net.Confirmations {
 		return 0, false, nil
 	}
-	n, err := s.net.Chain.NonceAt(ctx, s.account.Address, new(big.Int).SetUint64(head-s.net.Confirmations))
+	n, err := s.chain().NonceAt(ctx, s.account.Address, new(big.Int).SetUint64(head-s.net.Confirmations))
 	if err != nil {
 		return 0, false, fmt.Errorf("in flight: final chain nonce: %w", nodeCall(err))
 	}
@@ -61,7 +61,7 @@ func (s *Sender) finalNonce(ctx context.Context, head uint64) (nonce uint64, ok 
 // (below final) and was first seen consumed rebroadcastBlocks blocks ago or
 // more; it notes when each was first seen so.
 func (s *Sender) dueToSettle(head, final uint64, passed []*Transaction) []*Transaction {
-	c := &s.care
+	c := &s.ledger
 	var due []*Transaction
 	for _, tx := range passed {
 		if *tx.Nonce >= final {
@@ -96,7 +96,7 @@ func (s *Sender) minedVersions(ctx context.Context, head uint64, due []*Transact
 			owner[*tx.Hash] = tx
 		}
 	}
-	receipts, err := Receipts(ctx, s.net.Chain, hashes)
+	receipts, err := Receipts(ctx, s.chain(), hashes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("in flight: receipts of %d versions: %w", len(hashes), nodeCall(err))
 	}
@@ -130,7 +130,7 @@ func (s *Sender) settle(ctx context.Context, due []*Transaction, versions map[st
 		if lagging[tx.ID] {
 			continue
 		}
-		delete(s.care.consumed, tx.ID)
+		delete(s.ledger.consumed, tx.ID)
 		if r, ok := mined[tx.ID]; ok {
 			s.log.Info("settling a mined transaction the watcher did not complete, from its receipt", "tx", tx.ID, "nonce", *tx.Nonce, "block", r.BlockNumber)
 			outcomes = append(outcomes, minedOutcome(ctx, s.store, tx, r, abis, now))

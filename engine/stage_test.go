@@ -40,12 +40,12 @@ func TestStageMergesThePumpsOfManyAccounts(t *testing.T) {
 	gc := &gatedBatchChain{batchChain: &batchChain{fakeChain: &fakeChain{}}, release: make(chan struct{})}
 	first := newTestSender(t, gc.fakeChain, store, 8)
 	first.net.Chain = gc
-	path := first.path
-	st := path.(stagePath).st
+	path := first.io
+	st := path.(batchedIO).st
 	senders := []*Sender{first}
 	for _, id := range []string{"b", "c"} {
 		s := newTestSender(t, gc.fakeChain, store, 8)
-		s.account.ID, s.net, s.path = id, first.net, path
+		s.account.ID, s.net, s.io = id, first.net, path
 		senders = append(senders, s)
 	}
 	senders[0].account.ID = "a"

@@ -71,12 +71,17 @@ type ContractFilter struct {
 	Types []string
 }
 
+// ContractReader reads one registered contract.
+type ContractReader interface {
+	// ContractByID returns the contract with this id (any owner).
+	ContractByID(ctx context.Context, id string) (*Contract, error)
+}
+
 // ContractStore keeps registered contracts.
 type ContractStore interface {
 	// CreateContract inserts c.
 	CreateContract(ctx context.Context, c *Contract) error
-	// ContractByID returns the contract with this id (any owner).
-	ContractByID(ctx context.Context, id string) (*Contract, error)
+	ContractReader
 	// ListContracts returns the contracts matching f, oldest first.
 	ListContracts(ctx context.Context, f ContractFilter) ([]*Contract, error)
 }
@@ -167,134 +172,6 @@ type StageStore interface {
 	MarkSubmittedGroups(ctx context.Context, groups []SubmitGroup) error
 }
 
-// TxStore keeps transactions and their lifecycle.
-//
-// Callback outbox rule: every method that moves a transaction to completed
-// or failed (today MarkMined, MarkFailed, FailQueued, ReleaseNonce with an
-// error and CancelTransaction; any method added later too) inserts, in the
-// same database transaction as that change of status, one pending
-// CallbackStore row per URL in the transaction's Callbacks (due at once, at
-// the time the transaction ended), so that a crash can never lose a
-// callback. Rows are added only when the status actually changes from
-// non-terminal to terminal; a call that fails (e.g. ErrConflict) adds none.
-// A transaction that completes again after a reorg (Unmine, then MarkMined)
-// gets new rows: delivery is at least once, and receivers deduplicate by
-// transaction id and status, or by X-Callback-Id for retries of one row.
-type TxStore interface {
-	// InsertTransactions inserts txs (status new) in one database
-	// transaction: all or none. This is the group commit of the account actor.
-	InsertTransactions(ctx context.Context, txs []*Transaction) error
-	// TransactionByID returns the transaction with this id (any owner).
-	TransactionByID(ctx context.Context, id string) (*Transaction, error)
-	// ReadyTransactions returns up to limit transactions of the account on
-	// the network in status new, in acceptance order (first come, first served).
-	ReadyTransactions(ctx context.Context, accountID, network string, limit int) ([]*Transaction, error)
-	// InFlight returns the account's transactions on the network in status
-	// submitted, by nonce.
-	InFlight(ctx context.Context, accountID, network string) ([]*Transaction, error)
-	// InFlightSummary tells, without reading the rows, how many of the
-	// account's transactions on the network are submitted and the lowest
-	// nonce in flight; zero values when none.
-	InFlightSummary(ctx context.Context, accountID, network string) (InFlightSummary, error)
-	// MaxNonce returns the highest nonce ever assigned to the account on the
-	// network, and false when none was.
-	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
-	// MarkSubmittedMany records, for every tx, nonce, gas limit, hash,
-	// signed bytes and the submitted time, clears the error noted while it
-	// was new (NoteError) and moves it from new to submitted, in one database transaction, all or none: ErrConflict (and
-	// nothing stored) if one is no longer new. Each version is recorded as
-	// an attempt (account, nonce, hash, f.Node, f.Epoch, submitted time).
-	// With a non-zero fence f (the fence of the transactions' account), the
-	// account's lease row is locked in the same database transaction and
-	// ErrFenced is returned, nothing stored, unless f.Epoch is current.
-	MarkSubmittedMany(ctx context.Context, f Fence, txs []*Transaction) error
-	// MarkReplaced records a replacement of a submitted transaction: the
-	// same nonce signed again with higher fees, or a filler (a 0-value
-	// transfer to itself that takes the nonce). Hash, RawTx, Replaced and
-	// Error (nil, or the failure a filler ends the transaction with) of tx
-	// are stored; the earlier hashes stay known to SubmittedByHash,
-	// since the chain may still mine an earlier version. ErrConflict if tx
-	// is no longer submitted with this nonce. The version is recorded as an
-	// attempt (at Replaced) and the fence is checked as in MarkSubmittedMany.
-	MarkReplaced(ctx context.Context, f Fence, tx *Transaction) error
-	// MarkFailed moves a transaction that is not terminal to failed.
-	MarkFailed(ctx context.Context, id string, txErr *TxError, ended time.Time) error
-	// FailSubmitted moves a submitted transaction to failed with txErr and
-	// ended, keeping its nonce, hashes and attempts (the nonce was used on
-	// chain, by none of its versions: nonce_consumed). ErrConflict if it is
-	// not submitted; the fence is checked as in MarkSubmittedMany.
-	FailSubmitted(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
-	// NoteError records txErr on a transaction that is in status (new or
-	// submitted) without changing its status: on a new one, why the node
-	// refuses it for now (node_refused); on a submitted one, the failure it
-	// ends with once a filler version takes its nonce (abandoned, or the
-	// node's final refusal). ErrConflict if it is in another status.
-	NoteError(ctx context.Context, id string, status TxStatus, txErr *TxError) error
-	// HashesOf returns every recorded version hash of each of ids
-	// (tx_attempts), for the transactions that have any.
-	HashesOf(ctx context.Context, ids []string) (map[string][]common.Hash, error)
-	// FailQueued is the Sender's MarkFailed: it moves a transaction that is
-	// still new (queued: what the Sender read) to failed with txErr and
-	// ended, in one conditional update. It fails with ErrConflict if the
-	// transaction is no longer new (cancelled, held, or submitted by
-	// another activation) and ErrNotFound if there is none; the fence is
-	// checked first, as in MarkSubmittedMany (ErrFenced, nothing changed).
-	FailQueued(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
-	// ListTransactions returns up to f.Limit transactions matching f in its
-	// order, and the cursor of the next page (nil when no row follows).
-	ListTransactions(ctx context.Context, f TxFilter) ([]*Transaction, *TxCursor, error)
-	// CancelTransaction moves a transaction that is new or waiting to
-	// failed with txErr and ended, in one conditional update, and returns
-	// it. It fails with ErrConflict if the transaction is in another state.
-	CancelTransaction(ctx context.Context, id string, txErr *TxError, ended time.Time) (*Transaction, error)
-	// SubmittedByHash returns the submitted transactions on the network of
-	// which a broadcast version has one of hashes; the Hash of each is the
-	// matching one.
-	SubmittedByHash(ctx context.Context, network string, hashes []common.Hash) ([]*Transaction, error)
-	// MarkMined applies the outcomes in one database transaction, all or
-	// none: a transaction is mined only from submitted, so it fails with
-	// ErrConflict (nothing applied) if one is not submitted and ErrNotFound
-	// if one does not exist. (The watcher uses MarkMinedFenced, which skips
-	// what is not submitted.)
-	MarkMined(ctx context.Context, outcomes []Mined) error
-	// ReleaseNonce undoes MarkSubmittedMany for a submitted transaction that
-	// the node certainly rejected: nonce, gas limit, hash, signed bytes and
-	// submitted time are cleared, so MaxNonce no longer counts the nonce,
-	// and its recorded attempts are forgotten (no version was accepted).
-	// With txErr nil the transaction goes back to new (it is submitted again
-	// in its place in the queue); otherwise it becomes failed with txErr and
-	// ended. It fails with ErrConflict if the transaction is not submitted,
-	// and with ErrFenced (nothing changed) as MarkSubmittedMany does.
-	ReleaseNonce(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
-	// Unmine moves every transaction of the network that was mined in block
-	// fromBlock or later (completed, or failed with a block number; no
-	// other status is touched) back to
-	// submitted, clearing block number, block hash, gas used, events, error
-	// and ended, because those blocks left the chain. It returns the ids of
-	// the accounts concerned (each once).
-	Unmine(ctx context.Context, network string, fromBlock uint64) ([]string, error)
-	// MarkWaiting moves a new transaction to waiting: its conditions
-	// (dependsOn, waitForAsset) do not hold yet. ErrConflict if it is not
-	// new. The Sender holds transactions back with it, so the fence is
-	// checked as in MarkSubmittedMany (ErrFenced, nothing changed).
-	MarkWaiting(ctx context.Context, f Fence, id string) error
-	// MarkReady moves those of ids that are waiting back to new (their
-	// conditions hold) and returns them; the others are left alone.
-	MarkReady(ctx context.Context, ids []string) ([]string, error)
-	// Dependents returns the transactions in status new or waiting that
-	// depend on any of ids, in acceptance order.
-	Dependents(ctx context.Context, ids []string) ([]*Transaction, error)
-	// Statuses returns the status of each of ids that exists.
-	Statuses(ctx context.Context, ids []string) (map[string]TxStatus, error)
-	// Waiting and ExpireWaiting: see ConditionStore.
-	Waiting(ctx context.Context, network, after string, limit int) ([]*Transaction, error)
-	ExpireWaiting(ctx context.Context, network string, now time.Time, limit int) ([]string, error)
-	// PendingAccounts returns the ids of the accounts (each once) that have
-	// transactions on the network in status new, waiting or submitted:
-	// those whose actors must run after a restart.
-	PendingAccounts(ctx context.Context, network string) ([]string, error)
-}
-
 // NetworkStore keeps per-network bookkeeping of the watcher.
 type NetworkStore interface {
 	// Cursor returns the last block the watcher processed on network, and
@@ -325,6 +202,14 @@ type Fence struct {
 // IsZero reports whether f is the zero Fence of single-node mode.
 func (f Fence) IsZero() bool { return f.Epoch == 0 }
 
+// FenceChecker checks an activation's fence.
+type FenceChecker interface {
+	// CheckFence returns ErrFenced (wrapped) when f's epoch is not the
+	// current epoch of its account's lease, or the account has none; nil
+	// for the zero Fence.
+	CheckFence(ctx context.Context, f Fence) error
+}
+
 // LeaseStore keeps the leases of cluster mode (docs/cluster.md): one
 // fencing lease per account, whose epoch orders the activations of the
 // account's grain, and one lease with expiry per network, held by the node
@@ -336,10 +221,7 @@ type LeaseStore interface {
 	// fenced write of an earlier activation that is in progress finishes
 	// first (it holds the lease row); every later one gets ErrFenced.
 	AcquireAccountLease(ctx context.Context, accountID, node string) (Fence, error)
-	// CheckFence returns ErrFenced (wrapped) when f's epoch is not the
-	// current epoch of its account's lease, or the account has none; nil
-	// for the zero Fence.
-	CheckFence(ctx context.Context, f Fence) error
+	FenceChecker
 	// AcquireNetworkLease takes the network's lease for node for ttl when
 	// it is free or expired, or renews it when node holds it. held reports
 	// whether node holds it now, epoch is the lease's epoch then (0 when

@@ -29,7 +29,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 		return 0, errors.Join(err, nodeErr)
 	}
 	// Persist before broadcast: after a crash the signed bytes are sent again as they are.
-	if err := s.path.MarkSubmitted(ctx, s.fence, chosen); err != nil {
+	if err := s.io.MarkSubmitted(ctx, s.fence, chosen); err != nil {
 		for _, tx := range chosen {
 			tx.Nonce, tx.Hash, tx.RawTx, tx.Submitted, tx.GasLimit = nil, nil, nil, nil, 0
 		}
@@ -57,7 +57,7 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 	first := s.next
 	s.next += uint64(len(chosen))
 	load.queued -= len(chosen)
-	sendErrs, err := s.path.Send(ctx, signed)
+	sendErrs, err := s.io.Send(ctx, signed)
 	if err != nil && IsRateLimit(err) {
 		// The provider refused the whole request (429): the node took
 		// none of them, each is refused for now.
@@ -113,7 +113,7 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 		to := tx.ContractAddress
 		msgs[i] = ethereum.CallMsg{From: s.account.Address, To: &to, Value: valueOf(tx), Data: tx.Data}
 	}
-	gas, estErrs, err := s.path.Estimate(ctx, msgs)
+	gas, estErrs, err := s.io.Estimate(ctx, msgs)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("estimate gas of %d transactions: %w", len(txs), nodeCall(err))
 	}
@@ -196,6 +196,28 @@ func classifySends(sendErrs []error, pending bool) []NodeErrorKind {
 	return kinds
 }
 
+// fundsBalanceRE finds the balance and the transaction's own cost in
+// geth's insufficient-funds message ("balance B, queued cost Q, tx cost C,
+// overshot O").
+var fundsBalanceRE = regexp.MustCompile(`balance (\d+).*tx cost (\d+)`)
+
+// fundsReserved reports whether an insufficient-funds refusal is the
+// node's reservation for the account's pending transactions, which passes
+// (NodeFundsReserved), rather than the account being unable to pay for
+// this transaction alone. When the node says both amounts, the balance
+// covering the transaction's own cost decides; otherwise, whether the
+// account has transactions pending.
+func fundsReserved(err error, pending bool) bool {
+	if m := fundsBalanceRE.FindStringSubmatch(err.Error()); m != nil {
+		balance, ok1 := new(big.Int).SetString(m[1], 10)
+		cost, ok2 := new(big.Int).SetString(m[2], 10)
+		if ok1 && ok2 {
+			return balance.Cmp(cost) >= 0
+		}
+	}
+	return pending
+}
+
 // rejectedTail is the start of the batch's tail of certain rejections
 // (and nonces too low): no nonce from there on was taken by the node.
 func rejectedTail(kinds []NodeErrorKind) int {
@@ -221,7 +243,7 @@ func rejectedTail(kinds []NodeErrorKind) int {
 // transactions fails the transaction with the node's reason and fills its
 // nonce with a 0-value transfer to itself, so no gap is ever left and
 // later nonces proceed; a transient one keeps its nonce and is sent again
-// at the next check (tend). A refusal for capacity halves the window.
+// at the next check (reconcileInFlight). A refusal for capacity halves the window.
 func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transaction, signed []*types.Transaction, sendErrs []error, fees feeQuote, load *accountLoad) (kept int, busy NodeErrorKind, err error) {
 	head, _ := s.net.LastHead()
 	kinds := classifySends(sendErrs, load.inFlight > 0)
@@ -229,7 +251,7 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 	var fill []*Transaction
 	for i, tx := range chosen {
 		if capacityRefusal(kinds[i]) {
-			s.win.shrink(head)
+			s.window.shrink(head)
 		}
 		if i >= tail {
 			if busy == NodeOK && kinds[i].Transient() {
@@ -239,7 +261,7 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 		}
 		kept++
 		load.inFlight++
-		if f := s.keep(tx, head, kinds[i], sendErrs[i]); f != nil {
+		if f := s.recordBroadcast(tx, head, kinds[i], sendErrs[i]); f != nil {
 			fill = append(fill, f)
 		}
 	}
@@ -247,22 +269,41 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 		return kept, busy, err
 	}
 	if tookAll(kinds) {
-		s.win.fit(fees.blockGas, maxGas(signed))
+		s.window.fit(fees.blockGas, maxGas(signed))
 	}
-	if s.care.checked == 0 && kept > 0 && head > 0 {
+	if s.ledger.checked == 0 && kept > 0 && head > 0 {
 		// The window was empty: the blocks are counted from here.
-		s.care.checked, s.care.since, s.care.moved, s.care.lowest = head, head, head, first
+		s.ledger.checked, s.ledger.since, s.ledger.moved, s.ledger.lowest = head, head, head, first
 	}
 	return kept, busy, s.fillRefused(ctx, head, fill, signed, fees)
 }
 
-// keep records tx, which keeps its nonce, as sent at head and acts on the
-// node's answer (kind, err): a final refusal returns a copy of tx with the
-// node's reason, to fail by filling its nonce; an underpriced one is
-// replaced, any other refusal sent again, at the next check.
-func (s *Sender) keep(tx *Transaction, head uint64, kind NodeErrorKind, err error) *Transaction {
+// tookAll reports whether the node accepted every transaction of a batch.
+func tookAll(kinds []NodeErrorKind) bool {
+	for _, k := range kinds {
+		if k != NodeOK && k != NodeAlreadyKnown {
+			return false
+		}
+	}
+	return true
+}
+
+// maxGas is the highest gas limit of txs.
+func maxGas(txs []*types.Transaction) uint64 {
+	var g uint64
+	for _, tx := range txs {
+		g = max(g, tx.Gas())
+	}
+	return g
+}
+
+// recordBroadcast records tx, which keeps its nonce, as sent at head and
+// acts on the node's answer (kind, err): a final refusal returns a copy of
+// tx with the node's reason, to fail by filling its nonce; an underpriced
+// one is replaced, any other refusal sent again, at the next check.
+func (s *Sender) recordBroadcast(tx *Transaction, head uint64, kind NodeErrorKind, err error) *Transaction {
 	s.metrics.TxSubmitted(s.accountRef(), s.net.Name)
-	s.care.sentAt(tx.ID, head, true)
+	s.ledger.recordSent(tx.ID, head, true)
 	switch {
 	case kind.Final():
 		// Later nonces were accepted: it fails with the node's reason and
@@ -272,14 +313,14 @@ func (s *Sender) keep(tx *Transaction, head uint64, kind NodeErrorKind, err erro
 		return &cp
 	case kind == NodeUnderpriced:
 		s.net.forgetFees()
-		s.care.signed[tx.ID] = 0 // replaced at a fresh quote at the next check
-		s.care.now = true
+		s.ledger.signed[tx.ID] = 0 // replaced at a fresh quote at the next check
+		s.ledger.checkNow = true
 	case kind != NodeOK && kind != NodeAlreadyKnown:
 		if kind == NodeNonceTooLow || kind == NodeNonceTooHigh {
 			s.synced = false
 		}
-		s.care.sent[tx.ID] = 0 // sent again at the next check
-		s.care.now = true
+		s.ledger.sent[tx.ID] = 0 // sent again at the next check
+		s.ledger.checkNow = true
 		s.log.Warn("broadcast not accepted; will send it again", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind)
 	}
 	return nil
@@ -373,45 +414,4 @@ func (s *Sender) sign(ctx context.Context, tx *Transaction, nonce, gas uint64, f
 	hash, now := signed.Hash(), s.clock.Now()
 	tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx, tx.Submitted = &nonce, gas, &hash, raw, &now
 	return signed, nil
-}
-
-// tookAll reports whether the node accepted every transaction of a batch.
-func tookAll(kinds []NodeErrorKind) bool {
-	for _, k := range kinds {
-		if k != NodeOK && k != NodeAlreadyKnown {
-			return false
-		}
-	}
-	return true
-}
-
-// maxGas is the highest gas limit of txs.
-func maxGas(txs []*types.Transaction) uint64 {
-	var g uint64
-	for _, tx := range txs {
-		g = max(g, tx.Gas())
-	}
-	return g
-}
-
-// fundsBalanceRE finds the balance and the transaction's own cost in
-// geth's insufficient-funds message ("balance B, queued cost Q, tx cost C,
-// overshot O").
-var fundsBalanceRE = regexp.MustCompile(`balance (\d+).*tx cost (\d+)`)
-
-// fundsReserved reports whether an insufficient-funds refusal is the
-// node's reservation for the account's pending transactions, which passes
-// (NodeFundsReserved), rather than the account being unable to pay for
-// this transaction alone. When the node says both amounts, the balance
-// covering the transaction's own cost decides; otherwise, whether the
-// account has transactions pending.
-func fundsReserved(err error, pending bool) bool {
-	if m := fundsBalanceRE.FindStringSubmatch(err.Error()); m != nil {
-		balance, ok1 := new(big.Int).SetString(m[1], 10)
-		cost, ok2 := new(big.Int).SetString(m[2], 10)
-		if ok1 && ok2 {
-			return balance.Cmp(cost) >= 0
-		}
-	}
-	return pending
 }

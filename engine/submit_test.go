@@ -279,7 +279,7 @@ func TestSenderBroadcastRateLimitedWholeIsRefusedForNow(t *testing.T) {
 	store := newMemStore()
 	s := newTestSender(t, chain.fakeChain, store, 4)
 	s.net.Chain = chain
-	s.path = directPath{store: store, net: s.net}
+	s.io = perAccountIO{store: store, net: s.net}
 	queue(t, s, "a", "b")
 	_, err := s.Pump(context.Background())
 	if !IsNodeTrouble(err) {

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strings"
 
+	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 )
 
@@ -39,7 +40,7 @@ func FormatUnits(v *big.Int, decimals uint8) string {
 
 // BalancesOf returns balanceOf(holder) of the ERC-20 at token for every
 // holder, in order, in one JSON-RPC batch when the chain supports it.
-func BalancesOf(ctx context.Context, chain Chain, token common.Address, holders []common.Address) ([]*big.Int, error) {
+func BalancesOf(ctx context.Context, chain ethereum.ContractCaller, token common.Address, holders []common.Address) ([]*big.Int, error) {
 	reqs := make([]CallRequest, len(holders))
 	for i, h := range holders {
 		data, err := erc20Reader.Pack("balanceOf", h)
@@ -72,7 +73,7 @@ func BalancesOf(ctx context.Context, chain Chain, token common.Address, holders 
 
 // CirculatingSupply is total minus the balances of holders (the wallets
 // that hold a System NFT), never below zero.
-func CirculatingSupply(ctx context.Context, chain Chain, token common.Address, total *big.Int, holders []common.Address) (*big.Int, error) {
+func CirculatingSupply(ctx context.Context, chain ethereum.ContractCaller, token common.Address, total *big.Int, holders []common.Address) (*big.Int, error) {
 	out := new(big.Int).Set(total)
 	if len(holders) == 0 {
 		return out, nil

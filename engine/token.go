@@ -51,7 +51,7 @@ type TokenInfo struct {
 // token at addr with eth_call at the latest block. Errors of the node are
 // returned wrapped as they are; answers that do not decode wrap ErrNotToken.
 // A name or symbol returned as bytes32 (as some early tokens do) is accepted.
-func ReadTokenInfo(ctx context.Context, chain Chain, addr common.Address) (TokenInfo, error) {
+func ReadTokenInfo(ctx context.Context, chain ethereum.ContractCaller, addr common.Address) (TokenInfo, error) {
 	var info TokenInfo
 	var err error
 	if info.Name, err = callString(ctx, chain, addr, "name"); err != nil {
@@ -77,16 +77,16 @@ func ReadTokenInfo(ctx context.Context, chain Chain, addr common.Address) (Token
 
 // BalanceOf returns balanceOf(holder) of the ERC-20 token at token, at the
 // latest block. Errors are as for ReadTokenInfo.
-func BalanceOf(ctx context.Context, chain Chain, token, holder common.Address) (*big.Int, error) {
+func BalanceOf(ctx context.Context, chain ethereum.ContractCaller, token, holder common.Address) (*big.Int, error) {
 	return callUint256(ctx, chain, token, "balanceOf", holder)
 }
 
 // TotalSupply returns totalSupply() of the ERC-20 token at token.
-func TotalSupply(ctx context.Context, chain Chain, token common.Address) (*big.Int, error) {
+func TotalSupply(ctx context.Context, chain ethereum.ContractCaller, token common.Address) (*big.Int, error) {
 	return callUint256(ctx, chain, token, "totalSupply")
 }
 
-func callUint256(ctx context.Context, chain Chain, token common.Address, method string, args ...any) (*big.Int, error) {
+func callUint256(ctx context.Context, chain ethereum.ContractCaller, token common.Address, method string, args ...any) (*big.Int, error) {
 	out, err := callERC20(ctx, chain, token, method, args...)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func callUint256(ctx context.Context, chain Chain, token common.Address, method 
 
 // callString calls a string getter, falling back to bytes32 (right-padded
 // with zeros) for tokens that declare name and symbol that way.
-func callString(ctx context.Context, chain Chain, token common.Address, method string) (string, error) {
+func callString(ctx context.Context, chain ethereum.ContractCaller, token common.Address, method string) (string, error) {
 	raw, err := callRaw(ctx, chain, token, method)
 	if err != nil {
 		return "", err
@@ -123,7 +123,7 @@ func decodeString(token common.Address, method string, raw []byte) (string, erro
 	return "", fmt.Errorf("token %s: %s: %w", token.Hex(), method, ErrNotToken)
 }
 
-func callERC20(ctx context.Context, chain Chain, token common.Address, method string, args ...any) ([]any, error) {
+func callERC20(ctx context.Context, chain ethereum.ContractCaller, token common.Address, method string, args ...any) ([]any, error) {
 	raw, err := callRaw(ctx, chain, token, method, args...)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func callERC20(ctx context.Context, chain Chain, token common.Address, method st
 	return out, nil
 }
 
-func callRaw(ctx context.Context, chain Chain, token common.Address, method string, args ...any) ([]byte, error) {
+func callRaw(ctx context.Context, chain ethereum.ContractCaller, token common.Address, method string, args ...any) ([]byte, error) {
 	data, err := erc20Reader.Pack(method, args...)
 	if err != nil {
 		return nil, fmt.Errorf("token %s: pack %s: %w", token.Hex(), method, err)

@@ -14,7 +14,7 @@ import (
 // erc20StubChain answers eth_call for one token; other Chain methods are
 // not used (the embedded nil interface would panic).
 type erc20StubChain struct {
-	Chain
+	Node
 	token    common.Address
 	answers  map[string][]byte // method name -> raw answer
 	balances map[common.Address]*big.Int

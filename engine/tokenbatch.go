@@ -49,7 +49,7 @@ var tokenMethods = []string{"name", "symbol", "decimals", "totalSupply"}
 // the batch fails as a whole, or chain cannot batch, each call goes on its
 // own, tokenCallParallel at a time. A token's failure is its own (in Errs);
 // the error is the context's only.
-func ReadTokenInfos(ctx context.Context, chain Chain, reads []TokenRead, noBatch bool) (TokenReads, error) {
+func ReadTokenInfos(ctx context.Context, chain ethereum.ContractCaller, reads []TokenRead, noBatch bool) (TokenReads, error) {
 	var reqs []CallRequest
 	first := make([]int, len(reads)) // index of each token's first request
 	for i, r := range reads {
@@ -102,7 +102,7 @@ func anyAnswered(res []CallResult) bool {
 // CallConcurrently performs reqs as single eth_calls at the latest block,
 // at most parallel at once (the fallback for a node that cannot batch);
 // each result holds its call's data or error.
-func CallConcurrently(ctx context.Context, chain Chain, reqs []CallRequest, parallel int) []CallResult {
+func CallConcurrently(ctx context.Context, chain ethereum.ContractCaller, reqs []CallRequest, parallel int) []CallResult {
 	out := make([]CallResult, len(reqs))
 	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup

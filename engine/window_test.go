@@ -96,8 +96,8 @@ func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
 	if _, err := s.Pump(context.Background()); !errors.Is(err, ErrNodeBusy) {
 		t.Fatalf("pump against a full pool: %v, want ErrNodeBusy", err)
 	}
-	if s.win.size != 128 {
-		t.Fatalf("window after a pool-full refusal: %d, want 128 (256 halved)", s.win.size)
+	if s.window.size != 128 {
+		t.Fatalf("window after a pool-full refusal: %d, want 128 (256 halved)", s.window.size)
 	}
 }
 
@@ -150,8 +150,8 @@ func TestSenderFundsReservedIsNotFinal(t *testing.T) {
 			t.Fatalf("%s: %s, nonce %v; want new again without a nonce", id, tx.Status, tx.Nonce)
 		}
 	}
-	if s.win.size != 4 {
-		t.Fatalf("window %d, want 4 (8 halved)", s.win.size)
+	if s.window.size != 4 {
+		t.Fatalf("window %d, want 4 (8 halved)", s.window.size)
 	}
 	// An account that cannot pay for the transaction alone: final.
 	for _, id := range []string{"t000", "t001"} {
@@ -174,7 +174,7 @@ func windowSender(t *testing.T, chain *fakeChain, window, n int) (*Sender, *memS
 	store := newMemStore()
 	s := newTestSender(t, chain, store, window)
 	s.net.MinInFlight = 2
-	s.win = newWindow(s.net)
+	s.window = newWindow(s.net)
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("t%03d", i)

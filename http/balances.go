@@ -79,7 +79,7 @@ func (s *Server) writeETHBalance(c *gin.Context, a *engine.Account) {
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.ChainTimeout)
 	defer cancel()
-	bal, err := nw.Chain.BalanceAt(ctx, a.Address, nil)
+	bal, err := chainOf(nw).BalanceAt(ctx, a.Address, nil)
 	if err != nil {
 		s.fail(c, fmt.Errorf("%w: %s", unavailable("network %s is unavailable", nw.Name), nodeReason(err)))
 		return

@@ -75,7 +75,7 @@ func (s *Server) call(c *gin.Context, tg txTarget, req callRequest) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.ChainTimeout)
 	defer cancel()
 	to := pc.req.To
-	out, err := tg.network.Chain.CallContract(ctx, ethereum.CallMsg{From: pc.req.From, To: &to, Data: pc.req.Data}, nil)
+	out, err := chainOf(tg.network).CallContract(ctx, ethereum.CallMsg{From: pc.req.From, To: &to, Data: pc.req.Data}, nil)
 	result, err := callOutcome(pc, out, err)
 	if err != nil {
 		s.fail(c, err)

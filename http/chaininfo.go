@@ -16,6 +16,23 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
+// chainReader is what the API reads from a network's node: heads, nonces,
+// balances, fees, eth_call and its chain id (readiness). engine.BatchCall,
+// engine.BalanceOf and their kin take their own narrower interfaces.
+type chainReader interface {
+	ChainID(ctx context.Context) (*big.Int, error)
+	engine.HeaderReader
+	engine.NonceReader
+	engine.BalanceReader
+	ethereum.GasPricer
+	ethereum.GasPricer1559
+}
+
+var _ chainReader = engine.Node(nil)
+
+// chainOf returns nw's node as the API reads it.
+func chainOf(nw *engine.Network) chainReader { return nw.Chain }
+
 // txCounter is the optional part of a chain that counts the transactions
 // of a block (eth_getBlockTransactionCountByHash); *evm.Client has it.
 type txCounter interface {
@@ -98,7 +115,7 @@ func (s *Server) block(c *gin.Context, number *big.Int) {
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.ChainTimeout)
 	defer cancel()
-	h, err := nw.Chain.HeaderByNumber(ctx, number)
+	h, err := chainOf(nw).HeaderByNumber(ctx, number)
 	if errors.Is(err, ethereum.NotFound) || (err == nil && h == nil) {
 		s.fail(c, notFound("number", "block %s not found on network %s (beyond the head?)", number, nw.Name))
 		return
@@ -142,19 +159,19 @@ func (s *Server) gasPrice(c *gin.Context) {
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.ChainTimeout)
 	defer cancel()
-	price, err := nw.Chain.SuggestGasPrice(ctx)
+	price, err := chainOf(nw).SuggestGasPrice(ctx)
 	if err != nil {
 		s.fail(c, networkFailure(nw.Name, err))
 		return
 	}
 	v := gasPriceView{GasPrice: price.String()}
-	head, err := nw.Chain.HeaderByNumber(ctx, nil)
+	head, err := chainOf(nw).HeaderByNumber(ctx, nil)
 	if err != nil {
 		s.fail(c, networkFailure(nw.Name, err))
 		return
 	}
 	if head.BaseFee != nil {
-		tip, err := nw.Chain.SuggestGasTipCap(ctx)
+		tip, err := chainOf(nw).SuggestGasTipCap(ctx)
 		if err != nil {
 			s.fail(c, networkFailure(nw.Name, fmt.Errorf("tip: %w", err)))
 			return

@@ -151,7 +151,7 @@ func (s *Server) createContract(c *gin.Context) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.ChainTimeout)
-	head, err := nw.Chain.HeaderByNumber(ctx, nil)
+	head, err := chainOf(nw).HeaderByNumber(ctx, nil)
 	cancel()
 	if err != nil {
 		s.fail(c, networkFailure(nw.Name, err))

@@ -80,7 +80,11 @@ func (e *fakeEngine) submissions() []*engine.Transaction {
 }
 
 // fakeChain answers the ERC-20 reads of one token and the latest header.
+// It implements what the Server reads (chainReader); the rest of a node
+// (estimates, broadcasts, receipts) the Server never calls.
 type fakeChain struct {
+	engine.Node // not called
+
 	mu       sync.Mutex
 	token    common.Address
 	name     string
@@ -97,7 +101,7 @@ type fakeChain struct {
 	nonceHangs bool
 }
 
-var _ engine.Chain = (*fakeChain)(nil)
+var _ chainReader = (*fakeChain)(nil)
 
 // testERC20ABI is the ABI registered with test tokens.
 const testERC20ABI = `[
@@ -183,28 +187,13 @@ func (f *fakeChain) NonceAt(ctx context.Context, _ common.Address, _ *big.Int) (
 	}
 	return *nonce, nil
 }
-func (f *fakeChain) PendingNonceAt(context.Context, common.Address) (uint64, error) {
-	return 0, errors.New("not in fake")
-}
 func (f *fakeChain) BalanceAt(context.Context, common.Address, *big.Int) (*big.Int, error) {
 	return nil, errors.New("not in fake")
-}
-func (f *fakeChain) EstimateGas(context.Context, ethereum.CallMsg) (uint64, error) {
-	return 0, errors.New("not in fake")
 }
 func (f *fakeChain) SuggestGasPrice(context.Context) (*big.Int, error) {
 	return nil, errors.New("not in fake")
 }
 func (f *fakeChain) SuggestGasTipCap(context.Context) (*big.Int, error) {
-	return nil, errors.New("not in fake")
-}
-func (f *fakeChain) SendTransaction(context.Context, *types.Transaction) error {
-	return errors.New("not in fake")
-}
-func (f *fakeChain) BlockReceipts(context.Context, uint64) ([]*types.Receipt, error) {
-	return nil, errors.New("not in fake")
-}
-func (f *fakeChain) TransactionReceipt(context.Context, common.Hash) (*types.Receipt, error) {
 	return nil, errors.New("not in fake")
 }
 

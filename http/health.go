@@ -83,14 +83,14 @@ func (s *Server) Ready(ctx context.Context) map[string]string {
 			if nw.Chain == nil {
 				return errors.New("no client")
 			}
-			id, err := nw.Chain.ChainID(ctx)
+			id, err := chainOf(nw).ChainID(ctx)
 			if err != nil {
 				return nodeCallError{method: "eth_chainId", err: err}
 			}
 			if nw.ChainID != nil && id.Cmp(nw.ChainID) != 0 {
 				return errWrongChain{got: id, want: nw.ChainID}
 			}
-			head, err := nw.Chain.HeaderByNumber(ctx, nil)
+			head, err := chainOf(nw).HeaderByNumber(ctx, nil)
 			if err != nil {
 				return nodeCallError{method: "eth_getBlockByNumber", err: err}
 			}

@@ -63,7 +63,7 @@ func (s *Server) networkStatus(ctx context.Context, name string, nw *engine.Netw
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ReadyTimeout)
 	defer cancel()
-	head, err := nw.Chain.HeaderByNumber(ctx, nil)
+	head, err := chainOf(nw).HeaderByNumber(ctx, nil)
 	if err != nil {
 		v.Error = s.readyReason(ctx, "node", nodeCallError{method: "eth_getBlockByNumber", err: err})
 		return v

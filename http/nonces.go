@@ -61,7 +61,7 @@ func (s *Server) nonceViews(ctx context.Context, a *engine.Account) ([]nonceView
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, min(nonceReadTimeout, s.cfg.ChainTimeout))
 			defer cancel()
-			n, err := s.networks[name].Chain.NonceAt(cctx, a.Address, nil)
+			n, err := chainOf(s.networks[name]).NonceAt(cctx, a.Address, nil)
 			if err != nil {
 				out[i].ChainError = networkFailure(name, err).Error()
 				return

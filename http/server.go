@@ -38,19 +38,29 @@ type Engine interface {
 	CheckInFlight(accountID, network string)
 }
 
-// Store is the part of engine.Store that the HTTP layer uses. Any
-// engine.Store satisfies it.
+// Store is the part of engine.Store that the HTTP layer uses, by role.
+// Any engine.Store satisfies it.
 type Store interface {
 	engine.UserStore
+	engine.UserAdminStore
+	engine.TokenStore
+	engine.IdempotencyStore
 	engine.FaucetStore
 	engine.AccountStore
 	engine.ContractStore
+	engine.SubscriptionStore
+	TransactionStore
+	NonceStore
+	IndexReader
+	Pinger
+}
+
+// TransactionStore is what the API does with transactions: reads them by
+// id and by filter (GET /transactions), cancels one still new or waiting,
+// and records the error of an abandoned submitted one.
+type TransactionStore interface {
 	// TransactionByID returns the transaction with this id (any owner).
 	TransactionByID(ctx context.Context, id string) (*engine.Transaction, error)
-	// InFlightSummary and MaxNonce read an account's nonces on a network
-	// (GET /accounts/{id}: nonces).
-	InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error)
-	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
 	// ListTransactions lists transactions (GET /transactions).
 	ListTransactions(ctx context.Context, f engine.TxFilter) ([]*engine.Transaction, *engine.TxCursor, error)
 	// CancelTransaction cancels a transaction still new or waiting.
@@ -58,16 +68,26 @@ type Store interface {
 	// NoteError records an error on a transaction without changing its
 	// status (an abandoned submitted transaction).
 	NoteError(ctx context.Context, id string, status engine.TxStatus, txErr *engine.TxError) error
-	engine.IdempotencyStore
-	engine.UserAdminStore
-	engine.TokenStore
+}
+
+// NonceStore reads an account's nonces on a network (GET /accounts/{id}:
+// nonces).
+type NonceStore interface {
+	InFlightSummary(ctx context.Context, accountID, network string) (engine.InFlightSummary, error)
+	MaxNonce(ctx context.Context, accountID, network string) (uint64, bool, error)
+}
+
+// IndexReader reads what the indexer stored.
+type IndexReader interface {
 	// ListTransfers lists a token's indexed transfers, newest first.
 	ListTransfers(ctx context.Context, f engine.TransferFilter) ([]engine.TokenTransfer, *engine.TransferCursor, error)
 	// NFTOwners returns the holders of the ERC-721 contracts as indexed.
 	NFTOwners(ctx context.Context, network string, contracts []common.Address) ([]common.Address, error)
-	// Ping checks that the database answers.
+}
+
+// Pinger checks that the database answers (GET /readyz).
+type Pinger interface {
 	Ping(ctx context.Context) error
-	engine.SubscriptionStore
 }
 
 var _ Store = engine.Store(nil)

@@ -304,7 +304,7 @@ func (s *Server) fromBlock(ctx context.Context, nw *engine.Network, raw json.Raw
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ChainTimeout)
 	defer cancel()
-	head, err := nw.Chain.HeaderByNumber(ctx, nil)
+	head, err := chainOf(nw).HeaderByNumber(ctx, nil)
 	if err != nil {
 		return 0, networkFailure(nw.Name, err)
 	}

@@ -98,7 +98,7 @@ func TestIndexerRestartsAfterAPanic(t *testing.T) {
 
 // headChain is an IndexChain that answers the head only.
 type headChain struct {
-	engine.Chain
+	engine.Node
 	engine.IndexChain
 }
 

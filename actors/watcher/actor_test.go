@@ -24,7 +24,7 @@ import (
 // latest head (what every poll asks first); other methods are not used with
 // an empty chain.
 type countingChain struct {
-	engine.Chain
+	engine.Node
 	polls atomic.Int64
 }
 

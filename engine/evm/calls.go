@@ -21,7 +21,7 @@ import (
 // but without the node URL's path, query or user (redact.Error): any of
 // them may hold an API key.
 
-// ChainID implements engine.Chain (eth_chainId).
+// ChainID implements engine.Node (eth_chainId).
 func (c *Client) ChainID(ctx context.Context) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
@@ -29,7 +29,7 @@ func (c *Client) ChainID(ctx context.Context) (*big.Int, error) {
 	return v, redact.Error(err)
 }
 
-// HeaderByNumber implements engine.Chain (eth_getBlockByNumber); nil
+// HeaderByNumber implements engine.Node (eth_getBlockByNumber); nil
 // number is the latest block.
 func (c *Client) HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error) {
 	ctx, cancel := c.withTimeout(ctx)
@@ -38,7 +38,7 @@ func (c *Client) HeaderByNumber(ctx context.Context, number *big.Int) (*types.He
 	return v, redact.Error(err)
 }
 
-// NonceAt implements engine.Chain (eth_getTransactionCount).
+// NonceAt implements engine.Node (eth_getTransactionCount).
 func (c *Client) NonceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (uint64, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
@@ -46,7 +46,7 @@ func (c *Client) NonceAt(ctx context.Context, account common.Address, blockNumbe
 	return v, redact.Error(err)
 }
 
-// PendingNonceAt implements engine.Chain (eth_getTransactionCount at
+// PendingNonceAt implements engine.Node (eth_getTransactionCount at
 // "pending").
 func (c *Client) PendingNonceAt(ctx context.Context, account common.Address) (uint64, error) {
 	ctx, cancel := c.withTimeout(ctx)
@@ -55,7 +55,7 @@ func (c *Client) PendingNonceAt(ctx context.Context, account common.Address) (ui
 	return v, redact.Error(err)
 }
 
-// BalanceAt implements engine.Chain (eth_getBalance).
+// BalanceAt implements engine.Node (eth_getBalance).
 func (c *Client) BalanceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
@@ -63,7 +63,7 @@ func (c *Client) BalanceAt(ctx context.Context, account common.Address, blockNum
 	return v, redact.Error(err)
 }
 
-// SuggestGasPrice implements engine.Chain (eth_gasPrice).
+// SuggestGasPrice implements engine.Node (eth_gasPrice).
 func (c *Client) SuggestGasPrice(ctx context.Context) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
@@ -71,7 +71,7 @@ func (c *Client) SuggestGasPrice(ctx context.Context) (*big.Int, error) {
 	return v, redact.Error(err)
 }
 
-// SuggestGasTipCap implements engine.Chain (eth_maxPriorityFeePerGas).
+// SuggestGasTipCap implements engine.Node (eth_maxPriorityFeePerGas).
 func (c *Client) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
@@ -79,7 +79,7 @@ func (c *Client) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
 	return v, redact.Error(err)
 }
 
-// SendTransaction implements engine.Chain (eth_sendRawTransaction). A
+// SendTransaction implements engine.Node (eth_sendRawTransaction). A
 // timeout leaves the outcome unknown: the node may have taken it.
 func (c *Client) SendTransaction(ctx context.Context, tx *types.Transaction) error {
 	ctx, cancel := c.withTimeout(ctx)
@@ -87,7 +87,7 @@ func (c *Client) SendTransaction(ctx context.Context, tx *types.Transaction) err
 	return redact.Error(c.Client.SendTransaction(ctx, tx))
 }
 
-// TransactionReceipt implements engine.Chain (eth_getTransactionReceipt);
+// TransactionReceipt implements engine.Node (eth_getTransactionReceipt);
 // ethereum.NotFound when the node has no receipt for hash.
 func (c *Client) TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
 	ctx, cancel := c.withTimeout(ctx)
@@ -113,7 +113,7 @@ func (c *Client) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]type
 	return v, redact.Error(err)
 }
 
-// EstimateGas implements engine.Chain (eth_estimateGas at the latest
+// EstimateGas implements engine.Node (eth_estimateGas at the latest
 // block), with the call object of callArg.
 func (c *Client) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
 	var gas hexutil.Uint64
@@ -123,7 +123,7 @@ func (c *Client) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64,
 	return uint64(gas), nil
 }
 
-// CallContract implements engine.Chain (eth_call at blockNumber, nil: the
+// CallContract implements engine.Node (eth_call at blockNumber, nil: the
 // latest block), with the call object of callArg.
 func (c *Client) CallContract(ctx context.Context, msg ethereum.CallMsg, blockNumber *big.Int) ([]byte, error) {
 	var out hexutil.Bytes

@@ -1,5 +1,5 @@
 // Package evm adapts go-ethereum to the engine: a JSON-RPC client that
-// implements engine.Chain, helpers to send and await transactions, and an
+// implements engine.Node, helpers to send and await transactions, and an
 // in-process dev chain that keeps its state in a data directory.
 package evm
 
@@ -23,9 +23,9 @@ import (
 	"github.com/txengine/txengine/internal/redact"
 )
 
-var _ engine.Chain = (*Client)(nil)
+var _ engine.Node = (*Client)(nil)
 
-// Client is a go-ethereum JSON-RPC client that implements engine.Chain for
+// Client is a go-ethereum JSON-RPC client that implements engine.Node for
 // any node that speaks standard JSON-RPC (geth, Hardhat's node, hosted
 // providers). The embedded *ethclient.Client provides the methods the Client
 // does not override; the engine's methods are overridden so that every call

@@ -510,11 +510,11 @@ func TestCallTimeout(t *testing.T) {
 			return err
 		},
 	}
-	// Every method of engine.Chain is among them.
-	chainType := reflect.TypeFor[engine.Chain]()
+	// Every method of engine.Node is among them.
+	chainType := reflect.TypeFor[engine.Node]()
 	for i := range chainType.NumMethod() {
 		if _, ok := calls[chainType.Method(i).Name]; !ok {
-			t.Errorf("engine.Chain's %s is not tested for its timeout", chainType.Method(i).Name)
+			t.Errorf("engine.Node's %s is not tested for its timeout", chainType.Method(i).Name)
 		}
 	}
 	t.Run("calls", func(t *testing.T) {

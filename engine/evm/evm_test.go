@@ -104,7 +104,7 @@ func (tk token) pack(method string, args ...any) []byte {
 	return data
 }
 
-func (tk token) balanceOf(ctx context.Context, chain engine.Chain, who common.Address) *big.Int {
+func (tk token) balanceOf(ctx context.Context, chain engine.Node, who common.Address) *big.Int {
 	tk.t.Helper()
 	out, err := chain.CallContract(ctx, ethereum.CallMsg{To: &tk.addr, Data: tk.pack("balanceOf", who)}, nil)
 	if err != nil {
@@ -118,7 +118,7 @@ func (tk token) balanceOf(ctx context.Context, chain engine.Chain, who common.Ad
 }
 
 // deployToken deploys the ERC-20 with supply minted to key's account.
-func deployToken(ctx context.Context, t *testing.T, chain engine.Chain, key *ecdsa.PrivateKey, supply *big.Int) token {
+func deployToken(ctx context.Context, t *testing.T, chain engine.Node, key *ecdsa.PrivateKey, supply *big.Int) token {
 	t.Helper()
 	data, err := contracts.ERC20().DeployData("Test Token", "TT", supply, crypto.PubkeyToAddress(key.PublicKey))
 	if err != nil {
@@ -136,7 +136,7 @@ func deployToken(ctx context.Context, t *testing.T, chain engine.Chain, key *ecd
 }
 
 // transfer sends amount tokens from key's account to to and returns the receipt.
-func (tk token) transfer(ctx context.Context, chain engine.Chain, key *ecdsa.PrivateKey, to common.Address, amount *big.Int) *types.Receipt {
+func (tk token) transfer(ctx context.Context, chain engine.Node, key *ecdsa.PrivateKey, to common.Address, amount *big.Int) *types.Receipt {
 	tk.t.Helper()
 	receipt, err := Transact(ctx, chain, key, &tk.addr, nil, tk.pack("transfer", to, amount))
 	if err != nil {
@@ -370,7 +370,7 @@ func TestDevChainConfigValidation(t *testing.T) {
 }
 
 // call packs method, calls it on addr and unpacks the single result.
-func call(ctx context.Context, t *testing.T, chain engine.Chain, parsed abi.ABI, addr common.Address, method string, args ...any) any {
+func call(ctx context.Context, t *testing.T, chain engine.Node, parsed abi.ABI, addr common.Address, method string, args ...any) any {
 	t.Helper()
 	data, err := parsed.Pack(method, args...)
 	if err != nil {
@@ -388,7 +388,7 @@ func call(ctx context.Context, t *testing.T, chain engine.Chain, parsed abi.ABI,
 }
 
 // send packs method and sends it to addr from key's account.
-func send(ctx context.Context, t *testing.T, chain engine.Chain, key *ecdsa.PrivateKey, parsed abi.ABI, addr common.Address, method string, args ...any) error {
+func send(ctx context.Context, t *testing.T, chain engine.Node, key *ecdsa.PrivateKey, parsed abi.ABI, addr common.Address, method string, args ...any) error {
 	t.Helper()
 	data, err := parsed.Pack(method, args...)
 	if err != nil {

@@ -24,7 +24,7 @@ var _ engine.ReceiptBatcher = (*Client)(nil)
 // helps.
 var ErrReceiptMissing = errors.New("the node has the block but not yet all its receipts")
 
-// BlockReceipts implements engine.Chain: the receipts of every transaction
+// BlockReceipts implements engine.Node: the receipts of every transaction
 // of block number, in transaction order. It returns ethereum.NotFound if the
 // node does not have the block.
 //

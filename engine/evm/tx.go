@@ -29,12 +29,33 @@ const GasMarginPercent = 25
 // receiptPollInterval is how often WaitMined asks for a receipt.
 const receiptPollInterval = 50 * time.Millisecond
 
+// Backend is what Transact and Deploy call on a node: its chain id, the
+// sender's pending nonce, an estimate, fees, a broadcast, and the receipt
+// and head that WaitMined reads. A network's engine.Node is one.
+type Backend interface {
+	ChainID(ctx context.Context) (*big.Int, error)
+	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
+	ethereum.GasEstimator
+	ethereum.GasPricer
+	ethereum.GasPricer1559
+	ethereum.TransactionSender
+	minedReader
+}
+
+var _ Backend = engine.Node(nil)
+
+// minedReader is what WaitMined calls on a node: receipts and the head.
+type minedReader interface {
+	engine.ReceiptReader
+	engine.HeaderReader
+}
+
 // Transact sends value and data from key's account to to (nil: contract
 // creation) and waits until it is mined. The gas limit is estimated with a
 // margin; fees are EIP-1559 (fee cap twice the latest base fee plus the
 // suggested tip) where the chain has a base fee, legacy otherwise. It
 // returns the receipt, and ErrTxFailed with it if the transaction reverted.
-func Transact(ctx context.Context, chain engine.Chain, key *ecdsa.PrivateKey, to *common.Address, value *big.Int, data []byte) (*types.Receipt, error) {
+func Transact(ctx context.Context, chain Backend, key *ecdsa.PrivateKey, to *common.Address, value *big.Int, data []byte) (*types.Receipt, error) {
 	if value == nil {
 		value = new(big.Int)
 	}
@@ -93,7 +114,7 @@ func Transact(ctx context.Context, chain engine.Chain, key *ecdsa.PrivateKey, to
 // Deploy creates a contract from data (creation bytecode followed by the
 // packed constructor arguments, see contracts.Artifact.DeployData), waits
 // until it is mined and returns its address and receipt.
-func Deploy(ctx context.Context, chain engine.Chain, key *ecdsa.PrivateKey, data []byte) (common.Address, *types.Receipt, error) {
+func Deploy(ctx context.Context, chain Backend, key *ecdsa.PrivateKey, data []byte) (common.Address, *types.Receipt, error) {
 	receipt, err := Transact(ctx, chain, key, nil, nil, data)
 	if err != nil {
 		return common.Address{}, receipt, fmt.Errorf("deploy: %w", err)
@@ -109,7 +130,7 @@ func Deploy(ctx context.Context, chain engine.Chain, key *ecdsa.PrivateKey, data
 // mint estimated right after its contract's deployment then runs out of
 // gas. Errors other than "not found" are retried too (a node may be
 // indexing or briefly unreachable) and reported if ctx ends.
-func WaitMined(ctx context.Context, chain engine.Chain, hash common.Hash) (*types.Receipt, error) {
+func WaitMined(ctx context.Context, chain minedReader, hash common.Hash) (*types.Receipt, error) {
 	ticker := time.NewTicker(receiptPollInterval)
 	defer ticker.Stop()
 	var lastErr error

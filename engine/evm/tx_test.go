@@ -18,9 +18,9 @@ import (
 // calls: the window in which a node has indexed a block's receipts but not
 // yet made it its head.
 type laggingChain struct {
-	engine.Chain // not called
-	heads        atomic.Int32
-	lagging      int32
+	engine.Node // not called
+	heads       atomic.Int32
+	lagging     int32
 }
 
 func (c *laggingChain) TransactionReceipt(context.Context, common.Hash) (*types.Receipt, error) {

@@ -14,24 +14,24 @@ import (
 	"github.com/txengine/txengine/engine/subscribe"
 )
 
-// chain is an engine.Chain that counts and times the calls of the wrapped
+// chain is an engine.Node that counts and times the calls of the wrapped
 // one, labelled with the JSON-RPC method each call makes.
 type chain struct {
-	next    engine.Chain
+	next    engine.Node
 	network string
 	m       *Metrics
 }
 
-var _ engine.Chain = (*chain)(nil)
+var _ engine.Node = (*chain)(nil)
 
 // InstrumentChain returns c with every call counted in rpc_requests_total
 // and timed in rpc_request_duration_seconds under network.
-func (m *Metrics) InstrumentChain(network string, c engine.Chain) engine.Chain {
+func (m *Metrics) InstrumentChain(network string, c engine.Node) engine.Node {
 	return &chain{next: c, network: network, m: m}
 }
 
 // Unwrap returns the wrapped chain.
-func (c *chain) Unwrap() engine.Chain { return c.next }
+func (c *chain) Unwrap() engine.Node { return c.next }
 
 // observe records one call of method that started at start and ended with err.
 func (c *chain) observe(method string, start time.Time, err error) {
@@ -49,7 +49,7 @@ func (c *chain) observe(method string, start time.Time, err error) {
 	c.m.rpcDuration.WithLabelValues(c.network, method, outcome).Observe(time.Since(start).Seconds())
 }
 
-// ChainID implements engine.Chain (eth_chainId).
+// ChainID implements engine.Node (eth_chainId).
 func (c *chain) ChainID(ctx context.Context) (*big.Int, error) {
 	start := time.Now()
 	v, err := c.next.ChainID(ctx)
@@ -57,7 +57,7 @@ func (c *chain) ChainID(ctx context.Context) (*big.Int, error) {
 	return v, err
 }
 
-// HeaderByNumber implements engine.Chain (eth_getBlockByNumber).
+// HeaderByNumber implements engine.Node (eth_getBlockByNumber).
 func (c *chain) HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error) {
 	start := time.Now()
 	v, err := c.next.HeaderByNumber(ctx, number)
@@ -65,7 +65,7 @@ func (c *chain) HeaderByNumber(ctx context.Context, number *big.Int) (*types.Hea
 	return v, err
 }
 
-// NonceAt implements engine.Chain (eth_getTransactionCount).
+// NonceAt implements engine.Node (eth_getTransactionCount).
 func (c *chain) NonceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (uint64, error) {
 	start := time.Now()
 	v, err := c.next.NonceAt(ctx, account, blockNumber)
@@ -73,7 +73,7 @@ func (c *chain) NonceAt(ctx context.Context, account common.Address, blockNumber
 	return v, err
 }
 
-// PendingNonceAt implements engine.Chain (eth_getTransactionCount).
+// PendingNonceAt implements engine.Node (eth_getTransactionCount).
 func (c *chain) PendingNonceAt(ctx context.Context, account common.Address) (uint64, error) {
 	start := time.Now()
 	v, err := c.next.PendingNonceAt(ctx, account)
@@ -81,7 +81,7 @@ func (c *chain) PendingNonceAt(ctx context.Context, account common.Address) (uin
 	return v, err
 }
 
-// BalanceAt implements engine.Chain (eth_getBalance).
+// BalanceAt implements engine.Node (eth_getBalance).
 func (c *chain) BalanceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (*big.Int, error) {
 	start := time.Now()
 	v, err := c.next.BalanceAt(ctx, account, blockNumber)
@@ -89,7 +89,7 @@ func (c *chain) BalanceAt(ctx context.Context, account common.Address, blockNumb
 	return v, err
 }
 
-// EstimateGas implements engine.Chain (eth_estimateGas).
+// EstimateGas implements engine.Node (eth_estimateGas).
 func (c *chain) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
 	start := time.Now()
 	v, err := c.next.EstimateGas(ctx, msg)
@@ -97,7 +97,7 @@ func (c *chain) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, 
 	return v, err
 }
 
-// SuggestGasPrice implements engine.Chain (eth_gasPrice).
+// SuggestGasPrice implements engine.Node (eth_gasPrice).
 func (c *chain) SuggestGasPrice(ctx context.Context) (*big.Int, error) {
 	start := time.Now()
 	v, err := c.next.SuggestGasPrice(ctx)
@@ -105,7 +105,7 @@ func (c *chain) SuggestGasPrice(ctx context.Context) (*big.Int, error) {
 	return v, err
 }
 
-// SuggestGasTipCap implements engine.Chain (eth_maxPriorityFeePerGas).
+// SuggestGasTipCap implements engine.Node (eth_maxPriorityFeePerGas).
 func (c *chain) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
 	start := time.Now()
 	v, err := c.next.SuggestGasTipCap(ctx)
@@ -113,7 +113,7 @@ func (c *chain) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
 	return v, err
 }
 
-// CallContract implements engine.Chain (eth_call).
+// CallContract implements engine.Node (eth_call).
 func (c *chain) CallContract(ctx context.Context, msg ethereum.CallMsg, blockNumber *big.Int) ([]byte, error) {
 	start := time.Now()
 	v, err := c.next.CallContract(ctx, msg, blockNumber)
@@ -121,7 +121,7 @@ func (c *chain) CallContract(ctx context.Context, msg ethereum.CallMsg, blockNum
 	return v, err
 }
 
-// BlockReceipts implements engine.Chain (eth_getBlockReceipts).
+// BlockReceipts implements engine.Node (eth_getBlockReceipts).
 func (c *chain) BlockReceipts(ctx context.Context, number uint64) ([]*types.Receipt, error) {
 	start := time.Now()
 	v, err := c.next.BlockReceipts(ctx, number)
@@ -129,7 +129,7 @@ func (c *chain) BlockReceipts(ctx context.Context, number uint64) ([]*types.Rece
 	return v, err
 }
 
-// TransactionReceipt implements engine.Chain (eth_getTransactionReceipt).
+// TransactionReceipt implements engine.Node (eth_getTransactionReceipt).
 func (c *chain) TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
 	start := time.Now()
 	v, err := c.next.TransactionReceipt(ctx, hash)
@@ -137,7 +137,7 @@ func (c *chain) TransactionReceipt(ctx context.Context, hash common.Hash) (*type
 	return v, err
 }
 
-// SendTransaction implements engine.Chain (eth_sendRawTransaction).
+// SendTransaction implements engine.Node (eth_sendRawTransaction).
 func (c *chain) SendTransaction(ctx context.Context, tx *types.Transaction) error {
 	start := time.Now()
 	err := c.next.SendTransaction(ctx, tx)

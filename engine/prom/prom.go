@@ -2,7 +2,7 @@
 // after its dependency as engine/evm is after go-ethereum's: it implements
 // engine.Metrics (what account actors and watchers observe), the
 // http.Metrics of the HTTP layer (requests, rate limiting), and an
-// engine.Chain decorator that counts and times JSON-RPC calls. The engine
+// engine.Node decorator that counts and times JSON-RPC calls. The engine
 // and the HTTP layer see only their own small interfaces; cmd/txengine
 // creates the prometheus.Registry, registers the Go and process collectors
 // there, and passes it to New. No metric is registered on the default

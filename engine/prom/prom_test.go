@@ -144,7 +144,7 @@ func TestHeadAgeAtScrape(t *testing.T) {
 
 // fakeChain answers HeaderByNumber with err and the rest with nothing.
 type fakeChain struct {
-	engine.Chain
+	engine.Node
 	err error
 }
 

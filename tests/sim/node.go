@@ -15,7 +15,7 @@ import (
 )
 
 // Node is the JSON-RPC node of the model chain as the engine sees it
-// (engine.Chain), with the node's faults: rate limits, 5xx, timeouts,
+// (engine.Node), with the node's faults: rate limits, 5xx, timeouts,
 // answers lost after the request took effect, refusals, and requests it
 // refuses for good.
 type Node struct {
@@ -31,7 +31,7 @@ type Node struct {
 	strictFees bool
 }
 
-var _ engine.Chain = (*Node)(nil)
+var _ engine.Node = (*Node)(nil)
 
 // fail is the transport's fate of a call: nil, or the error the client
 // would get (the request did not reach the node, or its answer was lost

@@ -9,11 +9,11 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
-// pumpPath is how a Sender's pump reaches the store and the node for the
-// reads, writes and calls that a SubmitStage merges across accounts:
-// through the stage of its network (stagePath), or directly (directPath,
-// for stores that are not a StageStore).
-type pumpPath interface {
+// pumpIO is a Sender pump's I/O: the reads, writes and node calls that a
+// SubmitStage can merge across accounts. batchedIO goes through the stage
+// of the network (merged with other accounts' pumps); perAccountIO makes
+// each call for this account alone (stores that are not a StageStore).
+type pumpIO interface {
 	InFlightSummary(ctx context.Context, accountID string) (InFlightSummary, error)
 	ReadyTransactions(ctx context.Context, accountID string, limit int) ([]*Transaction, error)
 	// CountQueued is false when the store cannot count.
@@ -25,22 +25,22 @@ type pumpPath interface {
 	Send(ctx context.Context, txs []*types.Transaction) ([]error, error)
 }
 
-// directPath calls the store and the node of one network, one account at
+// perAccountIO calls the store and the node of one network, one account at
 // a time.
-type directPath struct {
+type perAccountIO struct {
 	store SenderStore
 	net   *Network
 }
 
-func (d directPath) InFlightSummary(ctx context.Context, id string) (InFlightSummary, error) {
+func (d perAccountIO) InFlightSummary(ctx context.Context, id string) (InFlightSummary, error) {
 	return d.store.InFlightSummary(ctx, id, d.net.Name)
 }
 
-func (d directPath) ReadyTransactions(ctx context.Context, id string, limit int) ([]*Transaction, error) {
+func (d perAccountIO) ReadyTransactions(ctx context.Context, id string, limit int) ([]*Transaction, error) {
 	return d.store.ReadyTransactions(ctx, id, d.net.Name, limit)
 }
 
-func (d directPath) CountQueued(ctx context.Context, id string) (int, bool, error) {
+func (d perAccountIO) CountQueued(ctx context.Context, id string) (int, bool, error) {
 	qc, ok := d.store.(QueueCounter)
 	if !ok {
 		return 0, false, nil
@@ -49,55 +49,55 @@ func (d directPath) CountQueued(ctx context.Context, id string) (int, bool, erro
 	return n, true, err
 }
 
-func (d directPath) MarkSubmitted(ctx context.Context, f Fence, txs []*Transaction) error {
+func (d perAccountIO) MarkSubmitted(ctx context.Context, f Fence, txs []*Transaction) error {
 	return d.store.MarkSubmittedMany(ctx, f, txs)
 }
 
-func (d directPath) MaxNonce(ctx context.Context, id string) (uint64, bool, error) {
+func (d perAccountIO) MaxNonce(ctx context.Context, id string) (uint64, bool, error) {
 	return d.store.MaxNonce(ctx, id, d.net.Name)
 }
 
-func (d directPath) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
-	return d.net.Chain.NonceAt(ctx, addr, nil)
+func (d perAccountIO) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
+	return stageChain(d.net.Chain).NonceAt(ctx, addr, nil)
 }
 
-func (d directPath) Estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
-	return EstimateDistinct(ctx, d.net.Chain, msgs)
+func (d perAccountIO) Estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+	return EstimateDistinct(ctx, stageChain(d.net.Chain), msgs)
 }
 
-func (d directPath) Send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
-	return SendAll(ctx, d.net.Chain, txs)
+func (d perAccountIO) Send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
+	return SendAll(ctx, stageChain(d.net.Chain), txs)
 }
 
-// stagePath goes through the SubmitStage of the network. Its merged calls
+// batchedIO goes through the SubmitStage of the network. Its merged calls
 // carry the stage's own deadline (one call serves many pumps); a call is
 // not made once the pump's ctx is done (cancelled at shutdown, or past
 // its deadline), so a pump that loops ends with its deadline.
-type stagePath struct{ st *SubmitStage }
+type batchedIO struct{ st *SubmitStage }
 
 // done is the error of a call made after ctx is done; nil before.
-func (stagePath) done(ctx context.Context) error {
+func (batchedIO) done(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("submit stage: %w", err)
 	}
 	return nil
 }
 
-func (p stagePath) InFlightSummary(ctx context.Context, id string) (InFlightSummary, error) {
+func (p batchedIO) InFlightSummary(ctx context.Context, id string) (InFlightSummary, error) {
 	if err := p.done(ctx); err != nil {
 		return InFlightSummary{}, err
 	}
 	return p.st.InFlightSummary(id)
 }
 
-func (p stagePath) ReadyTransactions(ctx context.Context, id string, limit int) ([]*Transaction, error) {
+func (p batchedIO) ReadyTransactions(ctx context.Context, id string, limit int) ([]*Transaction, error) {
 	if err := p.done(ctx); err != nil {
 		return nil, err
 	}
 	return p.st.ReadyTransactions(id, limit)
 }
 
-func (p stagePath) CountQueued(ctx context.Context, id string) (int, bool, error) {
+func (p batchedIO) CountQueued(ctx context.Context, id string) (int, bool, error) {
 	if err := p.done(ctx); err != nil {
 		return 0, true, err
 	}
@@ -105,32 +105,32 @@ func (p stagePath) CountQueued(ctx context.Context, id string) (int, bool, error
 	return n, true, err
 }
 
-func (p stagePath) MarkSubmitted(ctx context.Context, f Fence, txs []*Transaction) error {
+func (p batchedIO) MarkSubmitted(ctx context.Context, f Fence, txs []*Transaction) error {
 	if err := p.done(ctx); err != nil {
 		return NotCommitted(err)
 	}
 	return p.st.MarkSubmitted(f, txs)
 }
 
-func (p stagePath) MaxNonce(ctx context.Context, id string) (uint64, bool, error) {
+func (p batchedIO) MaxNonce(ctx context.Context, id string) (uint64, bool, error) {
 	if err := p.done(ctx); err != nil {
 		return 0, false, err
 	}
 	return p.st.MaxNonce(id)
 }
 
-func (p stagePath) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
+func (p batchedIO) NonceAt(ctx context.Context, addr common.Address) (uint64, error) {
 	return p.st.NonceAt(ctx, addr)
 }
 
-func (p stagePath) Estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
+func (p batchedIO) Estimate(ctx context.Context, msgs []ethereum.CallMsg) ([]uint64, []error, error) {
 	if err := p.done(ctx); err != nil {
 		return nil, nil, err
 	}
 	return p.st.Estimate(msgs)
 }
 
-func (p stagePath) Send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
+func (p batchedIO) Send(ctx context.Context, txs []*types.Transaction) ([]error, error) {
 	if err := p.done(ctx); err != nil {
 		return nil, err
 	}
