@@ -202,7 +202,7 @@ func (n *node) newAPI(context.Context) (func(), error) {
 		return nil, err
 	}
 	metricsHandler := apihttp.MetricsAuth(metricsToken, prom.Handler(n.reg))
-	api := apihttp.NewServer(apihttp.Config{
+	apiCfg := apihttp.Config{
 		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
 		RateLimit: limits,
 		Quotas: apihttp.QuotaConfig{MaxUsers: cfg.Quotas.MaxUsers, MaxAccounts: cfg.Quotas.MaxAccounts, MaxSubscriptions: cfg.Quotas.MaxSubscriptions,
@@ -211,7 +211,11 @@ func (n *node) newAPI(context.Context) (func(), error) {
 		RequestTimeout: cfg.HTTP.RequestTimeout,
 		Cluster:        cfg.Cluster.Enabled,
 		TrustedProxies: cfg.HTTP.TrustedProxies,
-	}, apihttp.Deps{
+	}
+	if err := apiCfg.Validate(); err != nil {
+		return nil, err
+	}
+	api := apihttp.NewServer(apiCfg, apihttp.Deps{
 		Store: store, Sealer: n.sealer, KMS: n.signer.KMS, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: n.log,
 		Metrics: n.metrics, MetricsHandler: mainListenerMetrics(cfg, metricsHandler), Revocations: revocations(sys, cc),
 	})
