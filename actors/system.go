@@ -114,18 +114,10 @@ type System struct {
 // Start starts the watchers and faucets, and the account actors of every
 // account that has work left from a previous run (recovery).
 func Start(ctx context.Context, cfg Config) (*System, error) {
-	if cfg.IdleAccount <= 0 {
-		cfg.IdleAccount = 2 * time.Minute
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = 500
-	}
-	if cfg.SubmitTimeout <= 0 {
-		cfg.SubmitTimeout = 30 * time.Second
-	}
-	if cfg.CheckInFlight <= 0 {
-		cfg.CheckInFlight = 5 * time.Second
-	}
+	cfg = cfg.withDefaults()
 	log := cfg.Log
 	s := &System{
 		cfg: cfg,

@@ -306,7 +306,7 @@ func (c *Config) applyNetworkEnv(getenv func(string) string) error {
 }
 
 // Validate checks every key and names the first bad one.
-func (c *Config) Validate() error {
+func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("listen: %q is not host:port: %w", c.Listen, err)
 	}

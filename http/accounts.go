@@ -178,15 +178,10 @@ func (s *Server) defaultAccount(c *gin.Context) {
 
 // callerDefaultAccount returns the caller's default account, or not_found:
 // its id, owner, address and creation time (accountCache.defaultOf), which
-// is all that its views, balances and sends use.
+// is all that its views and balances use.
 func (s *Server) callerDefaultAccount(c *gin.Context) (*engine.Account, error) {
-	return s.defaultAccountOf(c.Request.Context(), currentUser(c).ID)
-}
-
-// defaultAccountOf returns the default account of user id, as
-// callerDefaultAccount does.
-func (s *Server) defaultAccountOf(ctx context.Context, id string) (*engine.Account, error) {
-	a, err := s.accounts.defaultOf(ctx, id, s.store.DefaultAccount)
+	id := currentUser(c).ID
+	a, err := s.accounts.defaultOf(c.Request.Context(), id, s.store.DefaultAccount)
 	if engine.IsNotFound(err) {
 		return nil, notFound("", "the current user has no default account")
 	}

@@ -39,25 +39,6 @@ type RateLimitConfig struct {
 	AuthFailuresPerHour   int
 }
 
-func (c RateLimitConfig) withDefaults() RateLimitConfig {
-	if c.PerSecond <= 0 {
-		c.PerSecond = 10
-	}
-	if c.PerHour <= 0 {
-		c.PerHour = 3600
-	}
-	if c.AuthFailuresPerSecond <= 0 {
-		c.AuthFailuresPerSecond = 20
-	}
-	if c.AuthFailuresPerHour <= 0 {
-		c.AuthFailuresPerHour = 600
-	}
-	if c.Limits == nil {
-		c.Limits = c.DefaultLimits
-	}
-	return c
-}
-
 // DefaultLimits returns u's override (User.Limits, set by an operator) for
 // each window where it has one, and the configured default elsewhere.
 func (c RateLimitConfig) DefaultLimits(u *engine.User) (perSecond, perHour int) {

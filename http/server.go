@@ -92,7 +92,8 @@ type Pinger interface {
 
 var _ Store = engine.Store(nil)
 
-// Config tunes the HTTP layer. Zero fields take the values of DefaultConfig.
+// Config tunes the HTTP layer (config.go: Default, Validate). Zero fields
+// take the values of Default.
 type Config struct {
 	// MaxBodyBytes bounds request bodies; larger ones get 413.
 	MaxBodyBytes int64
@@ -127,43 +128,6 @@ type Config struct {
 	// Empty trusts none: the client address is the connection's peer, and
 	// a client cannot choose it by sending those headers.
 	TrustedProxies []string
-}
-
-// DefaultConfig returns the defaults: 1 MiB bodies, API version 1.2.1,
-// 2 s readiness checks, 10 s node calls, 30 s per request, at most 10
-// callbacks, private callback addresses refused.
-func DefaultConfig() Config {
-	return Config{
-		MaxBodyBytes:   1 << 20,
-		Version:        "1.2.1",
-		ReadyTimeout:   2 * time.Second,
-		ChainTimeout:   10 * time.Second,
-		MaxCallbacks:   10,
-		RequestTimeout: 30 * time.Second,
-	}
-}
-
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = d.MaxBodyBytes
-	}
-	if c.Version == "" {
-		c.Version = d.Version
-	}
-	if c.ReadyTimeout <= 0 {
-		c.ReadyTimeout = d.ReadyTimeout
-	}
-	if c.ChainTimeout <= 0 {
-		c.ChainTimeout = d.ChainTimeout
-	}
-	if c.MaxCallbacks <= 0 {
-		c.MaxCallbacks = d.MaxCallbacks
-	}
-	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = d.RequestTimeout
-	}
-	return c
 }
 
 // Deps are the collaborators of the server.

@@ -141,16 +141,6 @@ func (s *Server) pathToken(c *gin.Context) (*engine.Contract, error) {
 	return ct, nil
 }
 
-// network returns the configured network name; a contract on a network that
-// is no longer configured cannot be served: unavailable.
-func (s *Server) network(name string) (*engine.Network, error) {
-	nw, ok := s.networks[name]
-	if !ok || nw.Chain == nil {
-		return nil, unavailable("network %s is not configured", name)
-	}
-	return nw, nil
-}
-
 // readToken reads the on-chain parameters of a registered token.
 func (s *Server) readToken(ctx context.Context, ct *engine.Contract) (engine.TokenInfo, error) {
 	infos, errs := s.readTokenContracts(ctx, []*engine.Contract{ct})

@@ -12,7 +12,8 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
-// Config configures the dispatcher actor. Zero durations take defaults.
+// Config configures the dispatcher actor (config.go: Default, Validate).
+// Zero fields take the values of Default.
 type Config struct {
 	// Dispatcher configures the engine.Dispatcher each incarnation owns;
 	// its Store and Log are required.
@@ -40,24 +41,7 @@ type Config struct {
 
 // Props returns the props of the dispatcher actor.
 func Props(cfg Config) *actor.Props {
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 200 * time.Millisecond
-	}
-	if cfg.CloseGrace <= 0 {
-		cfg.CloseGrace = 5 * time.Second
-	}
-	if cfg.Dispatcher.Clock == nil {
-		cfg.Dispatcher.Clock = engine.SystemClock{}
-	}
-	if cfg.Retention <= 0 {
-		cfg.Retention = engine.DefaultRetention
-	}
-	if cfg.PruneEvery <= 0 {
-		cfg.PruneEvery = 10 * time.Minute
-	}
-	if cfg.PruneBatch <= 0 {
-		cfg.PruneBatch = 1000
-	}
+	cfg = cfg.withDefaults()
 	return lifecycle.Props(func() actor.Actor { return &Actor{cfg: cfg} })
 }
 

@@ -14,13 +14,14 @@ import (
 // configured; the API's URL check uses the same value. secrets opens the
 // users' sealed callback secrets.
 func callbacksConfig(cfg config.Config, secrets engine.CallbackSecrets) callbacks.Config {
-	d := engine.DefaultDispatcherConfig()
-	d.Secrets = secrets
-	d.AllowPrivate = cfg.CallbacksAllowPrivate()
-	d.Timeout = cfg.Callbacks.Timeout
-	d.Concurrency = cfg.Callbacks.Concurrency
-	d.UserAgent = "txengine/" + version()
-	return callbacks.Config{Dispatcher: d, Retention: cfg.Callbacks.Retention}
+	c := callbacks.Default()
+	c.Dispatcher.Secrets = secrets
+	c.Dispatcher.AllowPrivate = cfg.CallbacksAllowPrivate()
+	c.Dispatcher.Timeout = cfg.Callbacks.Timeout
+	c.Dispatcher.Concurrency = cfg.Callbacks.Concurrency
+	c.Dispatcher.UserAgent = "txengine/" + version()
+	c.Retention = cfg.Callbacks.Retention
+	return c
 }
 
 // version is the module version the binary was built from ("dev" for a

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/txengine/txengine/actors"
 	"github.com/txengine/txengine/config"
@@ -29,92 +30,168 @@ import (
 )
 
 // serve runs the service until ctx is cancelled, then shuts down in reverse
-// order of start-up: HTTP, actors, networks, store.
+// order of start-up: HTTP, the metrics listener, actors, the keyring
+// watcher, networks, store.
 func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, getenv func(string) string) error {
 	cfg, err := config.Load(configPath, getenv)
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg.Log, stderr)
-	var watchdog *time.Timer // runs from the shutdown signal to the last deferred close
-	defer func() {
-		if watchdog != nil {
-			watchdog.Stop()
+	n := &node{cfg: cfg, log: newLogger(cfg.Log, stderr)}
+	var started stack // the stops of what the steps started, run when serve returns
+	defer started.stop()
+	started.push(n.stopWatchdog) // last: the watchdog bounds every other stop
+	// The order of start-up; each step fills the fields of n the next ones
+	// need and may return the stop of what it started.
+	for _, step := range []func(context.Context) (stop func(), err error){
+		n.openStore,     // store and key sealer
+		n.newMetrics,    // Prometheus registry and metrics
+		n.startNetworks, // node connections, instrumented
+		n.bootstrap,     // operator user, account, token; demo token
+		n.watchKeys,     // plain secrets sealed; keyring watcher
+		n.startActors,   // cluster, custody, actors
+		n.newAPI,        // the HTTP API
+		n.serveMetrics,  // the metrics listener, when it has its own address
+		n.listen,        // the API listener
+	} {
+		stop, err := step(ctx)
+		started.push(stop)
+		if err != nil {
+			return err
 		}
-	}()
-	store, sealer, err := openSealed(ctx, cfg)
-	if err != nil {
-		return err
 	}
-	defer func() {
-		began := time.Now()
-		if err := store.Close(); err != nil {
-			log.Error("closing store", "err", err)
-		}
-		log.Info("store closed", "took", time.Since(began))
-	}()
-	reg, metrics, err := newMetrics(cfg)
-	if err != nil {
-		return err
-	}
+	base := "http://" + n.ln.Addr().String()
+	printBanner(stdout, base, n.op, filepath.Join(cfg.DataDir, "operator.token"))
+	n.log.Info("serving", "addr", n.ln.Addr().String(), "networks", n.nets.names())
 
-	nets, err := startNetworks(ctx, cfg)
-	if err != nil {
-		return err
+	select {
+	case <-ctx.Done():
+	case err := <-n.served:
+		return fmt.Errorf("http server: %w", err)
 	}
-	defer func() {
-		began := time.Now()
-		if err := nets.Close(); err != nil {
-			log.Error("closing networks", "err", err)
-		}
-		log.Info("networks closed", "took", time.Since(began))
-	}()
-	for name, n := range nets.byName {
-		n.Chain = metrics.InstrumentChain(name, n.Chain)
-	}
+	n.shutdownHTTP()
+	return nil
+}
 
-	op, err := bootstrap(ctx, store, sealer, nets, cfg.DataDir, cfg.Cluster.Enabled, log)
-	if err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
-	}
-	if err := sealPlainSecrets(ctx, store, sealer, log); err != nil {
-		return err
-	}
-	kw, err := startKeyringWatcher(ctx, cfg, sealer, log)
-	if err != nil {
-		return fmt.Errorf("keyring: %w", err)
-	}
-	defer kw.Close()
-	cc, err := clusterConfig(cfg, store)
-	if err != nil {
-		return err
-	}
-	signer, err := custody(ctx, cfg.KMS, sealer, log)
-	if err != nil {
-		return err
-	}
+// node is what serve's steps start, in the order they start it.
+type node struct {
+	cfg config.Config
+	log *slog.Logger
 
+	store   engine.Store
+	sealer  *engine.KeySealer
+	reg     *prometheus.Registry
+	metrics *prom.Metrics
+	nets    *networks
+	op      *provision.Operator
+	cluster *actors.ClusterConfig // nil unless cluster mode
+	signer  *engine.Custody
+	sys     *actors.System
+	api     *apihttp.Server
+	// metricsHandler serves /metrics (behind its token, if any).
+	metricsHandler nethttp.Handler
+	ln             net.Listener
+	srv            *nethttp.Server
+	served         chan error // srv.Serve's end
+
+	watchdog *time.Timer // runs from the shutdown signal to the last stop
+}
+
+// openStore opens the store and loads the key sealer.
+func (n *node) openStore(ctx context.Context) (func(), error) {
+	store, sealer, err := openSealed(ctx, n.cfg)
+	if err != nil {
+		return nil, err
+	}
+	n.store, n.sealer = store, sealer
+	return closing(n.log, "store", store.Close), nil
+}
+
+// newMetrics creates the Prometheus registry and the service's metrics.
+func (n *node) newMetrics(context.Context) (func(), error) {
+	var err error
+	n.reg, n.metrics, err = newMetrics(n.cfg)
+	return nil, err
+}
+
+// startNetworks connects to the configured networks (or starts the
+// embedded dev chain) and instruments their chains.
+func (n *node) startNetworks(ctx context.Context) (func(), error) {
+	nets, err := startNetworks(ctx, n.cfg)
+	if err != nil {
+		return nil, err
+	}
+	for name, nw := range nets.byName {
+		nw.Chain = n.metrics.InstrumentChain(name, nw.Chain)
+	}
+	n.nets = nets
+	return closing(n.log, "networks", nets.Close), nil
+}
+
+// bootstrap provisions the operator (bootstrap).
+func (n *node) bootstrap(ctx context.Context) (func(), error) {
+	op, err := bootstrap(ctx, n.store, n.sealer, n.nets, n.cfg.DataDir, n.cfg.Cluster.Enabled, n.log)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	n.op = op
+	return nil, nil
+}
+
+// watchKeys seals the secrets still stored in plain text and starts the
+// keyring watcher.
+func (n *node) watchKeys(ctx context.Context) (func(), error) {
+	if err := sealPlainSecrets(ctx, n.store, n.sealer, n.log); err != nil {
+		return nil, err
+	}
+	kw, err := startKeyringWatcher(ctx, n.cfg, n.sealer, n.log)
+	if err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	return kw.Close, nil
+}
+
+// startActors starts the actor system (in cluster mode, as a member) with
+// the key custody of the configuration, and registers its gauges. Once
+// the actors run, the returned stop stops them, even with an error.
+func (n *node) startActors(ctx context.Context) (func(), error) {
+	cc, err := clusterConfig(n.cfg, n.store)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := custody(ctx, n.cfg.KMS, n.sealer, n.log)
+	if err != nil {
+		return nil, err
+	}
+	n.cluster, n.signer = cc, signer
+	cfg := n.cfg
 	sys, err := actors.Start(ctx, actors.Config{
-		Store: store, Signer: signer, Clock: engine.SystemClock{}, Log: log,
-		Networks: nets.byName, Faucets: nets.faucets, NewHeads: newHeads(log),
-		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch, Metrics: metrics,
-		Callbacks: callbacksConfig(cfg, sealer), Cluster: cc,
+		Store: n.store, Signer: signer, Clock: engine.SystemClock{}, Log: n.log,
+		Networks: n.nets.byName, Faucets: n.nets.faucets, NewHeads: newHeads(n.log),
+		IdleAccount: cfg.Engine.IdleAccount, MaxBatch: cfg.Engine.MaxBatch, Metrics: n.metrics,
+		Callbacks: callbacksConfig(cfg, n.sealer), Cluster: cc,
 	})
 	if err != nil {
-		return fmt.Errorf("start actors: %w", err)
+		return nil, fmt.Errorf("start actors: %w", err)
 	}
-	defer func() {
+	n.sys = sys
+	stop := func() {
 		began := time.Now()
 		sys.Close()
-		log.Info("actors stopped", "took", time.Since(began))
-	}()
-	if err := prom.RegisterLiveAccounts(reg, sys.LiveAccounts); err != nil {
-		return err
+		n.log.Info("actors stopped", "took", time.Since(began))
 	}
-	if err := prom.RegisterCallbackOutbox(reg, store.PendingCallbacks); err != nil {
-		return err
+	if err := prom.RegisterLiveAccounts(n.reg, sys.LiveAccounts); err != nil {
+		return stop, err
 	}
+	if err := prom.RegisterCallbackOutbox(n.reg, n.store.PendingCallbacks); err != nil {
+		return stop, err
+	}
+	return stop, nil
+}
 
+// newAPI creates the HTTP API over the actors and the store.
+func (n *node) newAPI(context.Context) (func(), error) {
+	cfg, store, nets, sys, cc := n.cfg, n.store, n.nets, n.sys, n.cluster
 	limits := apihttp.RateLimitConfig{PerSecond: cfg.RateLimit.PerSecond, PerHour: cfg.RateLimit.PerHour,
 		AuthFailuresPerSecond: cfg.RateLimit.AuthFailuresPerSecond, AuthFailuresPerHour: cfg.RateLimit.AuthFailuresPerHour}
 	if cc != nil {
@@ -123,10 +200,10 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 	}
 	metricsToken, err := cfg.Metrics.Token()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	metricsHandler := apihttp.MetricsAuth(metricsToken, prom.Handler(reg))
-	api := apihttp.NewServer(apihttp.Config{
+	metricsHandler := apihttp.MetricsAuth(metricsToken, prom.Handler(n.reg))
+	apiCfg := apihttp.Config{
 		AllowPrivateCallbacks: cfg.CallbacksAllowPrivate(), MaxHeadAge: cfg.Health.MaxHeadAge,
 		RateLimit: limits,
 		Quotas: apihttp.QuotaConfig{MaxUsers: cfg.Quotas.MaxUsers, MaxAccounts: cfg.Quotas.MaxAccounts, MaxSubscriptions: cfg.Quotas.MaxSubscriptions,
@@ -135,51 +212,70 @@ func serve(ctx context.Context, configPath string, stdout, stderr io.Writer, get
 		RequestTimeout: cfg.HTTP.RequestTimeout,
 		Cluster:        cfg.Cluster.Enabled,
 		TrustedProxies: cfg.HTTP.TrustedProxies,
-	}, apihttp.Deps{
-		Store: store, Sealer: sealer, KMS: signer.KMS, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: log,
-		Metrics: metrics, MetricsHandler: mainListenerMetrics(cfg, metricsHandler), Revocations: revocations(sys, cc),
+	}
+	if err := apiCfg.Validate(); err != nil {
+		return nil, err
+	}
+	api := apihttp.NewServer(apiCfg, apihttp.Deps{
+		Store: store, Sealer: n.sealer, KMS: n.signer.KMS, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: n.log,
+		Metrics: n.metrics, MetricsHandler: mainListenerMetrics(cfg, metricsHandler), Revocations: revocations(sys, cc),
 	})
 	sys.OnTokenRevoked(api.ForgetToken) // tokens revoked on other members
-	if cfg.Metrics.Listen != "" {
-		ms, err := startMetricsServer(cfg.Metrics.Listen, metricsHandler, log)
-		if err != nil {
-			return err
-		}
-		defer ms.Shutdown(context.Background())
+	n.api, n.metricsHandler = api, metricsHandler
+	return nil, nil
+}
+
+// serveMetrics starts the metrics listener when metrics have their own
+// listen address.
+func (n *node) serveMetrics(context.Context) (func(), error) {
+	if n.cfg.Metrics.Listen == "" {
+		return nil, nil
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ms, err := startMetricsServer(n.cfg.Metrics.Listen, n.metricsHandler, n.log)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		return nil, err
 	}
-	srv := newHTTPServer(api.Handler(), cfg.HTTP.RequestTimeout)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	return func() { ms.Shutdown(context.Background()) }, nil
+}
 
-	base := "http://" + ln.Addr().String()
-	printBanner(stdout, base, op, filepath.Join(cfg.DataDir, "operator.token"))
-	log.Info("serving", "addr", ln.Addr().String(), "networks", nets.names())
-
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		return fmt.Errorf("http server: %w", err)
+// listen starts serving the API on the listen address. The server stops
+// in shutdownHTTP (or on its own, with an error on served).
+func (n *node) listen(context.Context) (func(), error) {
+	ln, err := net.Listen("tcp", n.cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", n.cfg.Listen, err)
 	}
-	// Shutdown: refuse new API requests (503), let the accepted ones
-	// finish (their transactions are committed before they answer), then
-	// the deferred closes stop the actors, the networks and the store. Half
-	// the budget goes to HTTP; the watchdog bounds the whole.
-	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
-	watchdog = startWatchdog(cfg.ShutdownTimeout, log)
-	api.Drain()
-	time.Sleep(drainGrace(cfg.ShutdownTimeout))
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout/2)
+	n.ln = ln
+	n.srv = newHTTPServer(n.api.Handler(), n.cfg.HTTP.RequestTimeout)
+	n.served = make(chan error, 1)
+	go func() { n.served <- n.srv.Serve(ln) }()
+	return nil, nil
+}
+
+// shutdownHTTP refuses new API requests (503), lets the accepted ones
+// finish (their transactions are committed before they answer); then
+// serve's stops stop the rest. Half the budget goes to HTTP; the watchdog
+// bounds the whole.
+func (n *node) shutdownHTTP() {
+	timeout := n.cfg.ShutdownTimeout
+	n.log.Info("shutting down", "timeout", timeout)
+	n.watchdog = startWatchdog(timeout, n.log)
+	n.api.Drain()
+	time.Sleep(drainGrace(timeout))
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), timeout/2)
 	defer cancel()
 	began := time.Now()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		log.Warn("http shutdown", "err", err)
+	if err := n.srv.Shutdown(shutdownCtx); err != nil {
+		n.log.Warn("http shutdown", "err", err)
 	}
-	log.Info("http stopped", "took", time.Since(began))
-	return nil
+	n.log.Info("http stopped", "took", time.Since(began))
+}
+
+// stopWatchdog stops the shutdown watchdog, if the shutdown started it.
+func (n *node) stopWatchdog() {
+	if n.watchdog != nil {
+		n.watchdog.Stop()
+	}
 }
 
 // revocations is who hears of the tokens this node revokes: the other
