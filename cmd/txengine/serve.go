@@ -79,13 +79,13 @@ type node struct {
 	log *slog.Logger
 
 	store   engine.Store
-	sealer  *engine.KeySealer
+	sealer  *keystore.KeySealer
 	reg     *prometheus.Registry
 	metrics *prom.Metrics
 	nets    *networks
 	op      *provision.Operator
 	cluster *actors.ClusterConfig // nil unless cluster mode
-	signer  *engine.Custody
+	signer  *keystore.Custody
 	sys     *actors.System
 	api     *apihttp.Server
 	// metricsHandler serves /metrics (behind its token, if any).
