@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
-	"github.com/txengine/txengine/engine/subscribe"
 	"github.com/txengine/txengine/engine/abicodec"
+	"github.com/txengine/txengine/engine/subscribe"
 )
 
 // subEnv is a contractEnv (responses checked against openapi.json) whose
