@@ -10,20 +10,10 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/txengine/txengine/engine/abicodec"
-)
 
-// Addresses and integer bounds the validation tests use (the ABI codec's
-// tests have the same).
-const (
-	abiAddrLower = "0x52908400098527886e0f7030069857d2e4169ee7"
-	abiAddrCheck = "0x52908400098527886E0F7030069857D2E4169EE7"
-	abiAddrBad   = "0x52908400098527886E0F7030069857D2E4169Ee7" // one letter's case flipped
-	abiAddr2     = "0x8617E340B3D01FA5F11F306F4090FD50E238070D"
-	abiMaxU256   = "115792089237316195423570985008687907853269984665640564039457584007913129639935"
-	abiTwoTo256  = "115792089237316195423570985008687907853269984665640564039457584007913129639936"
+	"github.com/txengine/txengine/engine/internal/abitest"
 )
 
 // abiTestERC20 is the ERC-20 Transfer event.
@@ -36,31 +26,6 @@ func abiTestParse(t *testing.T, raw string) *abi.ABI {
 		t.Fatalf("ParseABI: %v", err)
 	}
 	return a
-}
-
-func abiTestMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal %v: %v", v, err)
-	}
-	return string(b)
-}
-
-func abiTestTransferLog(from, to string, value *big.Int) *types.Log {
-	return &types.Log{
-		Address: common.HexToAddress(abiAddr2),
-		Topics: []common.Hash{
-			crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)")),
-			common.BytesToHash(common.FromHex(from)),
-			common.BytesToHash(common.FromHex(to)),
-		},
-		Data:        common.LeftPadBytes(value.Bytes(), 32),
-		BlockNumber: 1234,
-		BlockHash:   common.HexToHash("0xb10c"),
-		TxHash:      common.HexToHash("0x7a"),
-		Index:       7,
-	}
 }
 
 // TestCodecError: every fault of the ABI codec becomes the engine's error
@@ -76,7 +41,7 @@ func TestCodecError(t *testing.T) {
 	_, missing := abicodec.FindMethod(a, "g")
 	_, badABI := abicodec.ParseABI([]byte(`{}`))
 	_, _, badArg := abicodec.PackCall(m, []json.RawMessage{json.RawMessage(`"0x12"`)})
-	_, badAddr := abicodec.ParseAddress("to", abiAddrBad)
+	_, badAddr := abicodec.ParseAddress("to", abitest.AddrBad)
 	for _, c := range []struct {
 		err          error
 		code         Code
@@ -85,7 +50,7 @@ func TestCodecError(t *testing.T) {
 		{missing, CodeNotFound, "method", `method "g" not found in the ABI`},
 		{badABI, CodeInvalidArgument, "abi", "abi must be a JSON array"},
 		{badArg, CodeInvalidArgument, "arg[0]", "arg[0] must be a 0x-prefixed 20-byte hex address"},
-		{badAddr, CodeInvalidArgument, "to", "to fails the EIP-55 checksum (mixed case must match " + abiAddrCheck + ")"},
+		{badAddr, CodeInvalidArgument, "to", "to fails the EIP-55 checksum (mixed case must match " + abitest.AddrCheck + ")"},
 	} {
 		got := CodecError(c.err)
 		var e *Error
@@ -105,20 +70,20 @@ func TestCodecError(t *testing.T) {
 // place in the chain.
 func TestDecodeLogEvent(t *testing.T) {
 	a := abiTestParse(t, abiTestERC20)
-	value, _ := new(big.Int).SetString(abiMaxU256, 10)
-	lg := abiTestTransferLog(abiAddrLower, strings.ToLower(abiAddr2), value)
+	value, _ := new(big.Int).SetString(abitest.MaxU256, 10)
+	lg := abitest.TransferLog(abitest.AddrLower, strings.ToLower(abitest.Addr2), value)
 	ev, ok := DecodeLog(a, lg)
 	if !ok {
 		t.Fatal("Transfer log not decoded")
 	}
 	if ev.Event != "Transfer" || ev.Signature != "Transfer(address,address,uint256)" ||
-		ev.Address != common.HexToAddress(abiAddr2) || ev.BlockNumber != 1234 || ev.BlockHash != lg.BlockHash ||
-		ev.TransactionHash != lg.TxHash || ev.LogIndex != 7 || ev.ReturnValues["value"] != abiMaxU256 {
+		ev.Address != common.HexToAddress(abitest.Addr2) || ev.BlockNumber != 1234 || ev.BlockHash != lg.BlockHash ||
+		ev.TransactionHash != lg.TxHash || ev.LogIndex != 7 || ev.ReturnValues["value"] != abitest.MaxU256 {
 		t.Errorf("event = %+v", ev)
 	}
 	// Event.Address is a common.Address, which encodes in lower case; the
 	// checksummed form is the HTTP layer's business (API.md, "Conventions").
-	if got := abiTestMarshal(t, ev); !strings.Contains(got, `"logIndex":7`) || !strings.Contains(got, `"blockNumber":1234`) {
+	if got := abitest.Marshal(t, ev); !strings.Contains(got, `"logIndex":7`) || !strings.Contains(got, `"blockNumber":1234`) {
 		t.Errorf("event JSON = %s", got)
 	}
 	if _, ok := DecodeLog(nil, lg); ok {
@@ -128,15 +93,15 @@ func TestDecodeLogEvent(t *testing.T) {
 
 func TestDecodeLogs(t *testing.T) {
 	a := abiTestParse(t, abiTestERC20)
-	known := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(1))
-	other := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(2))
-	other.Address = common.HexToAddress(abiAddrLower)
-	removed := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(3))
+	known := abitest.TransferLog(abitest.AddrLower, abitest.Addr2, big.NewInt(1))
+	other := abitest.TransferLog(abitest.AddrLower, abitest.Addr2, big.NewInt(2))
+	other.Address = common.HexToAddress(abitest.AddrLower)
+	removed := abitest.TransferLog(abitest.AddrLower, abitest.Addr2, big.NewInt(3))
 	removed.Removed = true
-	second := abiTestTransferLog(abiAddr2, abiAddrLower, big.NewInt(4))
+	second := abitest.TransferLog(abitest.Addr2, abitest.AddrLower, big.NewInt(4))
 	second.Index = 9
 	abis := func(addr common.Address) *abi.ABI {
-		if addr == common.HexToAddress(abiAddr2) {
+		if addr == common.HexToAddress(abitest.Addr2) {
 			return a
 		}
 		return nil
@@ -145,7 +110,7 @@ func TestDecodeLogs(t *testing.T) {
 	if len(events) != 2 || events[0].LogIndex != 7 || events[1].LogIndex != 9 || events[1].ReturnValues["value"] != "4" {
 		t.Fatalf("DecodeLogs = %+v", events)
 	}
-	if got := abiTestMarshal(t, DecodeLogs(abis, nil)); got != "[]" {
+	if got := abitest.Marshal(t, DecodeLogs(abis, nil)); got != "[]" {
 		t.Errorf("DecodeLogs(nil) = %s, want []", got)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common/math"
+
+	"github.com/txengine/txengine/engine/internal/abitest"
 )
 
 // FuzzParseAmount: ParseAmount accepts exactly the strings of decimal digits
@@ -14,7 +16,7 @@ import (
 func FuzzParseAmount(f *testing.F) {
 	for _, s := range []string{
 		"", "0", "00", "1", "007", "-1", "+1", " 1", "1 ", "1.0", "1e18", "0x10", "１",
-		abiMaxU256, abiTwoTo256, "0" + abiMaxU256, strings.Repeat("0", 79) + "1",
+		abitest.MaxU256, abitest.TwoTo256, "0" + abitest.MaxU256, strings.Repeat("0", 79) + "1",
 		strings.Repeat("9", 78), strings.Repeat("9", 79), "1_000", "\x00",
 	} {
 		f.Add(s)
@@ -28,7 +30,7 @@ func FuzzParseAmount(f *testing.F) {
 			}
 			if digits {
 				trimmed := strings.TrimLeft(s, "0")
-				if len(trimmed) < 78 || len(trimmed) == 78 && trimmed <= abiMaxU256 {
+				if len(trimmed) < 78 || len(trimmed) == 78 && trimmed <= abitest.MaxU256 {
 					t.Fatalf("ParseAmount(%q) refused a value <= 2^256-1: %v", s, err)
 				}
 			}
@@ -55,9 +57,9 @@ func FuzzParseAmount(f *testing.F) {
 // whose checksummed form equals the input case-insensitively.
 func FuzzParseAddress(f *testing.F) {
 	for _, s := range []string{
-		"", "0x", abiAddrLower, abiAddrCheck, abiAddrBad, abiAddr2, "0X" + abiAddrLower[2:],
-		"0x" + strings.ToUpper(abiAddrLower[2:]), abiAddrLower[2:], abiAddrLower + "0", abiAddrLower[:41],
-		" " + abiAddrLower, "0x" + strings.Repeat("0", 40), "0x" + strings.Repeat("g", 40), "0x0x" + abiAddrLower[4:],
+		"", "0x", abitest.AddrLower, abitest.AddrCheck, abitest.AddrBad, abitest.Addr2, "0X" + abitest.AddrLower[2:],
+		"0x" + strings.ToUpper(abitest.AddrLower[2:]), abitest.AddrLower[2:], abitest.AddrLower + "0", abitest.AddrLower[:41],
+		" " + abitest.AddrLower, "0x" + strings.Repeat("0", 40), "0x" + strings.Repeat("g", 40), "0x0x" + abitest.AddrLower[4:],
 	} {
 		f.Add(s)
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/txengine/txengine/engine/internal/abitest"
 )
 
 // abiFuzzABI holds the methods, events and errors the ABI fuzz targets work
@@ -57,9 +59,9 @@ func abiFuzzSetup(tb testing.TB) (*abi.ABI, []*abi.Method) {
 }
 
 // abiFuzzEvery is a valid argument list of every(...).
-const abiFuzzEvery = `["255", "-57896044618658097711785492504343953926634992332820282019728792003956564819968", "` + abiAddrLower + `", true,
- "héllo", "0xdeadBEEF", "0x` + "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" + `", ["1", 2, "` + abiMaxU256 + `"],
- {"id": "7", "owner": "` + abiAddrCheck + `", "tags": ["x", ""]}]`
+const abiFuzzEvery = `["255", "-57896044618658097711785492504343953926634992332820282019728792003956564819968", "` + abitest.AddrLower + `", true,
+ "héllo", "0xdeadBEEF", "0x` + "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" + `", ["1", 2, "` + abitest.MaxU256 + `"],
+ {"id": "7", "owner": "` + abitest.AddrCheck + `", "tags": ["x", ""]}]`
 
 // FuzzPackCall: NormalizeArgs and PackCall never panic on any `arg`, every
 // error is invalid_argument on arg or a path below it, and accepted
@@ -71,21 +73,21 @@ func FuzzPackCall(f *testing.F) {
 		method uint8
 		arg    string
 	}{
-		{0, `["` + abiAddrLower + `", "1000"]`},
-		{0, `["` + abiAddrCheck + `", 0]`},
-		{0, `["` + abiAddrBad + `", "1"]`},
-		{0, `["` + abiAddrLower + `", "` + abiTwoTo256 + `"]`},
-		{0, `["` + abiAddrLower + `", "-1"]`},
-		{0, `["` + abiAddrLower + `", 1e3]`},
-		{0, `["` + abiAddrLower + `", "0x10"]`},
-		{1, `["` + abiAddr2 + `", "` + abiMaxU256 + `"]`},
-		{1, `{"spender":"` + abiAddr2 + `"}`},
+		{0, `["` + abitest.AddrLower + `", "1000"]`},
+		{0, `["` + abitest.AddrCheck + `", 0]`},
+		{0, `["` + abitest.AddrBad + `", "1"]`},
+		{0, `["` + abitest.AddrLower + `", "` + abitest.TwoTo256 + `"]`},
+		{0, `["` + abitest.AddrLower + `", "-1"]`},
+		{0, `["` + abitest.AddrLower + `", 1e3]`},
+		{0, `["` + abitest.AddrLower + `", "0x10"]`},
+		{1, `["` + abitest.Addr2 + `", "` + abitest.MaxU256 + `"]`},
+		{1, `{"spender":"` + abitest.Addr2 + `"}`},
 		{2, abiFuzzEvery},
-		{2, strings.Replace(abiFuzzEvery, `{"id": "7", "owner": "`+abiAddrCheck+`", "tags": ["x", ""]}`, `["7", "`+abiAddrLower+`", []]`, 1)},
-		{2, `[0, "0", "` + abiAddrLower + `", false, "", "0x", "0x` + strings.Repeat("00", 32) + `", [], {"id": 0, "owner": "` + abiAddrLower + `", "tags": []}]`},
+		{2, strings.Replace(abiFuzzEvery, `{"id": "7", "owner": "`+abitest.AddrCheck+`", "tags": ["x", ""]}`, `["7", "`+abitest.AddrLower+`", []]`, 1)},
+		{2, `[0, "0", "` + abitest.AddrLower + `", false, "", "0x", "0x` + strings.Repeat("00", 32) + `", [], {"id": 0, "owner": "` + abitest.AddrLower + `", "tags": []}]`},
 		{3, `[-128, "65535", "-9223372036854775808", "16777215"]`},
 		{3, `["128", 65536, "9223372036854775808", 16777216]`},
-		{4, `[[{"k":"0x01020304","v":[-32768, "32767"]}], [["` + abiAddrLower + `","` + abiAddr2 + `"]]]`},
+		{4, `[[{"k":"0x01020304","v":[-32768, "32767"]}], [["` + abitest.AddrLower + `","` + abitest.Addr2 + `"]]]`},
 		{4, `[[["0xffffffff",[1,2]]], []]`},
 		{5, ``}, {5, `null`}, {5, `[]`}, {5, `[1]`},
 		{0, `[`}, {0, `"x"`}, {0, `[null, null]`}, {0, `[{}, []]`},

@@ -13,6 +13,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/txengine/txengine/engine/internal/abitest"
 )
 
 // abiTestERC20 is a standard ERC-20 ABI plus an overloaded transfer (ERC-223
@@ -37,16 +39,6 @@ const abiTestERC20 = `[
  {"type":"error","name":"InsufficientBalance","inputs":[{"name":"available","type":"uint256"},{"name":"required","type":"uint256"}]}
 ]`
 
-const (
-	abiAddrLower = "0x52908400098527886e0f7030069857d2e4169ee7"
-	abiAddrCheck = "0x52908400098527886E0F7030069857D2E4169EE7"
-	abiAddrBad   = "0x52908400098527886E0F7030069857D2E4169Ee7" // one letter's case flipped
-	abiAddr2     = "0x8617E340B3D01FA5F11F306F4090FD50E238070D"
-	abiMaxU256   = "115792089237316195423570985008687907853269984665640564039457584007913129639935"
-	abiTwoTo256  = "115792089237316195423570985008687907853269984665640564039457584007913129639936"
-	abiMinI256   = "-57896044618658097711785492504343953926634992332820282019728792003956564819968" // -2^255, checked by TestIntegerRange
-)
-
 func abiTestParse(t *testing.T, raw string) *abi.ABI {
 	t.Helper()
 	a, err := ParseABI([]byte(raw))
@@ -64,15 +56,6 @@ func abiTestCanon(t *testing.T, s string) string {
 		t.Fatalf("bad test JSON %s: %v", s, err)
 	}
 	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func abiTestMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal %v: %v", v, err)
-	}
 	return string(b)
 }
 
@@ -105,16 +88,16 @@ func TestPackUnpackRoundTrip(t *testing.T) {
 		{"uint16", "uint16", "", `65535`, `"65535"`},
 		{"uint24 (big.Int size)", "uint24", "", `"16777215"`, `"16777215"`},
 		{"uint64 max", "uint64", "", `"18446744073709551615"`, `"18446744073709551615"`},
-		{"uint256 max", "uint256", "", `"` + abiMaxU256 + `"`, `"` + abiMaxU256 + `"`},
+		{"uint256 max", "uint256", "", `"` + abitest.MaxU256 + `"`, `"` + abitest.MaxU256 + `"`},
 		{"uint256 zero", "uint256", "", `0`, `"0"`},
 		{"int8 min", "int8", "", `-128`, `"-128"`},
 		{"int8 max", "int8", "", `"127"`, `"127"`},
 		{"int64 min", "int64", "", `"-9223372036854775808"`, `"-9223372036854775808"`},
 		{"int256 -1", "int256", "", `"-1"`, `"-1"`},
-		{"int256 min", "int256", "", `"` + abiMinI256 + `"`, `"` + abiMinI256 + `"`},
-		{"address lower", "address", "", `"` + abiAddrLower + `"`, `"` + abiAddrCheck + `"`},
-		{"address checksummed", "address", "", `"` + abiAddrCheck + `"`, `"` + abiAddrCheck + `"`},
-		{"address upper", "address", "", `"0x` + strings.ToUpper(abiAddrLower[2:]) + `"`, `"` + abiAddrCheck + `"`},
+		{"int256 min", "int256", "", `"` + abitest.MinI256 + `"`, `"` + abitest.MinI256 + `"`},
+		{"address lower", "address", "", `"` + abitest.AddrLower + `"`, `"` + abitest.AddrCheck + `"`},
+		{"address checksummed", "address", "", `"` + abitest.AddrCheck + `"`, `"` + abitest.AddrCheck + `"`},
+		{"address upper", "address", "", `"0x` + strings.ToUpper(abitest.AddrLower[2:]) + `"`, `"` + abitest.AddrCheck + `"`},
 		{"bool true", "bool", "", `true`, `true`},
 		{"bool false", "bool", "", `false`, `false`},
 		{"string", "string", "", `"héllo \"world\""`, `"héllo \"world\""`},
@@ -124,20 +107,20 @@ func TestPackUnpackRoundTrip(t *testing.T) {
 		{"bytes 0X", "bytes", "", `"0XABCD"`, `"0xabcd"`},
 		{"bytes32", "bytes32", "", `"0x` + strings.Repeat("ab", 32) + `"`, `"0x` + strings.Repeat("ab", 32) + `"`},
 		{"bytes1", "bytes1", "", `"0x01"`, `"0x01"`},
-		{"uint256[]", "uint256[]", "", `["1", 2, "` + abiMaxU256 + `"]`, `["1","2","` + abiMaxU256 + `"]`},
+		{"uint256[]", "uint256[]", "", `["1", 2, "` + abitest.MaxU256 + `"]`, `["1","2","` + abitest.MaxU256 + `"]`},
 		{"uint256[] empty", "uint256[]", "", `[]`, `[]`},
-		{"address[2]", "address[2]", "", `["` + abiAddrLower + `","` + abiAddr2 + `"]`, `["` + abiAddrCheck + `","` + abiAddr2 + `"]`},
+		{"address[2]", "address[2]", "", `["` + abitest.AddrLower + `","` + abitest.Addr2 + `"]`, `["` + abitest.AddrCheck + `","` + abitest.Addr2 + `"]`},
 		{"uint8[2][]", "uint8[2][]", "", `[[1,2],["3","4"]]`, `[["1","2"],["3","4"]]`},
 		{"string[]", "string[]", "", `["a","","ccc"]`, `["a","","ccc"]`},
 		{"tuple by name", "tuple", `[{"name":"to","type":"address"},{"name":"amount","type":"uint256"}]`,
-			`{"amount":"5","to":"` + abiAddrLower + `"}`, `{"to":"` + abiAddrCheck + `","amount":"5"}`},
+			`{"amount":"5","to":"` + abitest.AddrLower + `"}`, `{"to":"` + abitest.AddrCheck + `","amount":"5"}`},
 		{"tuple positional", "tuple", `[{"name":"to","type":"address"},{"name":"amount","type":"uint256"}]`,
-			`["` + abiAddrLower + `", 5]`, `{"to":"` + abiAddrCheck + `","amount":"5"}`},
+			`["` + abitest.AddrLower + `", 5]`, `{"to":"` + abitest.AddrCheck + `","amount":"5"}`},
 		{"tuple snake_case names", "tuple", `[{"name":"max_value","type":"uint256"},{"name":"_flag","type":"bool"}]`,
 			`{"max_value":"9","_flag":true}`, `{"max_value":"9","_flag":true}`},
 		{"nested tuple array", "tuple[]", abiTestNested,
-			`[{"id":"1","meta":{"owner":"` + abiAddrLower + `","tags":["x","y"]}},{"id":2,"meta":["` + abiAddr2 + `",[]]}]`,
-			`[{"id":"1","meta":{"owner":"` + abiAddrCheck + `","tags":["x","y"]}},{"id":"2","meta":{"owner":"` + abiAddr2 + `","tags":[]}}]`},
+			`[{"id":"1","meta":{"owner":"` + abitest.AddrLower + `","tags":["x","y"]}},{"id":2,"meta":["` + abitest.Addr2 + `",[]]}]`,
+			`[{"id":"1","meta":{"owner":"` + abitest.AddrCheck + `","tags":["x","y"]}},{"id":"2","meta":{"owner":"` + abitest.Addr2 + `","tags":[]}}]`},
 		{"fixed tuple array", "tuple[2]", `[{"name":"a","type":"int16"},{"name":"b","type":"bytes2"}]`,
 			`[{"a":-3,"b":"0x0102"},{"a":"4","b":"0xffff"}]`, `[{"a":"-3","b":"0x0102"},{"a":"4","b":"0xffff"}]`},
 	}
@@ -155,7 +138,7 @@ func TestPackUnpackRoundTrip(t *testing.T) {
 			if !bytes.Equal(data[:4], m.ID) {
 				t.Fatalf("data starts with %x, want method id %x", data[:4], m.ID)
 			}
-			if got, want := abiTestMarshal(t, params), abiTestCanon(t, `[`+tc.want+`]`); got != want {
+			if got, want := abitest.Marshal(t, params), abiTestCanon(t, `[`+tc.want+`]`); got != want {
 				t.Errorf("params = %s, want %s", got, want)
 			}
 			// f returns its argument: its encoding is the same as the input's.
@@ -163,7 +146,7 @@ func TestPackUnpackRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("UnpackResult: %v", err)
 			}
-			if got, want := abiTestMarshal(t, res), abiTestCanon(t, tc.want); got != want {
+			if got, want := abitest.Marshal(t, res), abiTestCanon(t, tc.want); got != want {
 				t.Errorf("UnpackResult = %s, want %s", got, want)
 			}
 		})
@@ -178,15 +161,15 @@ func TestPackKnownEncodings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, params, err := PackCall(m, []json.RawMessage{json.RawMessage(`"` + abiAddrLower + `"`), json.RawMessage(`"1000"`)})
+	data, params, err := PackCall(m, []json.RawMessage{json.RawMessage(`"` + abitest.AddrLower + `"`), json.RawMessage(`"1000"`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "a9059cbb" + strings.Repeat("0", 24) + abiAddrLower[2:] + strings.Repeat("0", 61) + "3e8"
+	want := "a9059cbb" + strings.Repeat("0", 24) + abitest.AddrLower[2:] + strings.Repeat("0", 61) + "3e8"
 	if got := hex.EncodeToString(data); got != want {
 		t.Errorf("transfer data = %s, want %s", got, want)
 	}
-	if got := abiTestMarshal(t, params); got != `["`+abiAddrCheck+`","1000"]` {
+	if got := abitest.Marshal(t, params); got != `["`+abitest.AddrCheck+`","1000"]` {
 		t.Errorf("params = %s", got)
 	}
 
@@ -213,10 +196,10 @@ func TestPackKnownEncodings(t *testing.T) {
 }
 
 func TestIntegerRange(t *testing.T) {
-	// abiMinI256 must be exactly -2^255.
-	n, _ := new(big.Int).SetString(abiMinI256, 10)
+	// abitest.MinI256 must be exactly -2^255.
+	n, _ := new(big.Int).SetString(abitest.MinI256, 10)
 	if want := new(big.Int).Neg(new(big.Int).Lsh(big.NewInt(1), 255)); n.Cmp(want) != 0 {
-		t.Fatalf("abiMinI256 constant is wrong")
+		t.Fatalf("abitest.MinI256 constant is wrong")
 	}
 }
 
@@ -238,11 +221,11 @@ func TestPackRejections(t *testing.T) {
 		{"negative for uint number", "uint8", "", `-1`, "arg[0]", "negative"},
 		{"uint8 overflow string", "uint8", "", `"256"`, "arg[0]", "out of range [0, 255]"},
 		{"uint8 overflow number", "uint8", "", `256`, "arg[0]", "out of range"},
-		{"uint256 2^256", "uint256", "", `"` + abiTwoTo256 + `"`, "arg[0]", "out of range"},
+		{"uint256 2^256", "uint256", "", `"` + abitest.TwoTo256 + `"`, "arg[0]", "out of range"},
 		{"uint256 huge", "uint256", "", `"` + strings.Repeat("9", 500) + `"`, "arg[0]", "out of range"},
 		{"int8 underflow", "int8", "", `"-129"`, "arg[0]", "out of range [-128, 127]"},
 		{"int8 overflow", "int8", "", `128`, "arg[0]", "out of range"},
-		{"int256 2^255", "int256", "", `"` + strings.TrimPrefix(abiMinI256, "-") + `"`, "arg[0]", "out of range"},
+		{"int256 2^255", "int256", "", `"` + strings.TrimPrefix(abitest.MinI256, "-") + `"`, "arg[0]", "out of range"},
 		{"plus sign", "uint256", "", `"+1"`, "arg[0]", "expected a decimal string"},
 		{"space", "uint256", "", `" 1"`, "arg[0]", "expected a decimal string"},
 		{"empty string int", "uint256", "", `""`, "arg[0]", "empty string"},
@@ -251,9 +234,9 @@ func TestPackRejections(t *testing.T) {
 		{"array for uint", "uint256", "", `[1]`, "arg[0]", "got a JSON array"},
 		{"bool for uint", "uint256", "", `true`, "arg[0]", "got the boolean true"},
 		{"null for uint", "uint256", "", `null`, "arg[0]", "got null"},
-		{"bad checksum address", "address", "", `"` + abiAddrBad + `"`, "arg[0]", "EIP-55"},
+		{"bad checksum address", "address", "", `"` + abitest.AddrBad + `"`, "arg[0]", "EIP-55"},
 		{"short address", "address", "", `"0x1234"`, "arg[0]", "20-byte"},
-		{"address without 0x", "address", "", `"` + abiAddrLower[2:] + `"`, "arg[0]", "0x-prefixed"},
+		{"address without 0x", "address", "", `"` + abitest.AddrLower[2:] + `"`, "arg[0]", "0x-prefixed"},
 		{"number for address", "address", "", `5`, "arg[0]", "got the number 5"},
 		{"string for bool", "bool", "", `"true"`, "arg[0]", "expected true or false"},
 		{"number for bool", "bool", "", `1`, "arg[0]", "expected true or false"},
@@ -266,14 +249,14 @@ func TestPackRejections(t *testing.T) {
 		{"bytes4 number", "bytes4", "", `1`, "arg[0]", "got the number 1"},
 		{"string for array", "uint256[]", "", `"1"`, "arg[0]", "expected a JSON array"},
 		{"array element", "uint256[]", "", `["1","x"]`, "arg[0][1]", "got \"x\""},
-		{"fixed array length", "address[2]", "", `["` + abiAddrLower + `"]`, "arg[0]", "exactly 2 elements, got 1"},
-		{"tuple missing component", "tuple", tuple, `{"to":"` + abiAddrLower + `"}`, "arg[0].amount", `missing tuple component "amount"`},
-		{"tuple unknown component", "tuple", tuple, `{"to":"` + abiAddrLower + `","amount":"1","extra":1}`, "arg[0]", `unknown tuple component(s) "extra"`},
-		{"tuple positional count", "tuple", tuple, `["` + abiAddrLower + `"]`, "arg[0]", "expected 2 tuple components"},
-		{"tuple component type", "tuple", tuple, `{"to":"` + abiAddrLower + `","amount":"-1"}`, "arg[0].amount", "negative"},
+		{"fixed array length", "address[2]", "", `["` + abitest.AddrLower + `"]`, "arg[0]", "exactly 2 elements, got 1"},
+		{"tuple missing component", "tuple", tuple, `{"to":"` + abitest.AddrLower + `"}`, "arg[0].amount", `missing tuple component "amount"`},
+		{"tuple unknown component", "tuple", tuple, `{"to":"` + abitest.AddrLower + `","amount":"1","extra":1}`, "arg[0]", `unknown tuple component(s) "extra"`},
+		{"tuple positional count", "tuple", tuple, `["` + abitest.AddrLower + `"]`, "arg[0]", "expected 2 tuple components"},
+		{"tuple component type", "tuple", tuple, `{"to":"` + abitest.AddrLower + `","amount":"-1"}`, "arg[0].amount", "negative"},
 		{"tuple from string", "tuple", tuple, `"x"`, "arg[0]", "JSON object keyed by component name"},
-		{"nested path", "tuple[]", abiTestNested, `[{"id":"1","meta":{"owner":"` + abiAddrLower + `","tags":[]}},{"id":"2","meta":{"owner":"` + abiAddrBad + `","tags":[]}}]`, "arg[0][1].meta.owner", "EIP-55"},
-		{"nested array element", "tuple[]", abiTestNested, `[{"id":"1","meta":{"owner":"` + abiAddrLower + `","tags":["a",7]}}]`, "arg[0][0].meta.tags[1]", "expected a JSON string"},
+		{"nested path", "tuple[]", abiTestNested, `[{"id":"1","meta":{"owner":"` + abitest.AddrLower + `","tags":[]}},{"id":"2","meta":{"owner":"` + abitest.AddrBad + `","tags":[]}}]`, "arg[0][1].meta.owner", "EIP-55"},
+		{"nested array element", "tuple[]", abiTestNested, `[{"id":"1","meta":{"owner":"` + abitest.AddrLower + `","tags":["a",7]}}]`, "arg[0][0].meta.tags[1]", "expected a JSON string"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -304,7 +287,7 @@ func TestPackCallArgCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, raw := range []string{``, `"` + abiAddrLower + `"`, `["` + abiAddrLower + `","1","2"]`} {
+	for _, raw := range []string{``, `"` + abitest.AddrLower + `"`, `["` + abitest.AddrLower + `","1","2"]`} {
 		args, err := NormalizeArgs(json.RawMessage(raw))
 		if err != nil {
 			t.Fatal(err)
@@ -453,7 +436,7 @@ func TestUnpackResult(t *testing.T) {
 		{"balanceOf", word("3e8"), `"1000"`},
 		{"decimals", word("12"), `"18"`},
 		{"transfer(address,uint256)", word("1"), `true`},
-		{"info", bytes.Join([][]byte{word("5"), word(abiAddrLower[2:]), word("0")}, nil), `["5","` + abiAddrCheck + `",false]`},
+		{"info", bytes.Join([][]byte{word("5"), word(abitest.AddrLower[2:]), word("0")}, nil), `["5","` + abitest.AddrCheck + `",false]`},
 		{"pause", nil, `null`},
 		{"pause", word("1"), `null`},
 	}
@@ -466,7 +449,7 @@ func TestUnpackResult(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.method, err)
 		}
-		if got, want := abiTestMarshal(t, res), abiTestCanon(t, tc.want); got != want {
+		if got, want := abitest.Marshal(t, res), abiTestCanon(t, tc.want); got != want {
 			t.Errorf("%s = %s, want %s", tc.method, got, want)
 		}
 	}
@@ -527,26 +510,10 @@ func TestRevertReason(t *testing.T) {
 	}
 }
 
-func abiTestTransferLog(from, to string, value *big.Int) *types.Log {
-	return &types.Log{
-		Address: common.HexToAddress(abiAddr2),
-		Topics: []common.Hash{
-			crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)")),
-			common.BytesToHash(common.FromHex(from)),
-			common.BytesToHash(common.FromHex(to)),
-		},
-		Data:        common.LeftPadBytes(value.Bytes(), 32),
-		BlockNumber: 1234,
-		BlockHash:   common.HexToHash("0xb10c"),
-		TxHash:      common.HexToHash("0x7a"),
-		Index:       7,
-	}
-}
-
 func TestDecodeLog(t *testing.T) {
 	a := abiTestParse(t, abiTestERC20)
-	value, _ := new(big.Int).SetString(abiMaxU256, 10)
-	lg := abiTestTransferLog(abiAddrLower, strings.ToLower(abiAddr2), value)
+	value, _ := new(big.Int).SetString(abitest.MaxU256, 10)
+	lg := abitest.TransferLog(abitest.AddrLower, strings.ToLower(abitest.Addr2), value)
 	ev, ok := DecodeLog(a, lg)
 	if !ok {
 		t.Fatal("Transfer log not decoded")
@@ -554,7 +521,7 @@ func TestDecodeLog(t *testing.T) {
 	if ev.Event != "Transfer" || ev.Signature != "Transfer(address,address,uint256)" {
 		t.Errorf("event = %+v", ev)
 	}
-	if got, want := abiTestMarshal(t, ev.ReturnValues), abiTestCanon(t, `{"from":"`+abiAddrCheck+`","to":"`+abiAddr2+`","value":"`+abiMaxU256+`"}`); got != want {
+	if got, want := abitest.Marshal(t, ev.ReturnValues), abiTestCanon(t, `{"from":"`+abitest.AddrCheck+`","to":"`+abitest.Addr2+`","value":"`+abitest.MaxU256+`"}`); got != want {
 		t.Errorf("returnValues = %s, want %s", got, want)
 	}
 
@@ -567,18 +534,18 @@ func TestDecodeLog(t *testing.T) {
 	if !ok {
 		t.Fatal("Memo log not decoded")
 	}
-	if got, want := abiTestMarshal(t, ev.ReturnValues), abiTestCanon(t, `{"tag":"`+memo.Topics[1].Hex()+`","1":"-1"}`); got != want {
+	if got, want := abitest.Marshal(t, ev.ReturnValues), abiTestCanon(t, `{"tag":"`+memo.Topics[1].Hex()+`","1":"-1"}`); got != want {
 		t.Errorf("Memo returnValues = %s, want %s", got, want)
 	}
 
-	erc721 := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(1))
+	erc721 := abitest.TransferLog(abitest.AddrLower, abitest.Addr2, big.NewInt(1))
 	erc721.Topics = append(erc721.Topics, common.BigToHash(big.NewInt(1)))
 	erc721.Data = nil
-	short := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(1))
+	short := abitest.TransferLog(abitest.AddrLower, abitest.Addr2, big.NewInt(1))
 	short.Data = short.Data[:31]
-	unknown := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(1))
+	unknown := abitest.TransferLog(abitest.AddrLower, abitest.Addr2, big.NewInt(1))
 	unknown.Topics[0] = crypto.Keccak256Hash([]byte("Other(address,address,uint256)"))
-	noTopics := abiTestTransferLog(abiAddrLower, abiAddr2, big.NewInt(1))
+	noTopics := abitest.TransferLog(abitest.AddrLower, abitest.Addr2, big.NewInt(1))
 	noTopics.Topics = nil
 	for name, l := range map[string]*types.Log{"erc721 layout": erc721, "short data": short, "unknown event": unknown, "no topics": noTopics, "nil": nil} {
 		if ev, ok := DecodeLog(a, l); ok {
@@ -612,7 +579,7 @@ func TestJSONValue(t *testing.T) {
 		{"int32", int32(-5), `"-5"`},
 		{"uint256", big.NewInt(42), `"42"`},
 		{"int256", big.NewInt(-42), `"-42"`},
-		{"address", common.HexToAddress(abiAddrLower), `"` + abiAddrCheck + `"`},
+		{"address", common.HexToAddress(abitest.AddrLower), `"` + abitest.AddrCheck + `"`},
 		{"bytes", []byte{1, 2}, `"0x0102"`},
 		{"bytes3", [3]byte{1, 2, 3}, `"0x010203"`},
 		{"string[]", common.HexToHash("0x01"), `"` + common.HexToHash("0x01").Hex() + `"`},
@@ -620,7 +587,7 @@ func TestJSONValue(t *testing.T) {
 		{"bool", true, `true`},
 	}
 	for _, tc := range tests {
-		if got, want := abiTestMarshal(t, JSONValue(typ(tc.typ), tc.v)), abiTestCanon(t, tc.want); got != want {
+		if got, want := abitest.Marshal(t, JSONValue(typ(tc.typ), tc.v)), abiTestCanon(t, tc.want); got != want {
 			t.Errorf("JSONValue(%s, %v) = %s, want %s", tc.typ, tc.v, got, want)
 		}
 	}
