@@ -33,3 +33,27 @@ func TestDevChainConfigDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadSourceConfigDefaults: zero backoffs take
+// DefaultHeadSourceConfig's (100ms to 10s), a MinBackoff above the default
+// most raises the most; Validate names a negative backoff.
+func TestHeadSourceConfigDefaults(t *testing.T) {
+	d := DefaultHeadSourceConfig()
+	if d.MinBackoff != 100*time.Millisecond || d.MaxBackoff != 10*time.Second || d.Validate() != nil {
+		t.Errorf("DefaultHeadSourceConfig() = %+v, Validate() = %v", d, d.Validate())
+	}
+	if got := (HeadSourceConfig{}).withDefaults(); got.MinBackoff != d.MinBackoff || got.MaxBackoff != d.MaxBackoff || got.Log == nil {
+		t.Errorf("HeadSourceConfig{}.withDefaults() = %+v", got)
+	}
+	if got := (HeadSourceConfig{MinBackoff: time.Minute}).withDefaults(); got.MaxBackoff != time.Minute {
+		t.Errorf("MinBackoff above the default MaxBackoff: %+v", got)
+	}
+	for want, cfg := range map[string]HeadSourceConfig{
+		"head source config: MinBackoff: must not be negative": {MinBackoff: -1},
+		"head source config: MaxBackoff: must not be negative": {MaxBackoff: -1},
+	} {
+		if err := cfg.Validate(); err == nil || err.Error() != want {
+			t.Errorf("Validate() = %v, want %q", err, want)
+		}
+	}
+}
