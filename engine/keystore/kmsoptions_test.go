@@ -1,6 +1,7 @@
 package keystore
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,35 @@ func TestKMSOptionsDefaults(t *testing.T) {
 	} {
 		if err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("Validate() = %v, want %q...", err, want)
+		}
+	}
+}
+
+// TestRotateOptionsDefaults: zero options take DefaultRotateOptions'
+// values (1,000 rows a batch, every column); a negative Batch or Pause is
+// refused with its name, by Validate and by RotateKeys before it reads
+// anything (it took the default, or no pause, before).
+func TestRotateOptionsDefaults(t *testing.T) {
+	d := DefaultRotateOptions()
+	if d.Batch != 1000 || len(d.Kinds) != len(SealedKinds()) || d.Pause != 0 || d.Validate() != nil {
+		t.Errorf("DefaultRotateOptions() = %+v, Validate() = %v", d, d.Validate())
+	}
+	if got := (RotateOptions{}).withDefaults(); got.Batch != d.Batch || len(got.Kinds) != len(d.Kinds) {
+		t.Errorf("RotateOptions{}.withDefaults() = %+v", got)
+	}
+	if got := (RotateOptions{Batch: 2, Kinds: []SealedKind{SealedAccountKeys}}).withDefaults(); got.Batch != 2 || len(got.Kinds) != 1 {
+		t.Errorf("set options were overwritten: %+v", got)
+	}
+	for want, o := range map[string]RotateOptions{
+		"Batch: must not be negative": {Batch: -1},
+		"Pause: must not be negative": {Pause: -time.Second},
+	} {
+		if err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Validate() = %v, want %q...", err, want)
+		}
+		// A nil store: RotateKeys must refuse before it reads.
+		if _, err := RotateKeys(context.Background(), nil, nil, o); err == nil || !strings.Contains(err.Error(), "rotate keys: "+want) {
+			t.Errorf("RotateKeys() = %v, want %q", err, want)
 		}
 	}
 }
