@@ -8,6 +8,7 @@ import (
 	"github.com/txengine/txengine/config"
 	"github.com/txengine/txengine/engine/evm"
 	"github.com/txengine/txengine/engine/keystore"
+	"github.com/txengine/txengine/engine/prom"
 	apihttp "github.com/txengine/txengine/http"
 )
 
@@ -44,6 +45,7 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		{"kms.concurrency", c.KMS.Concurrency, kms.Concurrency},
 		{"kms.callTimeout", c.KMS.CallTimeout, kms.CallTimeout},
 		{"dev.blockPeriod", c.Dev.BlockPeriod, dev.Period},
+		{"metrics.maxAccounts", c.Metrics.MaxAccounts, prom.Default().MaxAccounts},
 	} {
 		if d.got != d.want {
 			t.Errorf("config default %s = %v, the package's = %v", d.key, d.got, d.want)
