@@ -84,14 +84,6 @@ type CallbackSecrets interface {
 	OpenCallbackSecret(userID string, sealed []byte) (string, error)
 }
 
-// DefaultDispatcherConfig returns 64 concurrent deliveries, 10 s per
-// attempt, 5 s per store call, private addresses refused, User-Agent
-// "txengine" and DefaultBackoff.
-func DefaultDispatcherConfig() DispatcherConfig {
-	return DispatcherConfig{Concurrency: 64, Timeout: 10 * time.Second, StoreTimeout: 5 * time.Second,
-		UserAgent: "txengine", Backoff: DefaultBackoff()}
-}
-
 // maxResponseDrain bounds what is read of a receiver's answer (so the
 // connection can be reused); the body itself is ignored.
 const maxResponseDrain = 64 << 10
@@ -124,28 +116,7 @@ type Dispatcher struct {
 // NewDispatcher returns a dispatcher of cfg; it delivers nothing until
 // Dispatch is called.
 func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
-	def := DefaultDispatcherConfig()
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = def.Concurrency
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = def.Timeout
-	}
-	if cfg.StoreTimeout <= 0 {
-		cfg.StoreTimeout = def.StoreTimeout
-	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = def.UserAgent
-	}
-	if cfg.Backoff == (Backoff{}) {
-		cfg.Backoff = def.Backoff
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Dispatcher{
 		cfg:      cfg,

@@ -114,7 +114,8 @@ type IndexerStore interface {
 	ListContracts(ctx context.Context, f ContractFilter) ([]*Contract, error)
 }
 
-// IndexerConfig tunes an Indexer; zero fields take defaults.
+// IndexerConfig tunes an Indexer; zero fields take the values of
+// DefaultIndexerConfig.
 type IndexerConfig struct {
 	// Range is the most blocks one eth_getLogs call covers (default 2000).
 	Range uint64
@@ -147,18 +148,7 @@ type Indexer struct {
 
 // NewIndexer returns the indexer of net reading through chain.
 func NewIndexer(net *Network, chain IndexChain, store IndexerStore, cfg IndexerConfig, log *slog.Logger) *Indexer {
-	if cfg.Range == 0 {
-		cfg.Range = 2000
-	}
-	if cfg.MaxCalls <= 0 {
-		cfg.MaxCalls = 8
-	}
-	if cfg.KeepBlocks == 0 {
-		cfg.KeepBlocks = 256
-	}
-	if cfg.MaxAddresses <= 0 {
-		cfg.MaxAddresses = 200
-	}
+	cfg = cfg.withDefaults()
 	return &Indexer{net: net, chain: chain, store: store, cfg: cfg, log: log.With("network", net.Name, "component", "indexer")}
 }
 

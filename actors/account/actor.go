@@ -48,7 +48,7 @@ type Config struct {
 	// MaxBatch bounds the rows of one group commit.
 	MaxBatch int
 	// RetryAfter is the pause before a pump that failed (node or database
-	// unavailable) is tried again.
+	// unavailable) is tried again (default 1 s).
 	RetryAfter time.Duration
 	// CheckEvery is the period of the check of in-flight transactions.
 	CheckEvery time.Duration
@@ -70,21 +70,15 @@ type Config struct {
 	StoreTimeout time.Duration
 }
 
-// storeTimeout is StoreTimeout or its default.
-func (c Config) storeTimeout() time.Duration {
-	if c.StoreTimeout > 0 {
-		return c.StoreTimeout
-	}
-	return 10 * time.Second
-}
-
 // Key names the actor of an account on a network.
 func Key(accountID, network string) string { return accountID + "@" + network }
 
 // Props returns the props of the actor of accountID on net. The account
 // actor accepts (group commit) and owns a child, the submitter, that
 // assigns nonces and broadcasts: a slow node never holds up acceptance.
+// Zero RetryAfter and StoreTimeout take Default's values.
 func Props(cfg Config, accountID string, net *engine.Network) *actor.Props {
+	cfg = cfg.withDefaults()
 	return lifecycle.Props(func() actor.Actor {
 		return &Actor{cfg: cfg, accountID: accountID, net: net, key: Key(accountID, net.Name)}
 	})
@@ -256,7 +250,7 @@ func (a *Actor) maybePassivate(c actor.Context) {
 	}
 	// A database that does not answer keeps the actor (it tries again
 	// when next idle), it does not freeze it.
-	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.storeTimeout())
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.StoreTimeout)
 	defer cancel()
 	sum, err := a.cfg.Store.InFlightSummary(ctx, a.accountID, a.net.Name)
 	if err != nil || sum.Count > 0 {

@@ -40,6 +40,7 @@ type GrainConfig struct {
 // submitter per network under that fence, so an activation that lost the
 // lease to a newer one signs nothing more and stops.
 func GrainProps(cfg GrainConfig) *actor.Props {
+	cfg.Config = cfg.Config.withDefaults()
 	return lifecycle.Props(func() actor.Actor {
 		return &grain{cfg: cfg, subs: map[string]*actor.PID{}}
 	})

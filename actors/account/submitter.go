@@ -151,7 +151,7 @@ func backoff(base time.Duration, n int, err error, r float64) time.Duration {
 		return nodeRetry().Wait(n, r)
 	}
 	if base <= 0 {
-		base = time.Second
+		base = Default().RetryAfter
 	}
 	return engine.Backoff{Initial: base, Max: maxRetryAfter}.Wait(n, 0)
 }
@@ -190,7 +190,7 @@ func (s *submitter) resolve(failed []string) {
 	if len(failed) == 0 || s.cfg.Conditions == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.storeTimeout())
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StoreTimeout)
 	defer cancel()
 	refs, err := s.cfg.Conditions.Resolve(ctx, failed)
 	if err != nil {

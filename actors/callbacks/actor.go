@@ -1,7 +1,6 @@
 package callbacks
 
 import (
-	"cmp"
 	"context"
 	"sync/atomic"
 	"time"
@@ -128,7 +127,7 @@ func (a *Actor) dispatch() {
 // is PruneEvery away.
 func (a *Actor) prune(c actor.Context) {
 	cutoff := a.cfg.Dispatcher.Clock.Now().Add(-a.cfg.Retention)
-	timeout := cmp.Or(a.cfg.Dispatcher.StoreTimeout, engine.DefaultDispatcherConfig().StoreTimeout)
+	timeout := a.cfg.Dispatcher.StoreTimeout
 	p, err := engine.PruneStep(a.ctx, a.cfg.Pruner, cutoff, a.cfg.PruneBatch, timeout)
 	log := a.cfg.Dispatcher.Log
 	if err != nil {
@@ -147,7 +146,7 @@ func (a *Actor) prune(c actor.Context) {
 // StoreTimeout, 5 s by default): a database that does not answer delays a
 // poll, it does not freeze the actor.
 func (a *Actor) storeCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(a.ctx, cmp.Or(a.cfg.Dispatcher.StoreTimeout, engine.DefaultDispatcherConfig().StoreTimeout))
+	return context.WithTimeout(a.ctx, a.cfg.Dispatcher.StoreTimeout)
 }
 
 // shutdown stops polling, then closes the dispatcher: deliveries in flight

@@ -26,7 +26,9 @@ func Default() Config {
 }
 
 // withDefaults gives the zero (or negative) fields of c the values of
-// Default.
+// Default. Of the Dispatcher's, it fills in the Clock and the
+// StoreTimeout, which the actor uses itself; engine.NewDispatcher fills
+// in the others.
 func (c Config) withDefaults() Config {
 	d := Default()
 	if c.PollInterval <= 0 {
@@ -37,6 +39,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Dispatcher.Clock == nil {
 		c.Dispatcher.Clock = d.Dispatcher.Clock
+	}
+	if c.Dispatcher.StoreTimeout <= 0 {
+		c.Dispatcher.StoreTimeout = d.Dispatcher.StoreTimeout
 	}
 	if c.Retention <= 0 {
 		c.Retention = d.Retention

@@ -18,28 +18,28 @@ type Config struct {
 	Store   engine.IndexerStore
 	Log     *slog.Logger
 	// Interval is the pause between polls once caught up (default: the
-	// network's PollInterval, at least 100 ms).
+	// network's PollInterval, at least Default's 100 ms).
 	Interval time.Duration
 	// Indexer tunes the engine's indexer (ranges, calls per poll).
 	Indexer engine.IndexerConfig
 	// PollTimeout bounds one poll, its node and database calls together
 	// (default 1 minute): a connection that hangs fails the poll.
+	// Zero fields take Default's values.
 	PollTimeout time.Duration
 }
 
 // Props returns the props of the indexer of cfg.Network. It fails when the
-// network's chain cannot read logs (engine.IndexChain).
+// network's chain cannot read logs (engine.IndexChain) or a setting is out
+// of range (Validate).
 func Props(cfg Config) (*actor.Props, error) {
 	chain, ok := cfg.Network.Chain.(engine.IndexChain)
 	if !ok {
 		return nil, fmt.Errorf("indexer %s: the chain client cannot read logs", cfg.Network.Name)
 	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = max(cfg.Network.PollInterval, 100*time.Millisecond)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("indexer %s: %w", cfg.Network.Name, err)
 	}
-	if cfg.PollTimeout <= 0 {
-		cfg.PollTimeout = time.Minute
-	}
+	cfg = cfg.withDefaults()
 	return lifecycle.Props(func() actor.Actor { return &Actor{cfg: cfg, chain: chain} }), nil
 }
 

@@ -24,7 +24,8 @@ type Config struct {
 	Log   *slog.Logger
 	// Interval is the pause between polls when no new head arrives: a
 	// safety net, the watcher's new heads drive the actor (default:
-	// SafetyPollFactor times the network's PollInterval, at least 1 s).
+	// SafetyPollFactor times the network's PollInterval, at least
+	// Default's 1 s).
 	Interval time.Duration
 	// Processor tunes the engine's processor (ranges, steps per poll).
 	Processor subscribe.Config
@@ -33,18 +34,17 @@ type Config struct {
 }
 
 // Props returns the props of the subscriptions actor of cfg.Network. It
-// fails when the network's chain cannot read logs (subscribe.Chain).
+// fails when the network's chain cannot read logs (subscribe.Chain) or a
+// setting is out of range (Validate).
 func Props(cfg Config) (*actor.Props, error) {
 	chain, ok := cfg.Network.Chain.(subscribe.Chain)
 	if !ok {
 		return nil, fmt.Errorf("subscriptions %s: the chain client cannot read logs", cfg.Network.Name)
 	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = max(SafetyPollFactor*cfg.Network.PollInterval, time.Second)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("subscriptions %s: %w", cfg.Network.Name, err)
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg = cfg.withDefaults()
 	p, err := subscribe.NewProcessor(cfg.Network, chain, cfg.Store, cfg.Processor, cfg.Clock, cfg.Log)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,8 @@ type Config struct {
 	// the waiting ones on each head; nil: not done.
 	Conditions *engine.Conditions
 	// ConditionsTimeout bounds each of the sweep and the resolution of
-	// dependents after a poll; zero: 30 s.
+	// dependents after a poll (default 30 s). Zero settings take
+	// Default's values.
 	ConditionsTimeout time.Duration
 	// NewHeads returns the head source of the network, or nil to poll
 	// only (every Network.PollInterval). Each incarnation of the actor
@@ -62,8 +63,11 @@ type Config struct {
 	OnHead func(head uint64)
 }
 
-// Props returns the props of the watcher of cfg.Network.
+// Props returns the props of the watcher of cfg.Network; zero settings
+// take Default's values (Validate is the caller's: a negative one takes
+// the default too).
 func Props(cfg Config) *actor.Props {
+	cfg = cfg.withDefaults()
 	return lifecycle.Props(func() actor.Actor { return &Actor{cfg: cfg} })
 }
 
@@ -181,13 +185,13 @@ func (a *Actor) conditions(settled []string) {
 	}
 	// A database that does not answer holds the watcher for this long at
 	// most (each step has its own deadline).
-	ctx, cancel := context.WithTimeout(a.ctx, a.conditionsTimeout())
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.ConditionsTimeout)
 	refs, failed, err := conds.Sweep(ctx, a.cfg.Network)
 	cancel()
 	if err != nil {
 		a.cfg.Log.Warn("sweeping waiting transactions failed", "network", a.cfg.Network.Name, "err", err)
 	}
-	ctx, cancel = context.WithTimeout(a.ctx, a.conditionsTimeout())
+	ctx, cancel = context.WithTimeout(a.ctx, a.cfg.ConditionsTimeout)
 	more, err := conds.Resolve(ctx, append(settled, failed...))
 	cancel()
 	if err != nil {
@@ -196,14 +200,6 @@ func (a *Actor) conditions(settled []string) {
 	for _, r := range append(refs, more...) {
 		a.cfg.Waker.Wake(r.AccountID, r.Network, false)
 	}
-}
-
-// conditionsTimeout bounds the sweep, and then the resolution, of one poll.
-func (a *Actor) conditionsTimeout() time.Duration {
-	if a.cfg.ConditionsTimeout > 0 {
-		return a.cfg.ConditionsTimeout
-	}
-	return defaultConditionsTimeout
 }
 
 // nextPoll is the pause before the next timer poll: the poll interval
@@ -244,9 +240,6 @@ const (
 	quickBackoff    = 250 * time.Millisecond
 	maxQuickBackoff = 2 * time.Second
 )
-
-// defaultConditionsTimeout is ConditionsTimeout's default.
-const defaultConditionsTimeout = 30 * time.Second
 
 // pollTimeout bounds one poll of the follower.
 const pollTimeout = time.Minute

@@ -6,17 +6,24 @@ import (
 
 	"github.com/txengine/txengine/actors"
 	"github.com/txengine/txengine/config"
+	"github.com/txengine/txengine/engine/evm"
+	"github.com/txengine/txengine/engine/keystore"
+	"github.com/txengine/txengine/engine/prom"
 	apihttp "github.com/txengine/txengine/http"
 )
 
 // TestConfigDefaultsAreThePackagesDefaults: where config/ sets a key that a
 // package also defaults, the two defaults agree, so that a configuration
 // file that leaves the key out and a package Config that leaves the field
-// zero mean the same. Each package's Default validates.
+// zero mean the same. Each package's Default validates. (kms.retries and
+// kms.backoff are config/'s own: keystore's zero Retries is no retry, not
+// a default, and its 50ms Backoff is never used by serve, which passes
+// config/'s 100ms.)
 func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 	c := config.Default()
 	api, sys := apihttp.Default(), actors.Default()
-	for _, err := range []error{api.Validate(), sys.Validate(), sys.Callbacks.Validate()} {
+	kms, dev := keystore.DefaultKMSOptions(), evm.DefaultDevChainConfig()
+	for _, err := range []error{api.Validate(), sys.Validate(), sys.Callbacks.Validate(), kms.Validate()} {
 		if err != nil {
 			t.Errorf("a package's Default does not validate: %v", err)
 		}
@@ -35,6 +42,10 @@ func TestConfigDefaultsAreThePackagesDefaults(t *testing.T) {
 		{"callbacks.timeout", c.Callbacks.Timeout, sys.Callbacks.Dispatcher.Timeout},
 		{"callbacks.concurrency", c.Callbacks.Concurrency, sys.Callbacks.Dispatcher.Concurrency},
 		{"callbacks.retention", c.Callbacks.Retention, sys.Callbacks.Retention},
+		{"kms.concurrency", c.KMS.Concurrency, kms.Concurrency},
+		{"kms.callTimeout", c.KMS.CallTimeout, kms.CallTimeout},
+		{"dev.blockPeriod", c.Dev.BlockPeriod, dev.Period},
+		{"metrics.maxAccounts", c.Metrics.MaxAccounts, prom.Default().MaxAccounts},
 	} {
 		if d.got != d.want {
 			t.Errorf("config default %s = %v, the package's = %v", d.key, d.got, d.want)

@@ -162,7 +162,7 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	fs := newFlagSet("keys "+sub, keysUsage+"\nFlags:\n", stderr)
 	configPath := fs.String("config", "", "YAML configuration file (TXENGINE_* environment variables override it)")
 	newKey := fs.Bool("new", false, "rotate: first write a new master key into the data dir (embedded default only)")
-	batch := fs.Int("batch", 1000, "rotate: rows per database transaction")
+	batch := fs.Int("batch", keystore.DefaultRotateOptions().Batch, "rotate: rows per database transaction")
 	pause := fs.Duration("pause", 0, "rotate: pause between batches, to leave the store to the service")
 	if err := fs.Parse(args); err != nil {
 		return err

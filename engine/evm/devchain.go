@@ -54,21 +54,29 @@ func DefaultDevChainConfig() DevChainConfig {
 	return DevChainConfig{Period: time.Second, GasLimit: DefaultDevGasLimit}
 }
 
-// sanitize validates cfg and fills in defaults.
-func (cfg DevChainConfig) sanitize() (DevChainConfig, error) {
+// Validate names the first field of cfg out of range: a missing DataDir
+// or FaucetKey, a Period that is negative or not a whole number of
+// seconds.
+func (cfg DevChainConfig) Validate() error {
 	if cfg.DataDir == "" {
-		return cfg, errors.New("dev chain: DataDir is required")
+		return errors.New("dev chain: DataDir is required")
 	}
 	if cfg.FaucetKey == nil {
-		return cfg, errors.New("dev chain: FaucetKey is required")
+		return errors.New("dev chain: FaucetKey is required")
 	}
 	if cfg.Period < 0 || cfg.Period%time.Second != 0 {
-		return cfg, fmt.Errorf("dev chain: Period must be zero or a whole number of seconds, got %s", cfg.Period)
+		return fmt.Errorf("dev chain: Period must be zero or a whole number of seconds, got %s", cfg.Period)
 	}
+	return nil
+}
+
+// withDefaults gives a zero GasLimit DefaultDevChainConfig's. (A zero
+// Period is not a default: it mines as transactions arrive.)
+func (cfg DevChainConfig) withDefaults() DevChainConfig {
 	if cfg.GasLimit == 0 {
-		cfg.GasLimit = DefaultDevGasLimit
+		cfg.GasLimit = DefaultDevChainConfig().GasLimit
 	}
-	return cfg, nil
+	return cfg
 }
 
 // DevChain is an in-process go-ethereum dev chain (node, eth service and
@@ -92,10 +100,10 @@ type DevChain struct {
 // mining. A new chain gets a dev genesis (every fork enabled, chain id 1337)
 // that funds the faucet; an existing chain keeps its stored genesis.
 func StartDevChain(cfg DevChainConfig) (*DevChain, error) {
-	cfg, err := cfg.sanitize()
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	faucet := crypto.PubkeyToAddress(cfg.FaucetKey.PublicKey)
 
 	stack, err := node.New(&node.Config{

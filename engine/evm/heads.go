@@ -30,10 +30,46 @@ type HeadSourceConfig struct {
 	// Dial opens a new connection; nil dials URL over WebSocket.
 	Dial func(ctx context.Context) (HeadSubscriber, error)
 	// MinBackoff and MaxBackoff bound the pause between reconnection
-	// attempts, which doubles after each failure (defaults 100ms and 10s).
+	// attempts, which doubles after each failure (defaults 100ms and 10s,
+	// DefaultHeadSourceConfig's).
 	MinBackoff, MaxBackoff time.Duration
 	// Log receives connection state changes; nil discards them.
 	Log *slog.Logger
+}
+
+// DefaultHeadSourceConfig returns reconnection pauses from 100ms doubling
+// to 10s; URL or Dial is the caller's, a nil Log discards.
+func DefaultHeadSourceConfig() HeadSourceConfig {
+	return HeadSourceConfig{MinBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second}
+}
+
+// withDefaults gives a zero (or negative) MinBackoff DefaultHeadSourceConfig's,
+// a MaxBackoff below it Default's (or MinBackoff, when that is above), a
+// nil Log one that discards.
+func (cfg HeadSourceConfig) withDefaults() HeadSourceConfig {
+	d := DefaultHeadSourceConfig()
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = d.MinBackoff
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(d.MaxBackoff, cfg.MinBackoff)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return cfg
+}
+
+// Validate names the first field of cfg out of range: a negative
+// MinBackoff or MaxBackoff (zero takes the default).
+func (cfg HeadSourceConfig) Validate() error {
+	if cfg.MinBackoff < 0 {
+		return errors.New("head source config: MinBackoff: must not be negative")
+	}
+	if cfg.MaxBackoff < 0 {
+		return errors.New("head source config: MaxBackoff: must not be negative")
+	}
+	return nil
 }
 
 // HeadSource follows a node's new heads over a WebSocket subscription and
@@ -55,17 +91,10 @@ type HeadSource struct {
 	lastErr   error
 }
 
-// NewHeadSource returns a HeadSource; Start starts it.
+// NewHeadSource returns a HeadSource; Start starts it. Zero fields take
+// DefaultHeadSourceConfig's values.
 func NewHeadSource(cfg HeadSourceConfig) *HeadSource {
-	if cfg.MinBackoff <= 0 {
-		cfg.MinBackoff = 100 * time.Millisecond
-	}
-	if cfg.MaxBackoff < cfg.MinBackoff {
-		cfg.MaxBackoff = max(10*time.Second, cfg.MinBackoff)
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg = cfg.withDefaults()
 	if cfg.Dial == nil {
 		url := cfg.URL
 		cfg.Dial = func(ctx context.Context) (HeadSubscriber, error) {

@@ -130,21 +130,46 @@ type KMSOptions struct {
 	Backoff time.Duration
 }
 
-// withDefaults fills the zero fields of o.
+// DefaultKMSOptions returns 32 Sign calls in flight, 5 s per KMS call, no
+// retry of a throttled Sign, and 50 ms before the first retry when
+// Retries is set.
+func DefaultKMSOptions() KMSOptions {
+	return KMSOptions{Concurrency: 32, CallTimeout: 5 * time.Second, Backoff: 50 * time.Millisecond}
+}
+
+// withDefaults gives the zero (or negative) fields of o the values of
+// DefaultKMSOptions; negative Retries are none.
 func (o KMSOptions) withDefaults() KMSOptions {
+	d := DefaultKMSOptions()
 	if o.Concurrency < 1 {
-		o.Concurrency = 32
+		o.Concurrency = d.Concurrency
 	}
 	if o.CallTimeout <= 0 {
-		o.CallTimeout = 5 * time.Second
+		o.CallTimeout = d.CallTimeout
 	}
 	if o.Backoff <= 0 {
-		o.Backoff = 50 * time.Millisecond
+		o.Backoff = d.Backoff
 	}
 	if o.Retries < 0 {
 		o.Retries = 0
 	}
 	return o
+}
+
+// Validate names the first negative field of o (zero takes the default).
+func (o KMSOptions) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"Concurrency", int64(o.Concurrency)}, {"CallTimeout", int64(o.CallTimeout)},
+		{"Retries", int64(o.Retries)}, {"Backoff", int64(o.Backoff)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("kms options: %s: must not be negative", f.name)
+		}
+	}
+	return nil
 }
 
 // KMSSigner signs the transactions of accounts whose key lives in KMS

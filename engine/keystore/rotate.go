@@ -95,6 +95,37 @@ type RotateOptions struct {
 	Pause time.Duration
 }
 
+// DefaultRotateOptions returns batches of 1,000 rows, every column, no
+// pause.
+func DefaultRotateOptions() RotateOptions {
+	return RotateOptions{Batch: 1000, Kinds: SealedKinds()}
+}
+
+// withDefaults gives a zero Batch and no Kinds DefaultRotateOptions'
+// values.
+func (o RotateOptions) withDefaults() RotateOptions {
+	d := DefaultRotateOptions()
+	if o.Batch <= 0 {
+		o.Batch = d.Batch
+	}
+	if len(o.Kinds) == 0 {
+		o.Kinds = d.Kinds
+	}
+	return o
+}
+
+// Validate names the first option of o out of range: a negative Batch
+// (zero takes the default) or Pause.
+func (o RotateOptions) Validate() error {
+	if o.Batch < 0 {
+		return fmt.Errorf("Batch: must not be negative, got %d", o.Batch)
+	}
+	if o.Pause < 0 {
+		return fmt.Errorf("Pause: must not be negative, got %s", o.Pause)
+	}
+	return nil
+}
+
 // RotateCount is what RotateKeys did with one column.
 type RotateCount struct {
 	Kind SealedKind
@@ -159,13 +190,11 @@ const maxRotatePasses = 5
 // service serves.
 func RotateKeys(ctx context.Context, store SealedStore, sealer *KeySealer, opts RotateOptions) (*RotateReport, error) {
 	began := time.Now()
-	if opts.Batch <= 0 {
-		opts.Batch = 1000
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("rotate keys: %w", err)
 	}
+	opts = opts.withDefaults()
 	kinds := opts.Kinds
-	if len(kinds) == 0 {
-		kinds = SealedKinds()
-	}
 	bad := &UnopenableError{Counts: map[SealedKind]int{}}
 	for _, kind := range kinds {
 		err := scanSealed(ctx, store, kind, opts, func(batch []SealedValue) error {

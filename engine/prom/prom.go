@@ -37,13 +37,29 @@ const Namespace = "txengine"
 // the cap.
 const OtherAccount = "other"
 
-// DefaultMaxAccounts is the default per-account series cap.
-const DefaultMaxAccounts = 1000
+// Default returns the defaults: 1,000 accounts with their own series,
+// head ages on time.Now.
+func Default() Config {
+	return Config{MaxAccounts: 1000, Now: time.Now}
+}
+
+// withDefaults gives a zero MaxAccounts and a nil Now Default's values.
+// (A negative MaxAccounts is valid: no account has its own series.)
+func (c Config) withDefaults() Config {
+	d := Default()
+	if c.MaxAccounts == 0 {
+		c.MaxAccounts = d.MaxAccounts
+	}
+	if c.Now == nil {
+		c.Now = d.Now
+	}
+	return c
+}
 
 // Config tunes the metrics.
 type Config struct {
 	// MaxAccounts is how many accounts get their own series; the others
-	// are aggregated under account="other". Zero: DefaultMaxAccounts;
+	// are aggregated under account="other". Zero: Default's (1,000);
 	// negative: none (every account is "other").
 	MaxAccounts int
 	// Now tells the time for head ages; nil is time.Now.
@@ -90,12 +106,7 @@ var _ engine.Metrics = (*Metrics)(nil)
 
 // New creates the collectors and registers them on reg.
 func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
-	if cfg.MaxAccounts == 0 {
-		cfg.MaxAccounts = DefaultMaxAccounts
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg = cfg.withDefaults()
 	acct := []string{"account", "address", "network"}
 	m := &Metrics{
 		maxAccounts: max(cfg.MaxAccounts, 0),

@@ -43,13 +43,6 @@ type subHealth struct {
 // doubles again.
 const spanGrowAfter = 16
 
-// Defaults of the group backoff: the pause after a group's first failed
-// step, doubling per failure in a row up to the most.
-const (
-	defaultGroupBackoff    = time.Second
-	defaultMaxGroupBackoff = 2 * time.Minute
-)
-
 // groups returns the groups ready at head and now, by next block. A
 // subscription whose group failed waits until its retry time; each group
 // reads from its next block to the lowest of its members' tops, at most

@@ -17,7 +17,7 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
-// Config tunes a Processor; zero fields take defaults.
+// Config tunes a Processor; zero fields take the values of Default.
 type Config struct {
 	// Range is the most blocks one step reads while a subscription catches
 	// up (default 500). A caught-up network is read one block per step.
@@ -100,33 +100,10 @@ type Processor struct {
 
 // NewProcessor returns the processor of net's subscriptions.
 func NewProcessor(net *engine.Network, chain Chain, store engine.SubscriptionProcessorStore, cfg Config, clock engine.Clock, log *slog.Logger) (*Processor, error) {
-	if cfg.Range == 0 {
-		cfg.Range = 500
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("subscriptions %s: %w", net.Name, err)
 	}
-	if cfg.MaxSteps <= 0 {
-		cfg.MaxSteps = 8
-	}
-	if cfg.KeepBlocks == 0 {
-		cfg.KeepBlocks = 256
-	}
-	if cfg.CheckpointBlocks == 0 {
-		cfg.CheckpointBlocks = 100
-	}
-	if cfg.NearBlocks == 0 {
-		cfg.NearBlocks = 64
-	}
-	if cfg.BackfillBudget <= 0 {
-		cfg.BackfillBudget = 2 * time.Second
-	}
-	if cfg.GroupBackoff <= 0 {
-		cfg.GroupBackoff = defaultGroupBackoff
-	}
-	if cfg.MaxGroupBackoff < cfg.GroupBackoff {
-		cfg.MaxGroupBackoff = max(defaultMaxGroupBackoff, cfg.GroupBackoff)
-	}
-	if cfg.RetractChunk <= 0 {
-		cfg.RetractChunk = 1000
-	}
+	cfg = cfg.withDefaults()
 	if clock == nil {
 		clock = engine.SystemClock{}
 	}
