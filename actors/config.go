@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/actors/callbacks"
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // Default returns the defaults of the actor system's settings: an idle
@@ -27,34 +28,23 @@ func Default() Config {
 // Default. (The dispatcher's are filled in by callbacks.Props.)
 func (c Config) withDefaults() Config {
 	d := Default()
-	if c.IdleAccount <= 0 {
-		c.IdleAccount = d.IdleAccount
-	}
-	if c.MaxBatch <= 0 {
-		c.MaxBatch = d.MaxBatch
-	}
-	if c.SubmitTimeout <= 0 {
-		c.SubmitTimeout = d.SubmitTimeout
-	}
-	if c.CheckInFlight <= 0 {
-		c.CheckInFlight = d.CheckInFlight
-	}
+	c.IdleAccount = settings.Positive(c.IdleAccount, d.IdleAccount)
+	c.MaxBatch = settings.Positive(c.MaxBatch, d.MaxBatch)
+	c.SubmitTimeout = settings.Positive(c.SubmitTimeout, d.SubmitTimeout)
+	c.CheckInFlight = settings.Positive(c.CheckInFlight, d.CheckInFlight)
 	return c
 }
 
 // Validate names the first setting of c out of range: negative ones
 // (zero takes the default), and the callback dispatcher's.
 func (c Config) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"IdleAccount", int64(c.IdleAccount)}, {"MaxBatch", int64(c.MaxBatch)},
-		{"SubmitTimeout", int64(c.SubmitTimeout)}, {"CheckInFlight", int64(c.CheckInFlight)},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("actors config: %s: must not be negative", f.name)
-		}
+	if err := settings.NonNegative(
+		settings.F("IdleAccount", c.IdleAccount),
+		settings.F("MaxBatch", c.MaxBatch),
+		settings.F("SubmitTimeout", c.SubmitTimeout),
+		settings.F("CheckInFlight", c.CheckInFlight),
+	); err != nil {
+		return fmt.Errorf("actors config: %w", err)
 	}
 	if err := c.Callbacks.Validate(); err != nil {
 		return fmt.Errorf("actors config: Callbacks: %w", err)

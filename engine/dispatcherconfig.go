@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // DefaultDispatcherConfig returns 64 concurrent deliveries, 10 s per
@@ -20,15 +22,9 @@ func DefaultDispatcherConfig() DispatcherConfig {
 // that discards.
 func (c DispatcherConfig) withDefaults() DispatcherConfig {
 	d := DefaultDispatcherConfig()
-	if c.Concurrency <= 0 {
-		c.Concurrency = d.Concurrency
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = d.Timeout
-	}
-	if c.StoreTimeout <= 0 {
-		c.StoreTimeout = d.StoreTimeout
-	}
+	c.Concurrency = settings.Positive(c.Concurrency, d.Concurrency)
+	c.Timeout = settings.Positive(c.Timeout, d.Timeout)
+	c.StoreTimeout = settings.Positive(c.StoreTimeout, d.StoreTimeout)
 	if c.UserAgent == "" {
 		c.UserAgent = d.UserAgent
 	}
@@ -46,15 +42,12 @@ func (c DispatcherConfig) withDefaults() DispatcherConfig {
 
 // Validate names the first negative field of c (zero takes the default).
 func (c DispatcherConfig) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"Concurrency", int64(c.Concurrency)}, {"Timeout", int64(c.Timeout)}, {"StoreTimeout", int64(c.StoreTimeout)},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("dispatcher config: %s: must not be negative", f.name)
-		}
+	if err := settings.NonNegative(
+		settings.F("Concurrency", c.Concurrency),
+		settings.F("Timeout", c.Timeout),
+		settings.F("StoreTimeout", c.StoreTimeout),
+	); err != nil {
+		return fmt.Errorf("dispatcher config: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,10 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/txengine/txengine/internal/settings"
+)
 
 // DefaultIndexerConfig returns 2,000 blocks per eth_getLogs call, at most
 // 8 calls a Poll, 256 block hashes kept for reorg detection and at most
@@ -16,15 +20,11 @@ func (c IndexerConfig) withDefaults() IndexerConfig {
 	if c.Range == 0 {
 		c.Range = d.Range
 	}
-	if c.MaxCalls <= 0 {
-		c.MaxCalls = d.MaxCalls
-	}
+	c.MaxCalls = settings.Positive(c.MaxCalls, d.MaxCalls)
 	if c.KeepBlocks == 0 {
 		c.KeepBlocks = d.KeepBlocks
 	}
-	if c.MaxAddresses <= 0 {
-		c.MaxAddresses = d.MaxAddresses
-	}
+	c.MaxAddresses = settings.Positive(c.MaxAddresses, d.MaxAddresses)
 	return c
 }
 

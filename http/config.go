@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // The configuration of this package follows the pattern of every package
@@ -36,24 +38,14 @@ func Default() Config {
 // Default.
 func (c Config) withDefaults() Config {
 	d := Default()
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = d.MaxBodyBytes
-	}
+	c.MaxBodyBytes = settings.Positive(c.MaxBodyBytes, d.MaxBodyBytes)
 	if c.Version == "" {
 		c.Version = d.Version
 	}
-	if c.ReadyTimeout <= 0 {
-		c.ReadyTimeout = d.ReadyTimeout
-	}
-	if c.ChainTimeout <= 0 {
-		c.ChainTimeout = d.ChainTimeout
-	}
-	if c.MaxCallbacks <= 0 {
-		c.MaxCallbacks = d.MaxCallbacks
-	}
-	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = d.RequestTimeout
-	}
+	c.ReadyTimeout = settings.Positive(c.ReadyTimeout, d.ReadyTimeout)
+	c.ChainTimeout = settings.Positive(c.ChainTimeout, d.ChainTimeout)
+	c.MaxCallbacks = settings.Positive(c.MaxCallbacks, d.MaxCallbacks)
+	c.RequestTimeout = settings.Positive(c.RequestTimeout, d.RequestTimeout)
 	return c
 }
 
@@ -61,16 +53,15 @@ func (c Config) withDefaults() Config {
 // (they take Default's values); negative ones and trusted proxies that are
 // neither an address nor a CIDR range are not.
 func (c Config) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"MaxBodyBytes", c.MaxBodyBytes}, {"ReadyTimeout", int64(c.ReadyTimeout)}, {"ChainTimeout", int64(c.ChainTimeout)},
-		{"MaxCallbacks", int64(c.MaxCallbacks)}, {"MaxHeadAge", int64(c.MaxHeadAge)}, {"RequestTimeout", int64(c.RequestTimeout)},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("http config: %s: must not be negative", f.name)
-		}
+	if err := settings.NonNegative(
+		settings.F("MaxBodyBytes", c.MaxBodyBytes),
+		settings.F("ReadyTimeout", c.ReadyTimeout),
+		settings.F("ChainTimeout", c.ChainTimeout),
+		settings.F("MaxCallbacks", c.MaxCallbacks),
+		settings.F("MaxHeadAge", c.MaxHeadAge),
+		settings.F("RequestTimeout", c.RequestTimeout),
+	); err != nil {
+		return fmt.Errorf("http config: %w", err)
 	}
 	for _, p := range c.TrustedProxies {
 		if _, err := netip.ParsePrefix(p); err != nil {
@@ -92,18 +83,10 @@ func (c Config) Validate() error {
 // Default().RateLimit, and Limits DefaultLimits.
 func (c RateLimitConfig) withDefaults() RateLimitConfig {
 	d := Default().RateLimit
-	if c.PerSecond <= 0 {
-		c.PerSecond = d.PerSecond
-	}
-	if c.PerHour <= 0 {
-		c.PerHour = d.PerHour
-	}
-	if c.AuthFailuresPerSecond <= 0 {
-		c.AuthFailuresPerSecond = d.AuthFailuresPerSecond
-	}
-	if c.AuthFailuresPerHour <= 0 {
-		c.AuthFailuresPerHour = d.AuthFailuresPerHour
-	}
+	c.PerSecond = settings.Positive(c.PerSecond, d.PerSecond)
+	c.PerHour = settings.Positive(c.PerHour, d.PerHour)
+	c.AuthFailuresPerSecond = settings.Positive(c.AuthFailuresPerSecond, d.AuthFailuresPerSecond)
+	c.AuthFailuresPerHour = settings.Positive(c.AuthFailuresPerHour, d.AuthFailuresPerHour)
 	if c.Limits == nil {
 		c.Limits = c.DefaultLimits
 	}
@@ -112,13 +95,13 @@ func (c RateLimitConfig) withDefaults() RateLimitConfig {
 
 // Validate names the first negative limit of c (zero takes the default).
 func (c RateLimitConfig) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"PerSecond", c.PerSecond}, {"PerHour", c.PerHour}, {"AuthFailuresPerSecond", c.AuthFailuresPerSecond}, {"AuthFailuresPerHour", c.AuthFailuresPerHour}} {
-		if f.v < 0 {
-			return fmt.Errorf("%s: must not be negative", f.name)
-		}
+	if err := settings.NonNegative(
+		settings.F("PerSecond", c.PerSecond),
+		settings.F("PerHour", c.PerHour),
+		settings.F("AuthFailuresPerSecond", c.AuthFailuresPerSecond),
+		settings.F("AuthFailuresPerHour", c.AuthFailuresPerHour),
+	); err != nil {
+		return err
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package account
 import (
 	"fmt"
 	"time"
+
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // Default returns the defaults of an account actor's settings: a failed
@@ -19,12 +21,8 @@ func Default() Config {
 // c the values of Default.
 func (c Config) withDefaults() Config {
 	d := Default()
-	if c.RetryAfter <= 0 {
-		c.RetryAfter = d.RetryAfter
-	}
-	if c.StoreTimeout <= 0 {
-		c.StoreTimeout = d.StoreTimeout
-	}
+	c.RetryAfter = settings.Positive(c.RetryAfter, d.RetryAfter)
+	c.StoreTimeout = settings.Positive(c.StoreTimeout, d.StoreTimeout)
 	return c
 }
 
@@ -32,16 +30,13 @@ func (c Config) withDefaults() Config {
 // takes the default, or is off), and a MaxBatch below 1 (a group commit
 // of no rows stores nothing).
 func (c Config) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"Idle", int64(c.Idle)}, {"RetryAfter", int64(c.RetryAfter)},
-		{"CheckEvery", int64(c.CheckEvery)}, {"StoreTimeout", int64(c.StoreTimeout)},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("account config: %s: must not be negative", f.name)
-		}
+	if err := settings.NonNegative(
+		settings.F("Idle", c.Idle),
+		settings.F("RetryAfter", c.RetryAfter),
+		settings.F("CheckEvery", c.CheckEvery),
+		settings.F("StoreTimeout", c.StoreTimeout),
+	); err != nil {
+		return fmt.Errorf("account config: %w", err)
 	}
 	if c.MaxBatch < 1 {
 		return fmt.Errorf("account config: MaxBatch: must be at least 1, got %d", c.MaxBatch)

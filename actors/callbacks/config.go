@@ -1,10 +1,10 @@
 package callbacks
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // Default returns the defaults: the outbox polled every 200ms, 5s for the
@@ -31,27 +31,15 @@ func Default() Config {
 // in the others.
 func (c Config) withDefaults() Config {
 	d := Default()
-	if c.PollInterval <= 0 {
-		c.PollInterval = d.PollInterval
-	}
-	if c.CloseGrace <= 0 {
-		c.CloseGrace = d.CloseGrace
-	}
+	c.PollInterval = settings.Positive(c.PollInterval, d.PollInterval)
+	c.CloseGrace = settings.Positive(c.CloseGrace, d.CloseGrace)
 	if c.Dispatcher.Clock == nil {
 		c.Dispatcher.Clock = d.Dispatcher.Clock
 	}
-	if c.Dispatcher.StoreTimeout <= 0 {
-		c.Dispatcher.StoreTimeout = d.Dispatcher.StoreTimeout
-	}
-	if c.Retention <= 0 {
-		c.Retention = d.Retention
-	}
-	if c.PruneEvery <= 0 {
-		c.PruneEvery = d.PruneEvery
-	}
-	if c.PruneBatch <= 0 {
-		c.PruneBatch = d.PruneBatch
-	}
+	c.Dispatcher.StoreTimeout = settings.Positive(c.Dispatcher.StoreTimeout, d.Dispatcher.StoreTimeout)
+	c.Retention = settings.Positive(c.Retention, d.Retention)
+	c.PruneEvery = settings.Positive(c.PruneEvery, d.PruneEvery)
+	c.PruneBatch = settings.Positive(c.PruneBatch, d.PruneBatch)
 	return c
 }
 
@@ -59,18 +47,14 @@ func (c Config) withDefaults() Config {
 // The Dispatcher's Store and Log are checked where they are filled in
 // (actors.Start takes them from its own Config).
 func (c Config) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"PollInterval", int64(c.PollInterval)}, {"CloseGrace", int64(c.CloseGrace)}, {"Retention", int64(c.Retention)},
-		{"PruneEvery", int64(c.PruneEvery)}, {"PruneBatch", int64(c.PruneBatch)},
-		{"Dispatcher.Concurrency", int64(c.Dispatcher.Concurrency)}, {"Dispatcher.Timeout", int64(c.Dispatcher.Timeout)},
-		{"Dispatcher.StoreTimeout", int64(c.Dispatcher.StoreTimeout)},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("%s: must not be negative", f.name)
-		}
-	}
-	return nil
+	return settings.NonNegative(
+		settings.F("PollInterval", c.PollInterval),
+		settings.F("CloseGrace", c.CloseGrace),
+		settings.F("Retention", c.Retention),
+		settings.F("PruneEvery", c.PruneEvery),
+		settings.F("PruneBatch", c.PruneBatch),
+		settings.F("Dispatcher.Concurrency", c.Dispatcher.Concurrency),
+		settings.F("Dispatcher.Timeout", c.Dispatcher.Timeout),
+		settings.F("Dispatcher.StoreTimeout", c.Dispatcher.StoreTimeout),
+	)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // Default returns the defaults of an indexer actor: a pause of at least
@@ -24,9 +25,7 @@ func (c Config) withDefaults() Config {
 	if c.Interval <= 0 {
 		c.Interval = max(c.Network.PollInterval, d.Interval)
 	}
-	if c.PollTimeout <= 0 {
-		c.PollTimeout = d.PollTimeout
-	}
+	c.PollTimeout = settings.Positive(c.PollTimeout, d.PollTimeout)
 	return c
 }
 

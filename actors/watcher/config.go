@@ -3,6 +3,8 @@ package watcher
 import (
 	"errors"
 	"time"
+
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // Default returns the defaults of a watcher: 30 s for each of the sweep of
@@ -16,9 +18,7 @@ func Default() Config {
 // withDefaults gives the zero (or negative) settings of c the values of
 // Default.
 func (c Config) withDefaults() Config {
-	if c.ConditionsTimeout <= 0 {
-		c.ConditionsTimeout = Default().ConditionsTimeout
-	}
+	c.ConditionsTimeout = settings.Positive(c.ConditionsTimeout, Default().ConditionsTimeout)
 	return c
 }
 

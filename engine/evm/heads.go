@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/txengine/txengine/internal/redact"
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // HeadSubscriber is one connection that can subscribe to new heads;
@@ -48,9 +49,7 @@ func DefaultHeadSourceConfig() HeadSourceConfig {
 // nil Log one that discards.
 func (cfg HeadSourceConfig) withDefaults() HeadSourceConfig {
 	d := DefaultHeadSourceConfig()
-	if cfg.MinBackoff <= 0 {
-		cfg.MinBackoff = d.MinBackoff
-	}
+	cfg.MinBackoff = settings.Positive(cfg.MinBackoff, d.MinBackoff)
 	if cfg.MaxBackoff < cfg.MinBackoff {
 		cfg.MaxBackoff = max(d.MaxBackoff, cfg.MinBackoff)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // Accounts whose key lives in AWS KMS (docs/kms.md). The keystore speaks to
@@ -144,12 +146,8 @@ func (o KMSOptions) withDefaults() KMSOptions {
 	if o.Concurrency < 1 {
 		o.Concurrency = d.Concurrency
 	}
-	if o.CallTimeout <= 0 {
-		o.CallTimeout = d.CallTimeout
-	}
-	if o.Backoff <= 0 {
-		o.Backoff = d.Backoff
-	}
+	o.CallTimeout = settings.Positive(o.CallTimeout, d.CallTimeout)
+	o.Backoff = settings.Positive(o.Backoff, d.Backoff)
 	if o.Retries < 0 {
 		o.Retries = 0
 	}
@@ -158,16 +156,13 @@ func (o KMSOptions) withDefaults() KMSOptions {
 
 // Validate names the first negative field of o (zero takes the default).
 func (o KMSOptions) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"Concurrency", int64(o.Concurrency)}, {"CallTimeout", int64(o.CallTimeout)},
-		{"Retries", int64(o.Retries)}, {"Backoff", int64(o.Backoff)},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("kms options: %s: must not be negative", f.name)
-		}
+	if err := settings.NonNegative(
+		settings.F("Concurrency", o.Concurrency),
+		settings.F("CallTimeout", o.CallTimeout),
+		settings.F("Retries", o.Retries),
+		settings.F("Backoff", o.Backoff),
+	); err != nil {
+		return fmt.Errorf("kms options: %w", err)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // SealedKind names a column of sealed values.
@@ -105,9 +107,7 @@ func DefaultRotateOptions() RotateOptions {
 // values.
 func (o RotateOptions) withDefaults() RotateOptions {
 	d := DefaultRotateOptions()
-	if o.Batch <= 0 {
-		o.Batch = d.Batch
-	}
+	o.Batch = settings.Positive(o.Batch, d.Batch)
 	if len(o.Kinds) == 0 {
 		o.Kinds = d.Kinds
 	}

@@ -1,8 +1,9 @@
 package subscribe
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/txengine/txengine/internal/settings"
 )
 
 // Default returns the defaults of a Processor: steps of at most 500
@@ -27,9 +28,7 @@ func (c Config) withDefaults() Config {
 	if c.Range == 0 {
 		c.Range = d.Range
 	}
-	if c.MaxSteps <= 0 {
-		c.MaxSteps = d.MaxSteps
-	}
+	c.MaxSteps = settings.Positive(c.MaxSteps, d.MaxSteps)
 	if c.KeepBlocks == 0 {
 		c.KeepBlocks = d.KeepBlocks
 	}
@@ -39,34 +38,25 @@ func (c Config) withDefaults() Config {
 	if c.NearBlocks == 0 {
 		c.NearBlocks = d.NearBlocks
 	}
-	if c.BackfillBudget <= 0 {
-		c.BackfillBudget = d.BackfillBudget
-	}
-	if c.GroupBackoff <= 0 {
-		c.GroupBackoff = d.GroupBackoff
-	}
+	c.BackfillBudget = settings.Positive(c.BackfillBudget, d.BackfillBudget)
+	c.GroupBackoff = settings.Positive(c.GroupBackoff, d.GroupBackoff)
 	if c.MaxGroupBackoff < c.GroupBackoff {
 		c.MaxGroupBackoff = max(d.MaxGroupBackoff, c.GroupBackoff)
 	}
-	if c.RetractChunk <= 0 {
-		c.RetractChunk = d.RetractChunk
-	}
+	c.RetractChunk = settings.Positive(c.RetractChunk, d.RetractChunk)
 	return c
 }
 
 // Validate names the first negative field of c (zero takes the default).
 func (c Config) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"MaxSteps", int64(c.MaxSteps)}, {"BackfillBudget", int64(c.BackfillBudget)},
-		{"GroupBackoff", int64(c.GroupBackoff)}, {"MaxGroupBackoff", int64(c.MaxGroupBackoff)},
-		{"RetractChunk", int64(c.RetractChunk)},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("%s: must not be negative", f.name)
-		}
+	if err := settings.NonNegative(
+		settings.F("MaxSteps", c.MaxSteps),
+		settings.F("BackfillBudget", c.BackfillBudget),
+		settings.F("GroupBackoff", c.GroupBackoff),
+		settings.F("MaxGroupBackoff", c.MaxGroupBackoff),
+		settings.F("RetractChunk", c.RetractChunk),
+	); err != nil {
+		return err
 	}
 	return nil
 }
