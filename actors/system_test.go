@@ -537,6 +537,14 @@ func TestStuckTransactionIsReplaced(t *testing.T) {
 	f.sim.Pause(true) // blocks come empty: the node forgets the transaction
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var stopOnce sync.Once
+	stopMining := func() {
+		stopOnce.Do(func() { close(stop) })
+		wg.Wait()
+	}
+	// A failed wait ends the test with Goexit: the miner must stop before
+	// the fixture's cleanups close the simulated node under it.
+	t.Cleanup(stopMining)
 	wg.Go(func() {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
@@ -558,8 +566,7 @@ func TestStuckTransactionIsReplaced(t *testing.T) {
 	replaced := f.waitStatus(tx.ID, engine.StatusSubmitted, func(t *engine.Transaction) bool {
 		return *t.Hash != *first.Hash
 	})
-	close(stop)
-	wg.Wait()
+	stopMining()
 	if *replaced.Nonce != *first.Nonce || replaced.Replaced == nil {
 		t.Fatalf("replacement: nonce %d (was %d), replaced %v", *replaced.Nonce, *first.Nonce, replaced.Replaced)
 	}
