@@ -26,17 +26,14 @@ type TokenRead struct {
 }
 
 // TokenReads is the outcome of ReadTokenInfos: per token its info or its
-// error (as ReadTokenInfo returns them), and whether the node refused the
-// JSON-RPC batch while single calls worked (a node that cannot batch: the
-// caller may pass NoBatch from then on).
+// error (as ReadTokenInfo returns them).
 type TokenReads struct {
-	Infos        []TokenInfo
-	Errs         []error
-	BatchRefused bool
+	Infos []TokenInfo
+	Errs  []error
 }
 
 // tokenCallParallel bounds the single calls of ReadTokenInfos when the
-// node cannot batch.
+// chain is no BatchCaller.
 const tokenCallParallel = 8
 
 // tokenMethods are the getters a TokenRead without Static calls, in the
@@ -45,11 +42,12 @@ var tokenMethods = []string{"name", "symbol", "decimals", "totalSupply"}
 
 // ReadTokenInfos reads every token of reads with eth_call at the latest
 // block in one round trip: a JSON-RPC batch when chain is a BatchCaller
-// and noBatch is false (the batch split as the chain splits batches). When
-// the batch fails as a whole, or chain cannot batch, each call goes on its
-// own, tokenCallParallel at a time. A token's failure is its own (in Errs);
-// the error is the context's only.
-func ReadTokenInfos(ctx context.Context, chain ethereum.ContractCaller, reads []TokenRead, noBatch bool) (TokenReads, error) {
+// (the batch split as the chain splits batches; a chain whose node refuses
+// batches makes the calls one each itself: evm.Client does). When chain
+// cannot batch, each call goes on its own, tokenCallParallel at a time. A
+// token's failure is its own (in Errs); the error is the batch's as a whole
+// (node down, timeout).
+func ReadTokenInfos(ctx context.Context, chain ethereum.ContractCaller, reads []TokenRead) (TokenReads, error) {
 	var reqs []CallRequest
 	first := make([]int, len(reads)) // index of each token's first request
 	for i, r := range reads {
@@ -68,35 +66,21 @@ func ReadTokenInfos(ctx context.Context, chain ethereum.ContractCaller, reads []
 	}
 	out := TokenReads{Infos: make([]TokenInfo, len(reads)), Errs: make([]error, len(reads))}
 	var res []CallResult
-	var batchErr error
-	if bc, ok := chain.(BatchCaller); ok && !noBatch && len(reqs) > 0 {
-		res, batchErr = bc.BatchCall(ctx, reqs)
-		if batchErr == nil && len(res) != len(reqs) {
-			batchErr = fmt.Errorf("batch of %d eth_call: %d results", len(reqs), len(res))
+	if bc, ok := chain.(BatchCaller); ok && len(reqs) > 0 {
+		var err error
+		if res, err = bc.BatchCall(ctx, reqs); err != nil {
+			return TokenReads{}, fmt.Errorf("read %d tokens: %w", len(reads), err)
 		}
-	}
-	if res == nil || batchErr != nil {
-		if err := ctx.Err(); err != nil {
-			return TokenReads{}, fmt.Errorf("read %d tokens: %w (batch: %v)", len(reads), err, batchErr)
+		if len(res) != len(reqs) {
+			return TokenReads{}, fmt.Errorf("read %d tokens: batch of %d eth_call: %d results", len(reads), len(reqs), len(res))
 		}
+	} else {
 		res = CallConcurrently(ctx, chain, reqs, tokenCallParallel)
-		out.BatchRefused = batchErr != nil && anyAnswered(res)
 	}
 	for i, r := range reads {
 		out.Infos[i], out.Errs[i] = decodeTokenInfo(r, res[first[i]:])
 	}
 	return out, nil
-}
-
-// anyAnswered reports whether one call of res got an answer (data or a
-// revert): the node is there.
-func anyAnswered(res []CallResult) bool {
-	for _, r := range res {
-		if r.Err == nil || IsRevert(r.Err) {
-			return true
-		}
-	}
-	return false
 }
 
 // CallConcurrently performs reqs as single eth_calls at the latest block,

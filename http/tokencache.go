@@ -3,17 +3,11 @@ package http
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/engine"
 )
-
-// noBatchFor is how long token reads on a network go one call each after
-// its node refused a JSON-RPC batch but answered single calls; then a
-// batch is tried again (the refusal may have been a passing one).
-const noBatchFor = 10 * time.Minute
 
 // tokenStaticsSize bounds the tokens whose fixed fields are kept; past it
 // the cache starts over (any address can be asked for through
@@ -27,14 +21,13 @@ type tokenKey struct {
 }
 
 // tokenStatics keeps the fields of ERC-20 tokens that cannot change (name,
-// symbol, decimals) per (network, address), read once from the chain, and
-// until when a network's token reads go one call each (its node refused a
-// JSON-RPC batch while answering single calls). The supply is never kept:
-// every read asks the node for it.
+// symbol, decimals) per (network, address), read once from the chain. The
+// supply is never kept: every read asks the node for it. (A node that
+// refuses JSON-RPC batches is the chain client's business: evm.Client
+// then makes the calls one each.)
 type tokenStatics struct {
 	mu      sync.Mutex
 	statics map[tokenKey]engine.TokenStatic
-	noBatch map[string]time.Time
 }
 
 // readTokens reads the TokenInfo of each of addrs on nw (one round trip for
@@ -44,9 +37,7 @@ type tokenStatics struct {
 func (s *Server) readTokens(ctx context.Context, nw *engine.Network, addrs []common.Address) ([]engine.TokenInfo, []error, error) {
 	c := &s.tokenStatics
 	reads := make([]engine.TokenRead, len(addrs))
-	now := s.clock.Now()
 	c.mu.Lock()
-	noBatch := now.Before(c.noBatch[nw.Name])
 	for i, a := range addrs {
 		reads[i].Address = a
 		if st, ok := c.statics[tokenKey{nw.Name, a}]; ok {
@@ -56,17 +47,11 @@ func (s *Server) readTokens(ctx context.Context, nw *engine.Network, addrs []com
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ChainTimeout)
 	defer cancel()
-	res, err := engine.ReadTokenInfos(ctx, nw.Chain, reads, noBatch)
+	res, err := engine.ReadTokenInfos(ctx, nw.Chain, reads)
 	if err != nil {
 		return nil, nil, err
 	}
 	c.mu.Lock()
-	if res.BatchRefused {
-		if c.noBatch == nil {
-			c.noBatch = make(map[string]time.Time)
-		}
-		c.noBatch[nw.Name] = now.Add(noBatchFor)
-	}
 	for i, info := range res.Infos {
 		if res.Errs[i] != nil || reads[i].Static != nil {
 			continue
@@ -77,9 +62,5 @@ func (s *Server) readTokens(ctx context.Context, nw *engine.Network, addrs []com
 		c.statics[tokenKey{nw.Name, addrs[i]}] = engine.TokenStatic{Name: info.Name, Symbol: info.Symbol, Decimals: info.Decimals}
 	}
 	c.mu.Unlock()
-	if res.BatchRefused {
-		s.log.Warn("tokens: the node refused a JSON-RPC batch of eth_call but answers single calls: token reads go one call each for a while",
-			"network", nw.Name, "for", noBatchFor)
-	}
 	return res.Infos, res.Errs, nil
 }

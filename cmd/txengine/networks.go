@@ -60,14 +60,15 @@ func newHeads(log *slog.Logger) func(*engine.Network) watcher.Heads {
 }
 
 // startNetworks connects to the configured networks, or starts the embedded
-// dev chain as network "dev" when none is configured.
-func startNetworks(ctx context.Context, cfg config.Config) (*networks, error) {
+// dev chain as network "dev" when none is configured; log gets the chain
+// clients' warnings (a node that refuses JSON-RPC batches).
+func startNetworks(ctx context.Context, cfg config.Config, log *slog.Logger) (*networks, error) {
 	if len(cfg.Networks) == 0 {
 		return startDev(cfg)
 	}
 	nets := &networks{byName: map[string]*engine.Network{}, faucets: map[string]*engine.Faucet{}}
 	for _, nc := range cfg.Networks {
-		net, closeFn, err := openNetwork(ctx, nc, cfg.Engine)
+		net, closeFn, err := openNetwork(ctx, nc, cfg.Engine, log)
 		if err != nil {
 			return nil, errors.Join(err, nets.Close())
 		}
@@ -85,10 +86,11 @@ func startNetworks(ctx context.Context, cfg config.Config) (*networks, error) {
 }
 
 // openNetwork dials the node of nc and checks that it serves nc.ChainID.
-func openNetwork(ctx context.Context, nc config.Network, ec config.Engine) (*engine.Network, func() error, error) {
+func openNetwork(ctx context.Context, nc config.Network, ec config.Engine, log *slog.Logger) (*engine.Network, func() error, error) {
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	client, err := evm.DialNetwork(dctx, nc.HTTPURL, nc.WSURL, evm.WithCallTimeout(nc.RPCTimeout))
+	client, err := evm.DialNetwork(dctx, nc.HTTPURL, nc.WSURL, evm.WithCallTimeout(nc.RPCTimeout),
+		evm.WithLogger(log.With("network", nc.Name)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("network %s: %w", nc.Name, err)
 	}

@@ -117,7 +117,7 @@ func (n *node) newMetrics(context.Context) (func(), error) {
 // startNetworks connects to the configured networks (or starts the
 // embedded dev chain) and instruments their chains.
 func (n *node) startNetworks(ctx context.Context) (func(), error) {
-	nets, err := startNetworks(ctx, n.cfg)
+	nets, err := startNetworks(ctx, n.cfg, n.log)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/big"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func tokenCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		return err
 	}
-	nets, err := startNetworks(ctx, cfg)
+	nets, err := startNetworks(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ package evm
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net/http"
 	"strings"
@@ -31,7 +32,8 @@ var _ engine.Node = (*Client)(nil)
 // does not override; the engine's methods are overridden so that every call
 // has a timeout (WithCallTimeout), call objects carry their data once, and
 // receipts fall back to one lookup per transaction on nodes without
-// eth_getBlockReceipts. Use RPC for raw and batch calls.
+// eth_getBlockReceipts, and the Batch* methods to one call per element on
+// nodes that refuse JSON-RPC batches (batch.go). Use RPC for raw calls.
 type Client struct {
 	*ethclient.Client
 	rpc *rpc.Client
@@ -49,11 +51,28 @@ type Client struct {
 	// out of order (it refused a nonce whose predecessor in the same batch
 	// it took): transactions then go one request each, in order.
 	sendInOrder atomic.Bool
+	// batches remembers whether the node refuses JSON-RPC batches (see
+	// batch.go).
+	batches batchState
+	// log gets one warning each time the Client stops batching; endpoint
+	// names the node in it (redacted: the URL may hold an API key).
+	log      *slog.Logger
+	endpoint string
 }
 
 // DefaultRPCTimeout bounds a call to the node (one request or one JSON-RPC
 // batch) when WithCallTimeout does not say otherwise.
 const DefaultRPCTimeout = 10 * time.Second
+
+// WithLogger sets where the Client reports a change in how it talks to the
+// node (batches refused); the default discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Client) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
 
 // Option configures a Client.
 type Option func(*Client)
@@ -92,7 +111,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("dial node: %w", redact.Error(err))
 	}
 	cl := NewClient(c, opts...)
-	cl.transport = tr
+	cl.transport, cl.endpoint = tr, redact.URL(url)
 	return cl, nil
 }
 
@@ -108,14 +127,19 @@ func DialNetwork(ctx context.Context, httpURL, wsURL string, opts ...Option) (*C
 		if err != nil {
 			return nil, fmt.Errorf("dial node over websocket: %w", redact.Error(err))
 		}
-		return NewClient(c, opts...), nil
+		cl := NewClient(c, opts...)
+		cl.endpoint = redact.URL(wsURL)
+		return cl, nil
 	}
 	return nil, fmt.Errorf("dial: no http or ws URL")
 }
 
 // NewClient wraps an RPC connection; closing the Client closes it.
 func NewClient(c *rpc.Client, opts ...Option) *Client {
-	cl := &Client{Client: ethclient.NewClient(c), rpc: c, timeout: DefaultRPCTimeout}
+	cl := &Client{
+		Client: ethclient.NewClient(c), rpc: c, timeout: DefaultRPCTimeout,
+		log: slog.New(slog.DiscardHandler), batches: batchState{now: time.Now},
+	}
 	for _, o := range opts {
 		o(cl)
 	}
@@ -155,7 +179,7 @@ var _ engine.BatchCaller = (*Client)(nil)
 var _ engine.NonceBatcher = (*Client)(nil)
 
 // BatchCall sends every request as an eth_call at the latest block in one
-// JSON-RPC batch. A failed call (a revert) is reported in its result; the
+// JSON-RPC batch (one call each where the node refuses batches). A failed call (a revert) is reported in its result; the
 // error is that of the batch as a whole.
 func (c *Client) BatchCall(ctx context.Context, reqs []engine.CallRequest) ([]engine.CallResult, error) {
 	elems := make([]rpc.BatchElem, len(reqs))
@@ -355,27 +379,4 @@ func (c *Client) sendEach(ctx context.Context, txs []*types.Transaction, only []
 		errs[i] = c.SendTransaction(ctx, txs[i])
 	}
 	return errs
-}
-
-// MaxBatch bounds the requests of one JSON-RPC batch; geth refuses batches
-// of more than 1,000 by default (--rpc.batch-request-limit).
-const MaxBatch = 500
-
-// batch sends elems in JSON-RPC batches of at most MaxBatch requests, in
-// order, each within the call timeout. An error is that of a whole batch
-// (transport, node down, timeout).
-func (c *Client) batch(ctx context.Context, elems []rpc.BatchElem) error {
-	for start := 0; start < len(elems); start += MaxBatch {
-		if err := c.batchOnce(ctx, elems[start:min(start+MaxBatch, len(elems))]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// batchOnce sends elems as one JSON-RPC batch within the call timeout.
-func (c *Client) batchOnce(ctx context.Context, elems []rpc.BatchElem) error {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	return redact.Error(c.rpc.BatchCallContext(ctx, elems))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/txengine/txengine/engine"
@@ -13,8 +14,9 @@ import (
 // TestReadTokenInfosBatch: engine.ReadTokenInfos over JSON-RPC to the
 // simulated backend reads tokens in one batch: full info for an unknown
 // token, the supply alone with the fixed fields given, and a per-token
-// not-a-token error for an address without code, the others unharmed; with
-// noBatch (single calls) the answers are the same.
+// not-a-token error for an address without code, the others unharmed;
+// through a chain that cannot batch (single calls) the answers are the
+// same.
 func TestReadTokenInfosBatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -25,13 +27,12 @@ func TestReadTokenInfosBatch(t *testing.T) {
 	empty := common.HexToAddress("0x000000000000000000000000000000000000dead")
 	static := &engine.TokenStatic{Name: "Kept", Symbol: "KPT", Decimals: 6}
 	reads := []engine.TokenRead{{Address: tk.addr}, {Address: empty}, {Address: tk.addr, Static: static}}
-	for _, noBatch := range []bool{false, true} {
-		res, err := engine.ReadTokenInfos(ctx, client, reads, noBatch)
+	single := struct{ ethereum.ContractCaller }{client}
+	for _, chain := range []ethereum.ContractCaller{client, single} {
+		noBatch := chain == single
+		res, err := engine.ReadTokenInfos(ctx, chain, reads)
 		if err != nil {
 			t.Fatalf("noBatch %v: %v", noBatch, err)
-		}
-		if res.BatchRefused {
-			t.Fatalf("noBatch %v: the simulated backend's batch counted as refused", noBatch)
 		}
 		if i := res.Infos[0]; res.Errs[0] != nil || i.Name != "Test Token" || i.Symbol != "TT" || i.Decimals != 18 || i.TotalSupply.Cmp(supply) != 0 {
 			t.Fatalf("noBatch %v: token: %+v %v", noBatch, i, res.Errs[0])

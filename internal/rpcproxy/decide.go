@@ -12,6 +12,9 @@ type decision struct {
 	// rateLimited is the error of a 429, nil when not rate limited.
 	rateLimited *Error
 	delay       time.Duration
+	// refuseBatch is how a refused batch is answered (BatchesPass: not
+	// refused).
+	refuseBatch BatchRefusal
 }
 
 // account counts the request and decides its faults: resets first, then a
@@ -26,6 +29,11 @@ func (p *Proxy) account(calls []call, batch bool) (d decision) {
 	}
 	for _, c := range calls {
 		p.stats.Calls[c.Method]++
+	}
+	if batch && p.batchRefusal != BatchesPass {
+		p.stats.RefusedBatches++
+		d.refuseBatch = p.batchRefusal
+		return d
 	}
 	if p.resetNext > 0 {
 		p.resetNext--

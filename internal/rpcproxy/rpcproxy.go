@@ -54,6 +54,8 @@ type Stats struct {
 	// RateLimited counts the requests a Provider answered 429; Gateway the
 	// lost answers it replaced by 502 Bad Gateway.
 	RateLimited, Gateway int
+	// RefusedBatches counts the batches refused by RefuseBatches.
+	RefusedBatches int
 }
 
 // Proxy is a running proxy. Its methods are safe for concurrent use.
@@ -78,6 +80,8 @@ type Proxy struct {
 	rng      *rand.Rand
 	// rules refuse calls by their params (RefuseContaining).
 	rules []rule
+	// batchRefusal is how batches are refused (RefuseBatches).
+	batchRefusal BatchRefusal
 }
 
 type refusal struct {
@@ -220,6 +224,7 @@ func (p *Proxy) ClearFaults() {
 	p.resetOn = map[string]int{}
 	p.loseOn = map[string]int{}
 	p.provider, p.rng, p.rules = Provider{}, nil, nil
+	p.batchRefusal = BatchesPass
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
@@ -240,6 +245,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	d := p.account(calls, batch)
 	switch {
+	case d.refuseBatch != BatchesPass:
+		writeBatchRefusal(w, d.refuseBatch)
+		return
 	case d.reset:
 		resetConn(w)
 		return
