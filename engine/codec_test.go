@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
@@ -112,5 +113,26 @@ func TestDecodeLogs(t *testing.T) {
 	}
 	if got := abitest.Marshal(t, DecodeLogs(abis, nil)); got != "[]" {
 		t.Errorf("DecodeLogs(nil) = %s, want []", got)
+	}
+}
+
+// TestAsErrorMapsCodecErrors: the error mapping finds a codec field error
+// anywhere in a chain, as CodecError would map it, so that callers need
+// not convert it themselves; an engine *Error in the chain comes first.
+func TestAsErrorMapsCodecErrors(t *testing.T) {
+	fe := &abicodec.FieldError{Kind: abicodec.NotFound, Field: "method", Message: "no method f"}
+	wrapped := fmt.Errorf("built-in type erc20: %w", fe)
+	if e, ok := AsError(wrapped); !ok || e.Code != CodeNotFound || e.Field != "method" || e.Message != "no method f" {
+		t.Errorf("AsError(wrapped codec error) = %+v, %v", e, ok)
+	}
+	if ErrorCode(wrapped) != CodeNotFound || ErrorMessage(wrapped) != "no method f" || !IsNotFound(wrapped) {
+		t.Errorf("ErrorCode/ErrorMessage of a codec error = %s, %q", ErrorCode(wrapped), ErrorMessage(wrapped))
+	}
+	outer := fmt.Errorf("%w: %w", Invalid("to", "bad"), fe)
+	if e, _ := AsError(outer); e.Field != "to" {
+		t.Errorf("AsError preferred the codec error over the engine's: %+v", e)
+	}
+	if _, ok := AsError(errors.New("other")); ok {
+		t.Error("AsError found an engine error in a plain error")
 	}
 }

@@ -75,24 +75,36 @@ var ErrNodeBusy = errors.New("the node refuses transactions for now")
 // the network.
 var ErrLeaseLost = errors.New("network lease lost: another tenure follows the network")
 
+// AsError returns the first *Error in err's chain or, when there is none,
+// the engine's form of an ABI codec's field error (CodecError), so that a
+// codec refusal answers as the engine's own wherever it is mapped.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	if errors.As(CodecError(err), &e) {
+		return e, true
+	}
+	return nil, false
+}
+
 // ErrorCode returns the code of err: the Code of the first *Error in its
-// chain, or CodeInternal for any other non-nil error.
+// chain (AsError), or CodeInternal for any other non-nil error.
 func ErrorCode(err error) Code {
 	if err == nil {
 		return ""
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := AsError(err); ok {
 		return e.Code
 	}
 	return CodeInternal
 }
 
 // ErrorMessage returns the caller-safe message of err: the Message of the
-// first *Error in its chain, or a generic text that leaks nothing.
+// first *Error in its chain (AsError), or a generic text that leaks nothing.
 func ErrorMessage(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := AsError(err); ok {
 		return e.Message
 	}
 	return "internal error"

@@ -91,15 +91,15 @@ func (s *Server) prepareCall(c *gin.Context, tg txTarget, method string, req cal
 	}
 	m, err := abicodec.FindMethod(tg.abi, method)
 	if err != nil {
-		return preparedCall{}, engine.CodecError(err)
+		return preparedCall{}, err
 	}
 	args, err := abicodec.NormalizeArgs(req.Arg)
 	if err != nil {
-		return preparedCall{}, engine.CodecError(err)
+		return preparedCall{}, err
 	}
 	data, _, err := abicodec.PackCall(m, args)
 	if err != nil {
-		return preparedCall{}, engine.CodecError(err)
+		return preparedCall{}, err
 	}
 	from, err := s.callFrom(c, req.From)
 	if err != nil {
@@ -145,7 +145,7 @@ func callOutcome(pc preparedCall, out []byte, err error) (any, error) {
 		return nil, networkFailure(pc.target.network.Name, err)
 	}
 	result, err := abicodec.UnpackResult(pc.method, out)
-	return result, engine.CodecError(err)
+	return result, err
 }
 
 // batchCallRequest is the body of POST /contracts/call. Each call is
@@ -283,7 +283,7 @@ func (s *Server) prepareBatchItem(c *gin.Context, raw json.RawMessage) (prepared
 // logged and reported without detail.
 func (s *Server) batchFailure(c *gin.Context, err error) batchError {
 	d := errorDetail{Code: engine.ErrorCode(err), Message: engine.ErrorMessage(err)}
-	if e, isEngine := asEngineError(err); isEngine {
+	if e, isEngine := engine.AsError(err); isEngine {
 		d.Field = e.Field
 	}
 	if httpStatus(d.Code) >= 500 {

@@ -55,7 +55,7 @@ func (c *contractCache) of(ct *engine.Contract) (*abi.ABI, error) {
 	}
 	a, err := abicodec.ParseABI(ct.ABI)
 	if err != nil {
-		return nil, engine.CodecError(err)
+		return nil, err
 	}
 	c.mu.Lock()
 	if c.parsed == nil || len(c.parsed) >= contractCacheSize {

@@ -68,13 +68,13 @@ func contractABI(rawABI json.RawMessage, typ *string) (*abi.ABI, json.RawMessage
 		}
 		parsed, err := abicodec.ParseABI(raw)
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("built-in type %s: %w", *typ, engine.CodecError(err))
+			return nil, nil, "", fmt.Errorf("built-in type %s: %w", *typ, err)
 		}
 		return parsed, raw, *typ, nil
 	}
 	parsed, err := abicodec.ParseABI(rawABI)
 	if err != nil {
-		return nil, nil, "", engine.CodecError(err)
+		return nil, nil, "", err
 	}
 	return parsed, compactJSON(rawABI), "", nil
 }

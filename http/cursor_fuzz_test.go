@@ -76,7 +76,7 @@ func FuzzTransfersCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, cursor string) {
 		p, err := decodeTransferCursor(cursor)
 		if err != nil {
-			if e, ok := asEngineError(err); !ok || e.Code != engine.CodeInvalidArgument || e.Field != "cursor" {
+			if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeInvalidArgument || e.Field != "cursor" {
 				t.Fatalf("decodeTransferCursor(%q): %v is not invalid_argument on cursor", cursor, err)
 			}
 		} else {
@@ -106,7 +106,7 @@ func FuzzEventsCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, cursor string) {
 		p, err := decodeEventCursor(cursor)
 		if err != nil {
-			if e, ok := asEngineError(err); !ok || e.Code != engine.CodeInvalidArgument || e.Field != "cursor" {
+			if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeInvalidArgument || e.Field != "cursor" {
 				t.Fatalf("decodeEventCursor(%q): %v is not invalid_argument on cursor", cursor, err)
 			}
 			fuzzReset(env)

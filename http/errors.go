@@ -68,7 +68,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 		err = fmt.Errorf("%w: %w", timedOut(s.cfg.RequestTimeout), err)
 	}
 	detail := errorDetail{Code: engine.ErrorCode(err), Message: engine.ErrorMessage(err)}
-	if e, ok := asEngineError(err); ok {
+	if e, ok := engine.AsError(err); ok {
 		detail.Field = e.Field
 	}
 	status := httpStatus(detail.Code)

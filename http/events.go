@@ -53,7 +53,7 @@ func (s *Server) contractEvents(c *gin.Context) {
 	defer cancel()
 	page, err := engine.ContractEvents(ctx, chain, ct.Address, tg.abi, q)
 	if err != nil {
-		if _, coded := asEngineError(err); !coded {
+		if _, coded := engine.AsError(err); !coded {
 			err = networkFailure(tg.network.Name, err)
 		}
 		s.fail(c, err)

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -237,11 +236,4 @@ func (s *Server) noRoute(c *gin.Context) {
 func (s *Server) noMethod(c *gin.Context) {
 	s.fail(c, engine.Errorf(codeMethodNotAllowed, "", "method %s is not allowed here (allowed: %s)",
 		c.Request.Method, c.Writer.Header().Get("Allow")))
-}
-
-// asEngineError returns the first *engine.Error in err's chain.
-func asEngineError(err error) (*engine.Error, bool) {
-	var e *engine.Error
-	ok := errors.As(err, &e)
-	return e, ok
 }

@@ -243,7 +243,7 @@ func (s *Server) directRequestTarget(c *gin.Context, req abiCarrier) (txTarget, 
 func (s *Server) send(c *gin.Context, tg txTarget, req sendRequest) {
 	args, err := abicodec.NormalizeArgs(req.Arg)
 	if err != nil {
-		s.fail(c, engine.CodecError(err))
+		s.fail(c, err)
 		return
 	}
 	value := new(big.Int)

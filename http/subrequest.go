@@ -199,7 +199,7 @@ func (s *Server) depositSubscription(req *subscriptionRequest) (*engine.Subscrip
 	erc20, _ := builtinABI(engine.TypeERC20)
 	parsed, err := abicodec.ParseABI(erc20)
 	if err != nil {
-		return nil, nil, engine.CodecError(err)
+		return nil, nil, err
 	}
 	ev, fragment, err := findEvent(parsed, erc20, "Transfer")
 	if err != nil {
