@@ -118,6 +118,8 @@ type TxFilter struct {
 	Method     string
 	From       *common.Address
 	Network    string
+	// Pool keeps the transactions sent through this pool.
+	Pool string
 	// Since (inclusive) and Until (exclusive) bound Created.
 	Since, Until *time.Time
 	// Ascending sorts oldest first; the default is newest first. Ties on

@@ -164,6 +164,13 @@ type Transaction struct {
 	// transaction still waiting then fails with TxExpired.
 	WaitUntil *time.Time
 
+	// PoolID is the sender pool the transaction was sent through (its
+	// member is From); empty when sent from an account. OrderingKey is the
+	// send's orderingKey (a pool's sends of one key go to one member, in
+	// order); empty when none.
+	PoolID      string
+	OrderingKey string
+
 	// Idempotency, when set on a transaction passed to InsertTransactions,
 	// is stored in the same database transaction (the group commit). Stores
 	// never fill it on reads.

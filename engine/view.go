@@ -57,6 +57,9 @@ type TransactionView struct {
 	WaitForAsset string      `json:"waitForAsset,omitempty"`
 	WaitForValue string      `json:"waitForValue,omitempty"`
 	WaitUntil    string      `json:"waitUntil,omitempty"`
+	// Pool and OrderingKey are present on sends through a pool.
+	Pool        string `json:"pool,omitempty"`
+	OrderingKey string `json:"orderingKey,omitempty"`
 }
 
 // EventView is the JSON form of one decoded event (docs/api-decisions.md#transactions):
@@ -114,6 +117,8 @@ func ViewTransaction(t *Transaction) TransactionView {
 		Callbacks:       t.Callbacks,
 		DependsOn:       t.DependsOn,
 		WaitForAsset:    t.WaitForAsset,
+		Pool:            t.PoolID,
+		OrderingKey:     t.OrderingKey,
 	}
 	if t.ContractAddress != (common.Address{}) {
 		v.ContractAddress = t.ContractAddress.Hex()
