@@ -88,11 +88,22 @@ type PoolStore interface {
 	// PoolLoads returns the load of every current member of the pool (a
 	// member with nothing pending has zero counts).
 	PoolLoads(ctx context.Context, poolID string) ([]PoolMemberLoad, error)
+	// PendingPools returns the ids of the pools on network that have
+	// non-ended transactions (recovery: their keeper resumes top-ups).
+	PendingPools(ctx context.Context, network string) ([]string, error)
 	// OrderingKeyMember returns the member holding the latest non-ended
 	// transaction of (poolID, key), and false when no transaction of the
 	// key is pending.
 	OrderingKeyMember(ctx context.Context, poolID, key string) (string, bool, error)
 }
+
+// TopUpKeyPrefix starts the OrderingKey of a pool's top-ups:
+// "txengine:topup:<member account id>:<asset>" (a top-up is an ordinary
+// transaction from the treasury, PoolID set). A member has at most one
+// pending top-up per asset: the keeper asks OrderingKeyMember before it
+// sends one, so a restart never pays twice. Users' keys may not start
+// with it.
+const TopUpKeyPrefix = "txengine:topup:"
 
 // PoolNeed is what a send through a pool needs of the member it is given:
 // Value of Asset ("ETH" or a token's EIP-55 address; zero value: only gas)

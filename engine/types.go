@@ -170,6 +170,11 @@ type Transaction struct {
 	// order); empty when none.
 	PoolID      string
 	OrderingKey string
+	// PoolAsset and PoolValue are what a send through a pool needs of its
+	// member (PoolNeed: "ETH" or a token's EIP-55 address, and the value);
+	// PoolLoads sums them into PoolMemberLoad.Reserved. Empty/nil otherwise.
+	PoolAsset string
+	PoolValue *big.Int
 
 	// Idempotency, when set on a transaction passed to InsertTransactions,
 	// is stored in the same database transaction (the group commit). Stores
