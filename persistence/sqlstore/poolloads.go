@@ -52,8 +52,12 @@ func (s *Store) sumColumns() string {
 	for k := range parts {
 		// substr with a negative start counts from the right; a start
 		// before the first digit yields the digits there are, or ''.
-		parts[k] = fmt.Sprintf(`COALESCE(SUM(CAST(substr(pool_value, -%d, %d) AS INTEGER)), 0) AS c%d`,
-			amountChunkDigits*(k+1), amountChunkDigits, k)
+		if k == 0 {
+			parts[k] = fmt.Sprintf(`COALESCE(SUM(CAST(substr(pool_value, -%d) AS INTEGER)), 0) AS c0`, amountChunkDigits)
+			continue
+		}
+		parts[k] = fmt.Sprintf(`COALESCE(SUM(CASE WHEN length(pool_value) > %d THEN CAST(substr(pool_value, -%d, %d) AS INTEGER) END), 0) AS c%d`,
+			amountChunkDigits*k, amountChunkDigits*(k+1), amountChunkDigits, k)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -10,7 +10,7 @@ import (
 
 // poolMembers returns n new non-default accounts of owner for a pool,
 // created at at(sec), each with quota q and a faucet grant on dev.
-func poolMembers(t *testing.T, owner string, sec, n int, q *engine.Quota) []*engine.Account {
+func poolMembers(t testing.TB, owner string, sec, n int, q *engine.Quota) []*engine.Account {
 	t.Helper()
 	out := make([]*engine.Account, n)
 	for i := range out {

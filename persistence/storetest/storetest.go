@@ -147,7 +147,7 @@ func ctxOf(t *testing.T) context.Context {
 
 func newID() string { return uuid.NewString() }
 
-func randomAddress(t *testing.T) common.Address {
+func randomAddress(t testing.TB) common.Address {
 	t.Helper()
 	var a common.Address
 	if _, err := rand.Read(a[:]); err != nil {

@@ -44,11 +44,13 @@ ALTER TABLE transactions ADD COLUMN ordering_key TEXT;
 ALTER TABLE transactions ADD COLUMN pool_asset TEXT;
 ALTER TABLE transactions ADD COLUMN pool_value TEXT;
 
--- PoolLoads and PendingPools: the non-ended rows of a pool, by member. The
+-- PoolLoads and PendingPools: the non-ended rows of a pool, by member,
+-- covering PoolLoads' statement (read in its GROUP BY order: no table
+-- lookup, no sort). The
 -- status list is written as in the queries (a partial index is used only
 -- when the query names its condition), so the index holds only the pool
 -- rows still pending, however many have ended.
-CREATE INDEX transactions_pool_pending ON transactions (pool_id, account_id, status)
+CREATE INDEX transactions_pool_pending ON transactions (pool_id, account_id, status, pool_asset, pool_value)
     WHERE pool_id IS NOT NULL AND status IN ('new', 'waiting', 'submitted');
 -- OrderingKeyMember: the latest non-ended row of (pool, key).
 CREATE INDEX transactions_pool_key ON transactions (pool_id, ordering_key)
