@@ -62,6 +62,26 @@ func (s *Store) sumColumns() string {
 	return strings.Join(parts, ", ")
 }
 
+// poolLoadsQuery is PoolLoads' statement of a pool's loads (one
+// placeholder: the pool id).
+func (s *Store) poolLoadsQuery() string {
+	return `SELECT account_id, status, pool_asset, COUNT(*) AS n, COUNT(pool_value) AS valued, ` + s.sumColumns() + `
+		FROM transactions WHERE pool_id = ? AND ` + pendingStatuses + `
+		GROUP BY account_id, status, pool_asset`
+}
+
+// PoolQueries returns the statements of PoolLoads, OrderingKeyMember and
+// PendingPools bound to the database's placeholders (one argument each
+// but OrderingKeyMember's two: pool id, key), by method name, for the
+// database's tests (EXPLAIN).
+func (s *Store) PoolQueries() map[string]string {
+	return map[string]string{
+		"PoolLoads":         s.bind(s.poolLoadsQuery()),
+		"OrderingKeyMember": s.bind(orderingKeyQuery),
+		"PendingPools":      s.bind(s.pendingPoolsQuery()),
+	}
+}
+
 // PoolLoads implements engine.PoolStore in two statements: the current
 // members of the live pool (engine.ErrNotFound when there is none), and
 // the pool's non-ended transactions (transactions_pool_pending) counted
@@ -77,10 +97,7 @@ func (s *Store) PoolLoads(ctx context.Context, poolID string) ([]engine.PoolMemb
 	if len(members) == 0 {
 		return nil, s.notFound("loads of pool %s: no such pool", poolID)
 	}
-	rows, err := s.r.Raw().QueryxContext(ctx, s.bind(`SELECT account_id, status, pool_asset, COUNT(*) AS n,
-		COUNT(pool_value) AS valued, `+s.sumColumns()+`
-		FROM transactions WHERE pool_id = ? AND `+pendingStatuses+`
-		GROUP BY account_id, status, pool_asset`), poolID)
+	rows, err := s.r.Raw().QueryxContext(ctx, s.bind(s.poolLoadsQuery()), poolID)
 	if err != nil {
 		return nil, s.wrap(err, "loads of pool %s", poolID)
 	}

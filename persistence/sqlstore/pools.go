@@ -231,15 +231,27 @@ func (s *Store) DeletePool(ctx context.Context, id string) error {
 	})
 }
 
+// pendingPoolsQuery is PendingPools' statement (one placeholder: the
+// network).
+func (s *Store) pendingPoolsQuery() string {
+	return `SELECT p.id FROM pools p
+		WHERE p.network = ? AND p.deleted IS NULL AND EXISTS (
+			SELECT 1 FROM transactions t WHERE t.pool_id = p.id AND t.` + pendingStatuses + `)
+		ORDER BY p.created, p.` + s.seq
+}
+
+// orderingKeyQuery is OrderingKeyMember's statement (placeholders: the
+// pool id, the key).
+const orderingKeyQuery = `SELECT account_id FROM transactions
+	WHERE pool_id = ? AND ordering_key = ? AND ` + pendingStatuses + `
+	ORDER BY seq DESC LIMIT 1`
+
 // PendingPools implements engine.PoolStore: the live pools of network
 // with a non-ended transaction (one probe of transactions_pool_pending
 // per pool of the network), oldest first.
 func (s *Store) PendingPools(ctx context.Context, network string) ([]string, error) {
 	ids := []string{}
-	if err := s.r.Select(ctx, &ids, `SELECT p.id FROM pools p
-		WHERE p.network = ? AND p.deleted IS NULL AND EXISTS (
-			SELECT 1 FROM transactions t WHERE t.pool_id = p.id AND t.`+pendingStatuses+`)
-		ORDER BY p.created, p.`+s.seq, network); err != nil {
+	if err := s.r.Select(ctx, &ids, s.pendingPoolsQuery(), network); err != nil {
 		return nil, s.wrap(err, "pending pools of %s", network)
 	}
 	return ids, nil
@@ -249,9 +261,7 @@ func (s *Store) PendingPools(ctx context.Context, network string) ([]string, err
 // transactions_pool_key, the latest non-ended row of (poolID, key).
 func (s *Store) OrderingKeyMember(ctx context.Context, poolID, key string) (string, bool, error) {
 	var id string
-	err := s.r.Get(ctx, &id, `SELECT account_id FROM transactions
-		WHERE pool_id = ? AND ordering_key = ? AND `+pendingStatuses+`
-		ORDER BY seq DESC LIMIT 1`, poolID, key)
+	err := s.r.Get(ctx, &id, orderingKeyQuery, poolID, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

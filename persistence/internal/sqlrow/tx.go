@@ -12,13 +12,31 @@ import (
 )
 
 // TxColumns are the columns of transactions but seq, in the order of the
-// values of TxArgs.
-const TxColumns = `id, owner, account_id, network, from_address,
+// values of TxArgs: TxBaseColumns, then TxPoolColumns.
+const TxColumns = TxBaseColumns + `,
+	` + TxPoolColumns
+
+// TxBaseColumns are the columns of TxColumns before TxPoolColumns: the
+// columns of a transaction not sent through a pool, which an insert of
+// such transactions names alone (TxBaseCount of TxArgs' values), so that
+// it is the same as before migration 0017.
+const TxBaseColumns = `id, owner, account_id, network, from_address,
 	contract_id, contract_address, contract_name, contract_bwtype,
 	method, parameters, data, value, status, created, submitted, ended,
 	nonce, gas_limit, hash, raw_tx, block_number, block_hash, gas_used,
-	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until, replaced,
-	pool_id, ordering_key, pool_asset, pool_value`
+	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until, replaced`
+
+// TxPoolColumns are the columns of a transaction sent through a sender
+// pool (migration 0017), NULL for the others.
+const TxPoolColumns = `pool_id, ordering_key, pool_asset, pool_value`
+
+// TxBaseCount is the number of TxBaseColumns.
+var TxBaseCount = strings.Count(TxBaseColumns, ",") + 1
+
+// HasPoolColumns reports whether t sets a column of TxPoolColumns.
+func HasPoolColumns(t *engine.Transaction) bool {
+	return t.PoolID != "" || t.OrderingKey != "" || t.PoolAsset != "" || t.PoolValue != nil
+}
 
 // TxSelect reads whole rows of transactions (into a Tx); a store appends
 // its WHERE and ORDER BY.
