@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/txengine/txengine/engine"
 )
 
@@ -419,5 +420,58 @@ func testPoolFilter(t *testing.T, s engine.Store) {
 	must(t, err)
 	if len(all) != 6 {
 		t.Errorf("ListTransactions without a pool = %d, want 6", len(all))
+	}
+}
+
+// testPoolColumnsOnEveryRead: the pool columns come back from every read
+// of transactions (by id, listing, ready reads of one and many accounts,
+// in flight, by hash, waiting, the row a cancel returns), in a batch that
+// mixes a pool's transactions with others.
+func testPoolColumnsOnEveryRead(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	u := newUser(t, s, 0)
+	p, m := newPool(t, s, u.ID, "", 1, 1)
+	const token = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
+	ready := poolTx(u, m[0], p, 2, token, 12345, engine.StatusNew)
+	ready.OrderingKey = "k"
+	flying := poolTx(u, m[0], p, 3, "ETH", 6, engine.StatusNew)
+	waiting := poolTx(u, m[0], p, 4, "ETH", 7, engine.StatusWaiting)
+	plain := fixture{user: u, account: m[0]}.tx("dev", 5)
+	insert(t, s, ready, flying, waiting, plain)
+	submit(t, s, flying, 0)
+
+	check := func(what string, got []*engine.Transaction, want ...*engine.Transaction) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %v, want %v", what, txIDs(got), txIDs(want))
+		}
+		for i := range want {
+			wantTx(t, got[i], want[i])
+		}
+	}
+	check("TransactionByID", []*engine.Transaction{get(t, s, ready.ID), get(t, s, plain.ID)}, ready, plain)
+	page, _, err := s.ListTransactions(ctx, engine.TxFilter{Owner: u.ID, Ascending: true, Limit: 10})
+	must(t, err)
+	check("ListTransactions", page, ready, flying, waiting, plain)
+	rs, err := s.ReadyTransactions(ctx, m[0].ID, "dev", 10)
+	must(t, err)
+	check("ReadyTransactions", rs, ready, plain)
+	of, err := stageStore(t, s).ReadyTransactionsOf(ctx, "dev", map[string]int{m[0].ID: 10})
+	must(t, err)
+	check("ReadyTransactionsOf", of[m[0].ID], ready, plain)
+	fl, err := s.InFlight(ctx, m[0].ID, "dev")
+	must(t, err)
+	check("InFlight", fl, flying)
+	bh, err := s.SubmittedByHash(ctx, "dev", []common.Hash{*flying.Hash})
+	must(t, err)
+	check("SubmittedByHash", bh, flying)
+	ws, err := s.Waiting(ctx, "dev", "", 10)
+	must(t, err)
+	check("Waiting", ws, waiting)
+	cancelled, err := s.CancelTransaction(ctx, ready.ID, &engine.TxError{Code: engine.TxCancelled, Message: "c"}, at(9))
+	must(t, err)
+	if cancelled.PoolID != p.ID || cancelled.OrderingKey != "k" || cancelled.PoolAsset != token || cancelled.PoolValue.Int64() != 12345 {
+		t.Errorf("CancelTransaction's row = pool %q key %q asset %q value %v", cancelled.PoolID, cancelled.OrderingKey,
+			cancelled.PoolAsset, cancelled.PoolValue)
 	}
 }

@@ -122,6 +122,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"PoolLoads", testPoolLoads},
 		{"PoolPendingAndKeys", testPoolPendingAndKeys},
 		{"PoolFilter", testPoolFilter},
+		{"PoolColumnsOnEveryRead", testPoolColumnsOnEveryRead},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
