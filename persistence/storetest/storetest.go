@@ -118,6 +118,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"PoolRoundTrip", testPoolRoundTrip},
 		{"PoolResize", testPoolResize},
 		{"PoolQuota", testPoolQuota},
+		{"PoolQuotaConcurrent", testPoolQuotaConcurrent},
 		{"PoolDelete", testPoolDelete},
 		{"PoolLoads", testPoolLoads},
 		{"PoolPendingAndKeys", testPoolPendingAndKeys},
