@@ -39,12 +39,33 @@ var _ sqlstore.TxInserter = dialect{}
 // 500 rows 12.3 -> 15.9 ms (+29 %).
 const maxSingleInsert = 64
 
-// insertStatement inserts the rows of a JSON array of objects keyed by
-// column (rowsJSON), in array order: seq is taken above the sort.
-const insertStatement = `INSERT INTO transactions (` + sqlrow.TxColumns + `)
-	SELECT ` + sqlrow.TxColumns + `
+// insertStatement returns the statement that inserts the rows of a JSON
+// array of objects keyed by column (rowsJSON) into columns, in array
+// order: seq is taken above the sort.
+func insertStatement(columns string) string {
+	return `INSERT INTO transactions (` + columns + `)
+	SELECT ` + columns + `
 	FROM json_populate_recordset(NULL::transactions, ?::json) WITH ORDINALITY AS r
 	ORDER BY r.ordinality`
+}
+
+// The statements of the rows of a batch through a pool (every column) and
+// of the others (sqlrow.TxBaseColumns).
+var (
+	insertPooled = insertStatement(sqlrow.TxColumns)
+	insertBase   = insertStatement(sqlrow.TxBaseColumns)
+	copyPooled   = `COPY transactions (` + sqlrow.TxColumns + `) FROM STDIN`
+	copyBase     = `COPY transactions (` + sqlrow.TxBaseColumns + `) FROM STDIN`
+)
+
+// statementOf returns pooled, or base when rows hold only the values of
+// sqlrow.TxBaseColumns.
+func statementOf(rows [][]any, pooled, base string) string {
+	if len(rows) > 0 && len(rows[0]) == sqlrow.TxBaseCount {
+		return base
+	}
+	return pooled
+}
 
 // InsertTxsAlone implements sqlstore.TxInserter: insertStatement, prepared
 // once on the pool, run on its own (its implicit transaction commits with
@@ -57,7 +78,7 @@ func (dialect) InsertTxsAlone(ctx context.Context, db sqlstore.Conn, rows [][]an
 	if err != nil {
 		return true, err
 	}
-	stmt, err := db.Prepared(ctx, insertStatement)
+	stmt, err := db.Prepared(ctx, statementOf(rows, insertPooled, insertBase))
 	if err != nil {
 		return true, fmt.Errorf("prepare: %w", err)
 	}
@@ -65,16 +86,15 @@ func (dialect) InsertTxsAlone(ctx context.Context, db sqlstore.Conn, rows [][]an
 	return true, err
 }
 
-// copyStatement streams rows into transactions (COPY FROM STDIN). COPY
-// processes rows in order, so seq follows the slice.
-const copyStatement = `COPY transactions (` + sqlrow.TxColumns + `) FROM STDIN`
+// copyPooled and copyBase stream rows into transactions (COPY FROM
+// STDIN). COPY processes rows in order, so seq follows the slice.
 
 // InsertTxs implements sqlstore.TxInserter with COPY: lib/pq buffers the
 // rows and sends them in 64 KiB messages; the final Exec without arguments
 // ends the stream and returns the server's verdict (constraint violations
 // surface there).
 func (dialect) InsertTxs(ctx context.Context, tx sqlstore.Conn, rows [][]any) (err error) {
-	stmt, err := tx.Prepare(ctx, copyStatement)
+	stmt, err := tx.Prepare(ctx, statementOf(rows, copyPooled, copyBase))
 	if err != nil {
 		return fmt.Errorf("start copy: %w", err)
 	}
@@ -110,7 +130,7 @@ var txColumnNames = func() []string {
 }()
 
 // rowsJSON encodes rows (values of TxColumns as sqlrow.TxArgs returns
-// them) as a JSON array of objects keyed by column, for
+// them, or of their first TxBaseCount) as a JSON array of objects keyed by column, for
 // json_populate_recordset: each value is the text PostgreSQL reads for
 // the column's type (a BYTEA as \x and hex, a TIMESTAMPTZ in ISO 8601),
 // NULL as null.
@@ -118,7 +138,7 @@ func rowsJSON(rows [][]any) (string, error) {
 	buf := make([]byte, 0, 1024*len(rows))
 	buf = append(buf, '[')
 	for i, row := range rows {
-		if len(row) != len(txColumnNames) {
+		if len(row) != len(txColumnNames) && len(row) != sqlrow.TxBaseCount {
 			return "", fmt.Errorf("%d values for %d columns", len(row), len(txColumnNames))
 		}
 		if i > 0 {

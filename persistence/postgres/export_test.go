@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -88,4 +89,31 @@ var ReadyOfStatement = sqlx.Rebind(sqlx.DOLLAR, readyOfStatement)
 // QueryRowForTest scans the one column of the one row of query into dest.
 func QueryRowForTest(ctx context.Context, s *Store, query string, dest any) error {
 	return s.db.QueryRowContext(ctx, query).Scan(dest)
+}
+
+// ExplainPoolQueries returns the plans of the statements of PoolLoads,
+// OrderingKeyMember and PendingPools (sqlstore.PoolQueries) by method,
+// with sequential scans disabled as in ExplainListTransactions.
+func ExplainPoolQueries(ctx context.Context, s *Store) (map[string]string, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		return nil, err
+	}
+	plans := map[string]string{}
+	for name, q := range s.Store.PoolQueries() {
+		args := []any{"p"}
+		if name == "OrderingKeyMember" {
+			args = append(args, "k")
+		}
+		var lines []string
+		if err := tx.SelectContext(ctx, &lines, `EXPLAIN `+q, args...); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		plans[name] = strings.Join(lines, "\n")
+	}
+	return plans, nil
 }

@@ -401,3 +401,31 @@ func TestMigration0016TokenIDs(t *testing.T) {
 		return exec(`INSERT INTO api_tokens (hash, user_id, created) VALUES (?, ?, now())`, hash, userID)
 	}, reopen)
 }
+
+// TestPoolQueriesUseIndexes checks that the pool reads are served by the
+// partial indexes of migration 0017: PoolLoads reads
+// transactions_pool_pending in its GROUP BY order (no sort), and
+// OrderingKeyMember and PendingPools probe the pool's pending rows only,
+// so their cost does not grow with the ended transactions.
+func TestPoolQueriesUseIndexes(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, pgtest.New(t))
+	plans, err := postgres.ExplainPoolQueries(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, index := range map[string]string{
+		"PoolLoads":         "transactions_pool_pending",
+		"OrderingKeyMember": "transactions_pool_key",
+		"PendingPools":      "transactions_pool_pending",
+	} {
+		plan := plans[name]
+		t.Logf("%s:\n%s", name, plan)
+		if !strings.Contains(plan, index) || strings.Contains(plan, "Seq Scan on transactions") {
+			t.Errorf("%s does not use %s:\n%s", name, index, plan)
+		}
+		if name == "PoolLoads" && strings.Contains(plan, "Sort") {
+			t.Errorf("PoolLoads sorts:\n%s", plan)
+		}
+	}
+}

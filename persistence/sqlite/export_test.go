@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // PragmaForTest returns the value of pragma on one connection of the pool
@@ -28,4 +29,30 @@ func OpenAt(ctx context.Context, path string, version int) (*Store, error) {
 func ExecForTest(ctx context.Context, s *Store, query string, args ...any) error {
 	_, err := s.w.ExecContext(ctx, query, args...)
 	return err
+}
+
+// ExplainPoolQueries returns EXPLAIN QUERY PLAN of the statements of
+// PoolLoads, OrderingKeyMember and PendingPools (sqlstore.PoolQueries) by
+// method, the detail of each step on a line.
+func ExplainPoolQueries(ctx context.Context, s *Store) (map[string]string, error) {
+	plans := map[string]string{}
+	for name, q := range s.Store.PoolQueries() {
+		args := []any{"p"}
+		if name == "OrderingKeyMember" {
+			args = append(args, "k")
+		}
+		var steps []struct {
+			ID, Parent, NotUsed int
+			Detail              string
+		}
+		if err := s.r.SelectContext(ctx, &steps, `EXPLAIN QUERY PLAN `+q, args...); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		var lines []string
+		for _, st := range steps {
+			lines = append(lines, st.Detail)
+		}
+		plans[name] = strings.Join(lines, "\n")
+	}
+	return plans, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,4 +233,32 @@ func TestMigration0016TokenIDs(t *testing.T) {
 	}, func(userID string, hash []byte) error {
 		return exec(`INSERT INTO api_tokens (hash, user_id, created) VALUES (?, ?, 0)`, hash, userID)
 	}, reopen)
+}
+
+// TestPoolQueriesUseIndexes checks that the pool reads are served by the
+// partial indexes of migration 0017: PoolLoads reads the covering
+// transactions_pool_pending in its GROUP BY order (no table lookup, no
+// temporary B-tree), OrderingKeyMember and PendingPools probe the pool's
+// pending rows only.
+func TestPoolQueriesUseIndexes(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, filepath.Join(t.TempDir(), "txengine.db"))
+	plans, err := sqlite.ExplainPoolQueries(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"PoolLoads":         "SEARCH transactions USING COVERING INDEX transactions_pool_pending",
+		"OrderingKeyMember": "SEARCH transactions USING INDEX transactions_pool_key",
+		"PendingPools":      "transactions_pool_pending",
+	} {
+		plan := plans[name]
+		t.Logf("%s:\n%s", name, plan)
+		if !strings.Contains(plan, want) || strings.Contains(plan, "SCAN transactions") {
+			t.Errorf("%s: want %q in the plan:\n%s", name, want, plan)
+		}
+		if name != "PendingPools" && strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("%s sorts:\n%s", name, plan)
+		}
+	}
 }

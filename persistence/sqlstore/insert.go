@@ -13,7 +13,10 @@ import (
 
 // TxInserter is the optional bulk insert of transactions of a Dialect.
 // Rows are the values of sqlrow.TxColumns as sqlrow.TxArgs returns them
-// (timestamps encoded by Dialect.Time), inserted in slice order (seq
+// (timestamps encoded by Dialect.Time), or, when no transaction of the
+// batch was sent through a pool, those of sqlrow.TxBaseColumns only (the
+// first sqlrow.TxBaseCount: the pool columns stay NULL); every row of a
+// batch has the same length. They are inserted in slice order (seq
 // follows it). Without it, the store runs one prepared INSERT per row in
 // the transaction, which costs SQLite no round trip.
 type TxInserter interface {
@@ -29,9 +32,14 @@ type TxInserter interface {
 	InsertDependencies(ctx context.Context, tx Conn, txIDs, dependsOn []string) error
 }
 
-// txInsert inserts one row of transactions (the values of sqlrow.TxArgs).
-var txInsert = `INSERT INTO transactions (` + sqlrow.TxColumns + `) VALUES (?` +
-	strings.Repeat(`, ?`, strings.Count(sqlrow.TxColumns, ",")) + `)`
+// txInsert inserts one row of transactions (the values of sqlrow.TxArgs),
+// txBaseInsert one without its pool columns.
+var (
+	txInsert = `INSERT INTO transactions (` + sqlrow.TxColumns + `) VALUES (?` +
+		strings.Repeat(`, ?`, strings.Count(sqlrow.TxColumns, ",")) + `)`
+	txBaseInsert = `INSERT INTO transactions (` + sqlrow.TxBaseColumns + `) VALUES (?` +
+		strings.Repeat(`, ?`, strings.Count(sqlrow.TxBaseColumns, ",")) + `)`
+)
 
 // InsertTransactions inserts txs in one database transaction: all or none
 // (the group commit of the account actor). Rows get their acceptance order
@@ -58,10 +66,17 @@ func (s *Store) InsertTransactions(ctx context.Context, txs []*engine.Transactio
 		idems        []*engine.IdempotencyRecord
 		depTx, depOn []string
 	)
+	pooled := false
+	for _, t := range txs {
+		pooled = pooled || sqlrow.HasPoolColumns(t)
+	}
 	for i, t := range txs {
 		a, err := sqlrow.TxArgs(t, s.nullTS)
 		if err != nil {
 			return s.errorf("insert transaction %s: %w", t.ID, err)
+		}
+		if !pooled {
+			a = a[:sqlrow.TxBaseCount]
 		}
 		rows[i] = a
 		if t.Idempotency != nil {
@@ -112,7 +127,11 @@ func (s *Store) insertTxRows(ctx context.Context, tx Conn, ins TxInserter, rows 
 	if ins != nil {
 		return s.wrap(ins.InsertTxs(ctx, tx, rows), "insert %d transactions (first %s)", len(txs), txs[0].ID)
 	}
-	stmt, err := tx.Prepare(ctx, txInsert)
+	q := txInsert
+	if len(rows[0]) == sqlrow.TxBaseCount {
+		q = txBaseInsert
+	}
+	stmt, err := tx.Prepare(ctx, q)
 	if err != nil {
 		return s.wrap(err, "insert transactions: prepare")
 	}

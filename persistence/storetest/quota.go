@@ -208,3 +208,41 @@ func Backfill0011(t *testing.T, insertUser func(id, owner string, operator bool)
 		}
 	}
 }
+
+// testPoolQuotaConcurrent: pools created at once in one tree count their
+// members one pool after the other: with room for 7 accounts, exactly two
+// pools of 3 of the racers get in, the others are refused whole.
+func testPoolQuotaConcurrent(t *testing.T, s engine.Store) {
+	ctx := ctxOf(t)
+	root := newUser(t, s, 0)
+	const maxAccounts, size, racers = 7, 3, 6
+	q := &engine.Quota{Root: root.ID, MaxAccounts: maxAccounts}
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+		ok int
+	)
+	for i := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &engine.Pool{ID: newID(), Owner: root.ID, Name: "racer", Network: "dev", Size: size, Created: at(1 + i)}
+			err := s.CreatePool(ctx, p, poolMembers(t, root.ID, 1+i, size, q))
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				ok++
+			} else if engine.ErrorCode(err) != engine.CodeForbidden {
+				t.Errorf("racing CreatePool: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	accounts, err := s.ListAccounts(ctx, root.ID)
+	must(t, err)
+	pools, err := s.ListPools(ctx, root.ID)
+	must(t, err)
+	if ok != 2 || len(pools) != 2 || len(accounts) != 2*size {
+		t.Errorf("%d pools created (%d listed), %d accounts; want 2 pools of %d", ok, len(pools), len(accounts), size)
+	}
+}

@@ -115,6 +115,15 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"SubscriptionRewindChunks", testSubscriptionRewindChunks},
 		{"EventOutboxOrder", testEventOutboxOrder},
 		{"EventOutboxRace", testEventOutboxRace},
+		{"PoolRoundTrip", testPoolRoundTrip},
+		{"PoolResize", testPoolResize},
+		{"PoolQuota", testPoolQuota},
+		{"PoolQuotaConcurrent", testPoolQuotaConcurrent},
+		{"PoolDelete", testPoolDelete},
+		{"PoolLoads", testPoolLoads},
+		{"PoolPendingAndKeys", testPoolPendingAndKeys},
+		{"PoolFilter", testPoolFilter},
+		{"PoolColumnsOnEveryRead", testPoolColumnsOnEveryRead},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -140,7 +149,7 @@ func ctxOf(t *testing.T) context.Context {
 
 func newID() string { return uuid.NewString() }
 
-func randomAddress(t *testing.T) common.Address {
+func randomAddress(t testing.TB) common.Address {
 	t.Helper()
 	var a common.Address
 	if _, err := rand.Read(a[:]); err != nil {
