@@ -2,19 +2,21 @@ package http
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
 
 	"github.com/txengine/txengine/engine"
+	"github.com/txengine/txengine/persistence/sqlite"
 )
 
 // memPools is an in-memory engine.PoolStore for the handlers' tests, over
 // the test store's real accounts: members are inserted with CreateAccount
-// (quota and faucet grants as the store checks them). Not atomic, unlike
-// a real store's CreatePool.
+// (quota and faucet grants as the store checks them), and deleted again
+// when one fails, as a real store's transaction rolls back.
 type memPools struct {
-	accounts engine.AccountStore
+	accounts *sqlite.Store
 
 	mu    sync.Mutex
 	pools map[string]*engine.Pool
@@ -23,7 +25,7 @@ type memPools struct {
 	loads map[string][]engine.PoolMemberLoad
 }
 
-func newMemPools(accounts engine.AccountStore) *memPools {
+func newMemPools(accounts *sqlite.Store) *memPools {
 	return &memPools{accounts: accounts, pools: map[string]*engine.Pool{}, loads: map[string][]engine.PoolMemberLoad{}}
 }
 
@@ -35,10 +37,19 @@ func clonePool(p *engine.Pool) *engine.Pool {
 }
 
 func (m *memPools) insertMembers(ctx context.Context, p *engine.Pool, accts []*engine.Account) error {
-	for _, a := range accts {
+	for i, a := range accts {
 		if err := m.accounts.CreateAccount(ctx, a); err != nil {
+			for _, done := range accts[:i] {
+				for _, q := range []string{`DELETE FROM faucet_grants WHERE account_id = ?`, `DELETE FROM accounts WHERE id = ?`} {
+					if _, derr := m.accounts.Writer().Exec(ctx, q, done.ID); derr != nil {
+						return fmt.Errorf("%w; rolling back: %w", err, derr)
+					}
+				}
+			}
 			return err
 		}
+	}
+	for _, a := range accts {
 		p.Members = append(p.Members, engine.PoolMember{AccountID: a.ID, Address: a.Address, Slot: len(p.Members)})
 	}
 	return nil
@@ -154,3 +165,10 @@ func (e *fakeEngine) PoolChanged(_ context.Context, p *engine.Pool) {
 	e.poolsChanged = append(e.poolsChanged, *p)
 }
 
+// ListTransactions records the filter it is given (txFilter) and asks
+// the SQLite store, which keeps no pool until h-pstore: a filter on a pool
+// is checked to reach the store.
+func (s *testStore) ListTransactions(ctx context.Context, f engine.TxFilter) ([]*engine.Transaction, *engine.TxCursor, error) {
+	s.txFilter.Store(&f)
+	return s.Store.ListTransactions(ctx, f)
+}

@@ -16,6 +16,8 @@ type testStore struct {
 	*sqlite.Store
 	// memPools keeps pools until the SQLite store has them (h-pstore).
 	*memPools
+	// txFilter is the last filter of ListTransactions.
+	txFilter atomic.Pointer[engine.TxFilter]
 	// pingErr, when set, is the error of Ping (a database that is down).
 	pingErr atomic.Pointer[error]
 }
