@@ -149,4 +149,3 @@ func TestSendThroughPoolBadInput(t *testing.T) {
 		t.Errorf("submitted %d, assigned %d", len(env.engine.submitted), len(env.engine.needs))
 	}
 }
-
