@@ -58,6 +58,16 @@ func (m *memPools) insertMembers(ctx context.Context, p *engine.Pool, accts []*e
 func (m *memPools) CreatePool(ctx context.Context, p *engine.Pool, members []*engine.Account) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, dup := m.pools[p.ID]; dup {
+		return engine.ErrConflict
+	}
+	if r := p.Idempotency; r != nil {
+		// As the SQLite store writes it (a live record: a conflict).
+		if _, err := m.accounts.Writer().Exec(ctx, `INSERT INTO idempotency_keys (user_id, key, request_hash, status, body, created)
+			VALUES (?, ?, ?, ?, ?, ?)`, r.UserID, r.Key, r.RequestHash, r.Status, r.Body, r.Created.UnixMilli()); err != nil {
+			return engine.ErrConflict
+		}
+	}
 	cp := clonePool(p)
 	cp.Members = nil
 	if err := m.insertMembers(ctx, cp, members); err != nil {

@@ -259,3 +259,23 @@ func decodePoolView(t testing.TB, body []byte, v *poolView) {
 		t.Fatalf("pool body %s: %v", body, err)
 	}
 }
+
+// TestCreatePoolIdempotent: the same Idempotency-Key and body answer the
+// first 201 again and create nothing more; another body is 409.
+func TestCreatePoolIdempotent(t *testing.T) {
+	env := newTestEnv(t)
+	body := `{"name":"payouts","network":"dev","size":2}`
+	first := env.do("POST", "/pools", env.aliceToken, body, "Idempotency-Key", "pool-1")
+	wantStatus(t, first, http.StatusCreated)
+	accounts := env.accountCount(env.alice.ID)
+	again := env.do("POST", "/pools", env.aliceToken, body, "Idempotency-Key", "pool-1")
+	wantStatus(t, again, http.StatusCreated)
+	if again.Body.String() != first.Body.String() {
+		t.Errorf("replay %s, first %s", again.Body.String(), first.Body.String())
+	}
+	wantError(t, env.do("POST", "/pools", env.aliceToken, `{"name":"other","network":"dev","size":2}`, "Idempotency-Key", "pool-1"),
+		http.StatusConflict, engine.CodeConflict, "Idempotency-Key")
+	if n, a := env.store.memPools.count(), env.accountCount(env.alice.ID); n != 1 || a != accounts {
+		t.Errorf("pools %d, accounts %d → %d", n, accounts, a)
+	}
+}
