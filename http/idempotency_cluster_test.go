@@ -65,10 +65,9 @@ func newIdemCluster(t *testing.T) *idemCluster {
 	if err := store.CreateUser(ctx, u, hash, a); err != nil {
 		t.Fatal(err)
 	}
-	api := &testStore{Store: store, memPools: newMemPools(store)}
-	c := &idemCluster{store: store, user: u, token: token, hiding: &hidingStore{Store: api}}
+	c := &idemCluster{store: store, user: u, token: token, hiding: &hidingStore{Store: store}}
 	cfg := Config{RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30}}
-	for i, st := range []Store{api, c.hiding} {
+	for i, st := range []Store{store, c.hiding} {
 		c.nodes[i] = NewServer(cfg, Deps{Store: st, Sealer: sealer, Engine: &fakeEngine{}, Clock: fixedClock{testNow}})
 	}
 	return c

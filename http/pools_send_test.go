@@ -87,10 +87,26 @@ func TestSendThroughPool(t *testing.T) {
 		})
 	}
 
-	rec := env.do("GET", "/transactions?pool="+strings.ToUpper(p.ID), env.aliceToken, "")
-	wantStatus(t, rec, http.StatusOK)
-	if f := env.store.txFilter.Load(); f == nil || f.Pool != p.ID || f.Owner != env.alice.ID {
-		t.Errorf("filter %+v", f)
+	// GET /transactions?pool=: the pool's, not the alice's others.
+	wantStatus(t, env.do("POST", "/tokens/"+env.aliceToken20.ID+"/transfers", env.aliceToken, `{"to":"`+to+`","value":"1"}`), http.StatusAccepted)
+	other := env.createPool(env.aliceToken, `{"name":"other","network":"dev","size":1}`)
+	var listed []engine.TransactionView
+	decodeData(t, env.do("GET", "/transactions?pool="+strings.ToUpper(p.ID), env.aliceToken, ""), &listed)
+	if len(listed) != 5 {
+		t.Errorf("listed %d through the pool, want 5", len(listed))
+	}
+	for _, v := range listed {
+		if v.Pool != p.ID || v.From != member.Address {
+			t.Errorf("listed %+v", v)
+		}
+	}
+	decodeData(t, env.do("GET", "/transactions?pool="+other.ID, env.aliceToken, ""), &listed)
+	if len(listed) != 0 {
+		t.Errorf("listed %d through another pool", len(listed))
+	}
+	decodeData(t, env.do("GET", "/transactions?pool="+p.ID, env.bobToken, ""), &listed)
+	if len(listed) != 0 {
+		t.Errorf("bob lists %d of alice's pool", len(listed))
 	}
 }
 
@@ -102,7 +118,11 @@ func TestSendThroughPoolBadInput(t *testing.T) {
 	p := env.createPool(env.aliceToken, `{"name":"mine","network":"dev","size":1}`)
 	bobs := env.createPool(env.bobToken, `{"name":"bob's","network":"dev","size":1}`)
 	elsewhere := &engine.Pool{ID: uuid.NewString(), Owner: env.alice.ID, Name: "main", Network: "main", Size: 1, Created: testNow}
-	if err := env.store.CreatePool(t.Context(), elsewhere, nil); err != nil {
+	member, err := env.server.newAccount(env.alice.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.store.CreatePool(t.Context(), elsewhere, []*engine.Account{member}); err != nil {
 		t.Fatal(err)
 	}
 	rows := env.store.rows(t)

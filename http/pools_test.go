@@ -68,12 +68,11 @@ func TestPoolRoutes(t *testing.T) {
 	}
 
 	// GET /pools: both, oldest first, with the members' loads.
-	env.store.memPools.mu.Lock()
-	env.store.memPools.loads[p.ID] = []engine.PoolMemberLoad{{AccountID: p.Members[1].Account, Queued: 4, InFlight: 3}}
-	env.store.memPools.mu.Unlock()
+	env.putPoolLoad(p, 1, 4, 3)
 	var list []poolView
 	decodeData(t, env.do("GET", "/pools", env.aliceToken, ""), &list)
-	if len(list) != 2 || list[0].ID != p.ID || list[1].ID != q.ID || list[0].Members[1].Queued != 4 || list[0].Members[1].InFlight != 3 {
+	if len(list) != 2 || list[0].ID != p.ID || list[1].ID != q.ID || list[0].Members[1].Queued != 4 || list[0].Members[1].InFlight != 3 ||
+		list[0].Members[0].Queued != 0 {
 		t.Errorf("list %+v", list)
 	}
 	decodeData(t, env.do("GET", "/pools", env.bobToken, ""), &list)
@@ -139,7 +138,7 @@ func TestPoolBadInput(t *testing.T) {
 	env := newTestEnv(t)
 	p := env.createPool(env.aliceToken, `{"name":"p","network":"dev","size":2}`)
 	bobs := env.createPool(env.bobToken, `{"name":"b","network":"dev","size":1}`)
-	rows, pools := env.store.rows(t), env.store.memPools.count()
+	rows, pools := env.store.rows(t), env.store.pools(t)
 	body := func(fields string) string { return `{"name":"p","network":"dev",` + fields + `}` }
 	for _, c := range []struct {
 		name, method, path, body string
@@ -180,7 +179,7 @@ func TestPoolBadInput(t *testing.T) {
 			wantError(t, env.do(c.method, c.path, env.aliceToken, c.body), c.status, c.code, c.field)
 		})
 	}
-	if r, n := env.store.rows(t), env.store.memPools.count(); r != rows || n != pools {
+	if r, n := env.store.rows(t), env.store.pools(t); r != rows || n != pools {
 		t.Errorf("stored: rows %d → %d, pools %d → %d", rows, r, pools, n)
 	}
 	var got poolView
@@ -275,7 +274,29 @@ func TestCreatePoolIdempotent(t *testing.T) {
 	}
 	wantError(t, env.do("POST", "/pools", env.aliceToken, `{"name":"other","network":"dev","size":2}`, "Idempotency-Key", "pool-1"),
 		http.StatusConflict, engine.CodeConflict, "Idempotency-Key")
-	if n, a := env.store.memPools.count(), env.accountCount(env.alice.ID); n != 1 || a != accounts {
+	if n, a := env.store.pools(t), env.accountCount(env.alice.ID); n != 1 || a != accounts {
 		t.Errorf("pools %d, accounts %d → %d", n, accounts, a)
+	}
+}
+
+// putPoolLoad stores queued new and inFlight submitted transactions of
+// p's member in slot through p, as the account actor does.
+func (env *testEnv) putPoolLoad(p poolView, slot, queued, inFlight int) {
+	env.t.Helper()
+	m := p.Members[slot]
+	var sent []*engine.Transaction
+	for i := range queued + inFlight {
+		tx := &engine.Transaction{ID: uuid.NewString(), Owner: env.alice.ID, AccountID: m.Account, Network: p.Network,
+			From: common.HexToAddress(m.Address), ContractID: env.aliceToken20.ID, Method: "transfer", Status: engine.StatusNew,
+			Created: testNow, PoolID: p.ID, PoolAsset: engine.AssetETH, PoolValue: big.NewInt(1)}
+		env.store.putTransaction(env.t, tx)
+		if i >= queued {
+			n, h, now := uint64(i), common.BigToHash(big.NewInt(int64(i+1))), testNow
+			tx.Nonce, tx.GasLimit, tx.Hash, tx.RawTx, tx.Submitted = &n, 21000, &h, []byte{byte(i)}, &now
+			sent = append(sent, tx)
+		}
+	}
+	if err := env.store.MarkSubmittedMany(env.t.Context(), engine.Fence{}, sent); err != nil {
+		env.t.Fatal(err)
 	}
 }

@@ -100,8 +100,7 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// engine.Store satisfies Store once it includes engine.PoolStore (branch
-// h-pstore): var _ Store = engine.Store(nil) then holds again.
+var _ Store = engine.Store(nil)
 
 // Config tunes the HTTP layer (config.go: Default, Validate). Zero fields
 // take the values of Default.
