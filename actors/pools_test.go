@@ -336,4 +336,3 @@ func TestPoolTopUpPaidOnceAcrossRestart(t *testing.T) {
 	}
 	checkTopUps(t, f, ps, p)
 }
-
