@@ -152,7 +152,8 @@ func (s *System) PoolStatus(ctx context.Context, p *engine.Pool) (engine.PoolSta
 	out := engine.PoolStatus{Members: make([]engine.PoolMemberStatus, len(p.Members))}
 	for i, m := range p.Members {
 		l := byID[m.AccountID]
-		ms := engine.PoolMemberStatus{PoolMember: m, Queued: l.Queued, InFlight: l.InFlight, NonceHealth: s.nonceHealth(m.AccountID, p.Network)}
+		ms := engine.PoolMemberStatus{PoolMember: m, Queued: l.Queued, InFlight: l.InFlight, NonceHealth: s.nonceHealth(m.AccountID, p.Network),
+			Window: s.nonces.Window(m.AccountID, p.Network)}
 		if b := bal[m.AccountID]; b != nil {
 			ms.Balance, ms.Tokens = b.ETH, b.Tokens
 		}

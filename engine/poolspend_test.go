@@ -59,3 +59,22 @@ func TestTopUpReleasesWhatItCovers(t *testing.T) {
 		}
 	}
 }
+
+// TestNonceBookHoldsTheWindow: a running sender's window is in the nonce
+// book (a pool's GET shows its members'); it leaves when the actor stops.
+func TestNonceBookHoldsTheWindow(t *testing.T) {
+	chain := &fakeChain{}
+	s, _ := windowSender(t, chain, 4, 2)
+	book := NewNonceBook()
+	s.WithNonceBook(book)
+	if _, err := s.Pump(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if w := book.Window("acct", "dev"); w != s.Window() || w == 0 {
+		t.Fatalf("book's window %d, sender's %d", w, s.Window())
+	}
+	s.ForgetLoad()
+	if w := book.Window("acct", "dev"); w != 0 {
+		t.Fatalf("book's window %d after the sender stopped, want 0", w)
+	}
+}
