@@ -369,6 +369,7 @@ type Store interface {
 	RateCounterStore
 	SubscriptionStore
 	SubscriptionProcessorStore
+	PoolStore
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the database.

@@ -136,3 +136,6 @@ func detail(pe *pq.Error) string {
 
 // ts encodes t for a TIMESTAMPTZ column (Dialect.Time).
 func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// SumAmount implements sqlstore.AmountSummer: NUMERIC sums exactly.
+func (dialect) SumAmount(column string) string { return `SUM(` + column + `)::text` }

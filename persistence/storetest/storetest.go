@@ -115,6 +115,13 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"SubscriptionRewindChunks", testSubscriptionRewindChunks},
 		{"EventOutboxOrder", testEventOutboxOrder},
 		{"EventOutboxRace", testEventOutboxRace},
+		{"PoolRoundTrip", testPoolRoundTrip},
+		{"PoolResize", testPoolResize},
+		{"PoolQuota", testPoolQuota},
+		{"PoolDelete", testPoolDelete},
+		{"PoolLoads", testPoolLoads},
+		{"PoolPendingAndKeys", testPoolPendingAndKeys},
+		{"PoolFilter", testPoolFilter},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
