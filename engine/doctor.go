@@ -100,6 +100,8 @@ type doctor struct {
 	// is what it was last given (nil: absent from it).
 	book             *NonceBook
 	bookedStuckSince *uint64
+	// bookedWindow is the window size last given to the book (0: none).
+	bookedWindow int
 	// reported is the health last sent to the metrics (nil: none yet).
 	reported *NonceHealth
 }
@@ -271,6 +273,10 @@ func (s *Sender) NonceHealth() NonceHealth {
 // reportNonces sends the account's nonce health to the metrics when it
 // changed and, while it is stuck, to the nonce book.
 func (s *Sender) reportNonces() {
+	if s.doctor.book != nil && s.doctor.bookedWindow != s.window.size {
+		s.doctor.book.setWindow(s.account.ID, s.net.Name, s.window.size)
+		s.doctor.bookedWindow = s.window.size
+	}
 	h := s.NonceHealth()
 	if s.doctor.reported != nil && sameHealth(*s.doctor.reported, h) {
 		return
@@ -299,7 +305,10 @@ func (s *Sender) forgetNonces() {
 	if s.doctor.book != nil && s.doctor.bookedStuckSince != nil {
 		s.doctor.book.forget(s.account.ID, s.net.Name)
 	}
-	s.doctor.bookedStuckSince = nil
+	if s.doctor.book != nil && s.doctor.bookedWindow != 0 {
+		s.doctor.book.setWindow(s.account.ID, s.net.Name, 0)
+	}
+	s.doctor.bookedStuckSince, s.doctor.bookedWindow = nil, 0
 }
 
 // sameHealth reports whether a and b say the same.
@@ -315,13 +324,37 @@ func sameHealth(a, b NonceHealth) bool {
 type NonceBook struct {
 	mu    sync.Mutex
 	stuck map[nonceKey]NonceHealth
+	// windows are the in-flight windows of the accounts whose senders run
+	// in this process (a pool's GET shows its members').
+	windows map[nonceKey]int
 }
 
 // nonceKey names an account on a network.
 type nonceKey struct{ account, network string }
 
 // NewNonceBook returns an empty book.
-func NewNonceBook() *NonceBook { return &NonceBook{stuck: map[nonceKey]NonceHealth{}} }
+func NewNonceBook() *NonceBook {
+	return &NonceBook{stuck: map[nonceKey]NonceHealth{}, windows: map[nonceKey]int{}}
+}
+
+// Window returns the in-flight window of the account's sender on network
+// in this process (0: it does not run here).
+func (b *NonceBook) Window(accountID, network string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.windows[nonceKey{accountID, network}]
+}
+
+// setWindow records the sender's window (0: it stops).
+func (b *NonceBook) setWindow(accountID, network string, size int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if size == 0 {
+		delete(b.windows, nonceKey{accountID, network})
+	} else {
+		b.windows[nonceKey{accountID, network}] = size
+	}
+}
 
 // Stuck returns the nonce health of the account on network when its
 // sender (in this process) finds it stuck; false otherwise.

@@ -69,7 +69,8 @@ func (s *testStore) rows(t testing.TB) int {
 	return s.count(t, `SELECT (SELECT COUNT(*) FROM users) + (SELECT COUNT(*) FROM api_tokens) +
 		(SELECT COUNT(*) FROM accounts) + (SELECT COUNT(*) FROM contracts) +
 		(SELECT COUNT(*) FROM transactions) + (SELECT COUNT(*) FROM idempotency_keys) +
-		(SELECT COUNT(*) FROM faucet_grants) + (SELECT COUNT(*) FROM subscriptions)`)
+		(SELECT COUNT(*) FROM faucet_grants) + (SELECT COUNT(*) FROM subscriptions) +
+		(SELECT COUNT(*) FROM pools) + (SELECT COUNT(*) FROM pool_members)`)
 }
 
 // exec runs a statement on the store (a change no API makes, such as a
@@ -87,4 +88,10 @@ func (s *testStore) putTransaction(t testing.TB, tx *engine.Transaction) {
 	if err := s.InsertTransactions(context.Background(), []*engine.Transaction{tx}); err != nil {
 		t.Fatalf("store transaction %s: %v", tx.ID, err)
 	}
+}
+
+// pools returns how many pools are stored and not deleted.
+func (s *testStore) pools(t testing.TB) int {
+	t.Helper()
+	return s.count(t, `SELECT COUNT(*) FROM pools WHERE deleted IS NULL`)
 }

@@ -604,7 +604,9 @@ func badInputRows(f catalogueFixtures) []badRequest {
 		{"POST", send}, {"POST", call}, {"GET", "/contracts/" + f.tokID + "/events"},
 		{"GET", "/contracts/network/dev/block/latest"}, {"GET", "/contracts/network/dev/block/1"}, {"GET", "/contracts/network/dev/gas-price"},
 		{"POST", dcall}, {"POST", dsend},
+		{"POST", "/pools"}, {"GET", "/pools"}, {"GET", "/pools/" + unknownID}, {"PATCH", "/pools/" + unknownID}, {"DELETE", "/pools/" + unknownID},
 	}
+	rows = append(rows, poolBadInputRows(f)...)
 	for _, rt := range routes {
 		var body any
 		if rt.method != "GET" && rt.method != "DELETE" {

@@ -48,6 +48,8 @@ func TestIsolationMatrix(t *testing.T) {
 	aWait := s.must(202, "POST", "/tokens/"+aCt+"/transfers", aTok, map[string]any{
 		"to": aAddr, "value": "0", "waitForAsset": "ETH", "waitForValue": strings.Repeat("9", 30), "waitTimeout": 3600,
 	}).(map[string]any)["id"].(string)
+	// A pool without a treasury: nothing of A moves on its own.
+	aPool := s.must(201, "POST", "/pools", aTok, map[string]any{"name": aName, "network": "dev", "size": 1}).(map[string]any)["id"].(string)
 	before := userState(t, s, aTok)
 
 	intruders := map[string]map[string]any{
@@ -94,6 +96,13 @@ func TestIsolationMatrix(t *testing.T) {
 				{"POST", "/users/" + aID + "/tokens", nil, 404, "not_found", ""},
 				{"POST", "/users/" + opID + "/tokens", nil, 404, "not_found", ""},
 				{"PUT", "/users/" + aID + "/limits", `{"perSecond":1,"perHour":1}`, 403, "forbidden", ""},
+				{"GET", "/pools/" + aPool, nil, 404, "not_found", ""},
+				{"PATCH", "/pools/" + aPool, `{"size":2}`, 404, "not_found", ""},
+				{"DELETE", "/pools/" + aPool, nil, 404, "not_found", ""},
+				{"POST", "/pools", `{"name":"mine","network":"dev","size":1,"treasury":"` + aAcctID + `"}`, 404, "not_found", "treasury"},
+				{"POST", "/tokens/" + own + "/transfers", xfer(`,"pool":"` + aPool + `"`), 404, "not_found", "pool"},
+				{"POST", "/contracts/" + own + "/send/transfer", `{"arg":["` + ownAddr + `","0"],"pool":"` + aPool + `"}`, 404, "not_found", "pool"},
+				{"POST", "/contracts/network/dev/address/" + tokAddr + "/send/transfer", `{"type":"erc20","arg":["` + ownAddr + `","0"],"pool":"` + aPool + `"}`, 404, "not_found", "pool"},
 			}
 			for _, at := range attempts {
 				r := s.call(at.method, at.path, tok, at.body)
@@ -128,13 +137,13 @@ func TestIsolationMatrix(t *testing.T) {
 			// Lists and filters show nothing of A.
 			for _, path := range []string{
 				"/transactions?contractId=" + aCt, "/transactions?from=" + aAddr, "/contracts?text=" + aName,
-				"/tokens?name=" + aName,
+				"/tokens?name=" + aName, "/transactions?pool=" + aPool, "/pools",
 			} {
 				if n := s.listLen(path, tok); n != 0 {
 					t.Errorf("GET %s lists %d of A's objects", path, n)
 				}
 			}
-			tried += 7
+			tried += 9
 		})
 	}
 
@@ -155,7 +164,7 @@ func TestIsolationMatrix(t *testing.T) {
 func userState(t *testing.T, s *service, tok string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, p := range []string{"/accounts", "/accounts/default", "/contracts", "/tokens", "/users/me"} {
+	for _, p := range []string{"/accounts", "/accounts/default", "/contracts", "/tokens", "/users/me", "/pools"} {
 		raw, err := json.Marshal(s.must(200, "GET", p, tok, nil))
 		if err != nil {
 			t.Fatal(err)
