@@ -244,3 +244,50 @@ func TestPoolKeeperResumesAfterRestart(t *testing.T) {
 	}
 	checkTopUps(t, f, ps, p)
 }
+
+// TestPoolMembersWithoutGasAreToppedUp: members created without gas get a
+// plain ETH transfer from the treasury (gas first, then the token), and
+// the transfers through the pool complete.
+func TestPoolMembersWithoutGasAreToppedUp(t *testing.T) {
+	f := newFixture(t, 8, time.Minute)
+	f.sys.Close()
+	f.cfg.PoolEvery = time.Second
+	f.start()
+	ps := &poolStore{countingStore: f.store, owner: f.user.ID}
+	ctx := context.Background()
+	p := &engine.Pool{ID: uuid.NewString(), Owner: f.user.ID, Name: "dry", Network: "dev", Size: 1, TreasuryID: f.account.ID}
+	m := f.newAccount(f.user)
+	m.Default = false
+	if err := ps.CreatePool(ctx, p, []*engine.Account{m}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ps.PoolByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := 0; i < 3; i++ {
+		tx, a := sendThroughPool(t, f, p, randomAddress(t), 10)
+		if !a.Wait {
+			t.Fatal("a member without gas nor token covers a transfer")
+		}
+		ids = append(ids, tx.ID)
+	}
+	for _, tx := range f.waitAll(ids, time.Minute) {
+		if tx.Status != engine.StatusCompleted {
+			t.Fatalf("transfer %s ended %s (%+v)", tx.ID, tx.Status, tx.Error)
+		}
+	}
+	var gas *engine.Transaction
+	for _, tx := range ps.topUps(t, p.ID) {
+		if tx.OrderingKey == engine.TopUpKeyPrefix+m.ID+":ETH" {
+			gas = tx
+		}
+	}
+	if gas == nil || gas.ContractAddress != m.Address || gas.Value.Sign() <= 0 || len(gas.Data) != 0 {
+		t.Fatalf("gas top-up %+v, want a plain ETH transfer to the member", gas)
+	}
+	if got := f.waitAll([]string{gas.ID}, time.Minute)[0]; got.Status != engine.StatusCompleted {
+		t.Fatalf("gas top-up ended %s (%+v)", got.Status, got.Error)
+	}
+}
