@@ -39,16 +39,26 @@ func (s *System) poolMetrics() engine.PoolMetrics {
 // startKeeper spawns the pool keeper of net (single-node mode) and
 // returns its pid.
 func (s *System) startKeeper(net *engine.Network) *actor.PID {
+	pid := s.sys.Root.Spawn(lifecycle.Guarded(s.keeperProps(net, false)))
+	s.keeperPIDs[net.Name] = pid
+	return pid
+}
+
+// keeperProps returns the props of a pool keeper of net. In single-node
+// mode the system records its keeper (PoolStatus reads it, sends wake it);
+// a network leader's keeper (cluster mode) finds its pools by reading the
+// pending ones at every look, since sends are accepted on every node.
+func (s *System) keeperProps(net *engine.Network, leader bool) *actor.Props {
 	k := engine.NewPoolKeeper(engine.PoolKeeperConfig{
 		Network: net, Store: s.cfg.Store, Submit: s, Clock: s.cfg.Clock, Log: s.cfg.Log,
 		Metrics: s.poolMetrics(), LowWaterTxs: s.cfg.PoolLowWaterTxs,
 	})
-	pid := s.sys.Root.Spawn(lifecycle.Guarded(pools.Props(pools.Config{
-		Keeper: k, Network: net.Name, Store: s.cfg.Store, Log: s.cfg.Log, Every: s.cfg.PoolEvery,
-	})))
-	s.keepers[net.Name] = k
-	s.keeperPIDs[net.Name] = pid
-	return pid
+	if !leader {
+		s.keepers[net.Name] = k
+	}
+	return pools.Props(pools.Config{
+		Keeper: k, Network: net.Name, Store: s.cfg.Store, Log: s.cfg.Log, Every: s.cfg.PoolEvery, Rescan: leader,
+	})
 }
 
 // AssignPoolMember gives a send through p (its members loaded) a member:
