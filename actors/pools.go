@@ -106,7 +106,10 @@ func (s *System) PoolStatus(ctx context.Context, p *engine.Pool) (engine.PoolSta
 		return engine.PoolStatus{}, fmt.Errorf("loads of pool %s: %w", p.ID, err)
 	}
 	byID := map[string]engine.PoolMemberLoad{}
-	var tokens []string
+	var tokens []string // those sent through the pool, and those pending
+	for _, a := range s.balancer.Assets(p.ID) {
+		tokens = append(tokens, engine.AssetKey(a))
+	}
 	for _, l := range loads {
 		byID[l.AccountID] = l
 		for a := range l.Reserved {

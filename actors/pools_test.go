@@ -166,6 +166,12 @@ func TestPoolTransfersWaitForTopUpsAndComplete(t *testing.T) {
 		st.Members[0].Window == 0 {
 		t.Fatalf("status %+v, want 2 top-ups, not short, members' balances", st)
 	}
+	for _, m := range st.Members {
+		// 3 transfers of 10 reserved 30: topped up with 45, 15 left.
+		if b := m.Tokens[f.token.Address.Hex()]; b == nil || b.Sign() <= 0 {
+			t.Fatalf("member %d's token balance %v in the status, want the headroom left", m.Slot, b)
+		}
+	}
 }
 
 // TestPoolTopUpPaidOnceAcrossRestart: with the chain paused the top-ups
