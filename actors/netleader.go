@@ -173,19 +173,21 @@ func (l *netLeader) tick(c actor.Context) {
 }
 
 // promote starts the watcher and the subscriptions actor, whose writes
-// carry the fence of the tenure at l.epoch, and the indexer of the
-// network.
+// carry the fence of the tenure at l.epoch, the indexer and the pool
+// keeper of the network.
 func (l *netLeader) promote(c actor.Context) {
 	fence := engine.NetworkFence{Network: l.net.Name, Node: l.cc.Node, Epoch: l.epoch}
 	root, self, epoch := c.ActorSystem().Root, c.Self(), l.epoch
 	wcfg := l.wcfg
 	wcfg.Store = newFollowerStore(l.s.cfg.Store, fence, l.s.cfg.Log, func() { root.Send(self, leaseLost{epoch: epoch}) })
+	keeper := c.Spawn(l.s.keeperProps(l.net, true))
+	l.children = append(l.children, keeper)
 	if props, err := l.s.subscriptionProps(l.net, fence); err != nil {
 		l.s.cfg.Log.Error("subscriptions cannot start", "network", l.net.Name, "err", err)
 	} else {
 		subs := c.Spawn(props)
 		l.children = append(l.children, subs)
-		wcfg.OnHead = l.s.newHeadTo(subs, nil) // no pool keeper in cluster mode yet
+		wcfg.OnHead = l.s.newHeadTo(subs, keeper)
 	}
 	l.children = append(l.children, c.Spawn(watcher.Props(wcfg)))
 	props, err := indexer.Props(indexer.Config{Network: l.net, Store: l.s.cfg.Store, Log: l.s.cfg.Log})

@@ -157,7 +157,7 @@ func (f *leaderFixture) waitFor(what string, timeout time.Duration, ok func(lead
 // and the watcher has written its cursor under the lease.
 func (f *leaderFixture) following() leaderState {
 	f.t.Helper()
-	f.waitFor("following the network", 10*time.Second, func(s leaderState) bool { return s.Held && s.Children == 3 })
+	f.waitFor("following the network", 10*time.Second, func(s leaderState) bool { return s.Held && s.Children == 4 })
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, ok, err := f.store.Cursor(context.Background(), "dev"); err != nil {
@@ -198,7 +198,7 @@ func TestLeaderDemotesBeforeTTL(t *testing.T) {
 			// epoch 1 if it had not expired, a later one otherwise) and
 			// follows again.
 			f.leases.set(leasesOK)
-			f.waitFor("follow again", 5*time.Second, func(s leaderState) bool { return s.Held && s.Children == 3 })
+			f.waitFor("follow again", 5*time.Second, func(s leaderState) bool { return s.Held && s.Children == 4 })
 		})
 	}
 }
@@ -247,7 +247,7 @@ func TestLeaderRestartsAfterAPanic(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	f.waitFor("follow after the restart", 10*time.Second, func(s leaderState) bool { return s.Held && s.Children == 3 })
+	f.waitFor("follow after the restart", 10*time.Second, func(s leaderState) bool { return s.Held && s.Children == 4 })
 	st := f.state()
 	if st.Epoch != before.Epoch {
 		t.Errorf("epoch %d after the restart, want %d (the lease kept)", st.Epoch, before.Epoch)

@@ -15,26 +15,15 @@ import (
 // poolStatusTimeout bounds the node's balance read of PoolStatus.
 const poolStatusTimeout = 10 * time.Second
 
-// poolStore returns the store's pool methods (nil: the store keeps no
-// pools; every pool method then answers unavailable).
-func (s *System) poolStore() engine.PoolStore {
-	ps, _ := s.cfg.Store.(engine.PoolStore)
-	return ps
-}
-
-// startPools creates the balancer (every mode) and, in single-node mode,
-// nothing else: the keepers start with their networks (startKeeper).
+// startPools creates the balancer (every mode); the keepers start with
+// their networks (startKeeper, single-node mode).
 func (s *System) startPools() {
-	ps := s.poolStore()
-	if ps == nil {
-		return
-	}
-	s.balancer = engine.NewPoolBalancer(engine.PoolBalancerConfig{Store: ps, Networks: s.cfg.Networks, Log: s.cfg.Log})
+	s.balancer = engine.NewPoolBalancer(engine.PoolBalancerConfig{Store: s.cfg.Store, Networks: s.cfg.Networks, Log: s.cfg.Log})
 }
 
 // closePools stops the balancer's reads (the keepers are actors).
 func (s *System) closePools() {
-	if s.balancer != nil {
+	if s.balancer != nil { // nil: Start failed before it
 		s.balancer.Close()
 	}
 }
@@ -47,46 +36,35 @@ func (s *System) poolMetrics() engine.PoolMetrics {
 	return engine.NopPoolMetrics{}
 }
 
-// startKeeper spawns the pool keeper of net (single-node mode) and returns
-// its pid (nil when the store keeps no pools).
+// startKeeper spawns the pool keeper of net (single-node mode) and
+// returns its pid.
 func (s *System) startKeeper(net *engine.Network) *actor.PID {
-	ps := s.poolStore()
-	if ps == nil {
-		return nil
-	}
-	k := engine.NewPoolKeeper(engine.PoolKeeperConfig{
-		Network: net, Store: poolKeeperStore{ps, s.cfg.Store}, Submit: s, Clock: s.cfg.Clock, Log: s.cfg.Log,
-		Metrics: s.poolMetrics(), LowWaterTxs: s.cfg.PoolLowWaterTxs,
-	})
-	pid := s.sys.Root.Spawn(lifecycle.Guarded(pools.Props(pools.Config{
-		Keeper: k, Network: net.Name, Store: ps, Log: s.cfg.Log, Every: s.cfg.PoolEvery,
-	})))
-	s.keepers[net.Name] = k
+	pid := s.sys.Root.Spawn(lifecycle.Guarded(s.keeperProps(net, false)))
 	s.keeperPIDs[net.Name] = pid
 	return pid
 }
 
-// poolKeeperStore is the keeper's view of the store: the pools, and the
-// accounts (the treasury).
-type poolKeeperStore struct {
-	engine.PoolStore
-	accounts interface {
-		AccountByID(ctx context.Context, id string) (*engine.Account, error)
+// keeperProps returns the props of a pool keeper of net. In single-node
+// mode the system records its keeper (PoolStatus reads it, sends wake it);
+// a network leader's keeper (cluster mode) finds its pools by reading the
+// pending ones at every look, since sends are accepted on every node.
+func (s *System) keeperProps(net *engine.Network, leader bool) *actor.Props {
+	k := engine.NewPoolKeeper(engine.PoolKeeperConfig{
+		Network: net, Store: s.cfg.Store, Submit: s, Clock: s.cfg.Clock, Log: s.cfg.Log,
+		Metrics: s.poolMetrics(), LowWaterTxs: s.cfg.PoolLowWaterTxs,
+	})
+	if !leader {
+		s.keepers[net.Name] = k
 	}
-}
-
-// AccountByID implements engine.PoolKeeperStore.
-func (p poolKeeperStore) AccountByID(ctx context.Context, id string) (*engine.Account, error) {
-	return p.accounts.AccountByID(ctx, id)
+	return pools.Props(pools.Config{
+		Keeper: k, Network: net.Name, Store: s.cfg.Store, Log: s.cfg.Log, Every: s.cfg.PoolEvery, Rescan: leader,
+	})
 }
 
 // AssignPoolMember gives a send through p (its members loaded) a member:
 // the least loaded that covers need, else the least loaded with Wait set
 // (engine.PoolBalancer). The pool's keeper is told it has work.
 func (s *System) AssignPoolMember(ctx context.Context, p *engine.Pool, need engine.PoolNeed) (engine.PoolAssignment, error) {
-	if s.balancer == nil {
-		return engine.PoolAssignment{}, engine.Errorf(engine.CodeUnavailable, "", "the store keeps no pools")
-	}
 	a, err := s.balancer.Assign(ctx, p, need)
 	if err != nil {
 		return engine.PoolAssignment{}, fmt.Errorf("assign a member of pool %s: %w", p.ID, err)
@@ -111,9 +89,7 @@ func (s *System) poolWork(p *engine.Pool, now bool) {
 // PoolChanged tells the engine that p was created, resized or deleted:
 // the balancer reads it again, its keeper looks at it.
 func (s *System) PoolChanged(_ context.Context, p *engine.Pool) {
-	if s.balancer != nil {
-		s.balancer.Forget(p.ID)
-	}
+	s.balancer.Forget(p.ID)
 	s.poolWork(p, true)
 }
 
@@ -121,20 +97,19 @@ func (s *System) PoolChanged(_ context.Context, p *engine.Pool) {
 // the tokens their pending transfers move), loads, nonce health, and its
 // keeper's top-ups and shortfall.
 func (s *System) PoolStatus(ctx context.Context, p *engine.Pool) (engine.PoolStatus, error) {
-	ps := s.poolStore()
-	if ps == nil {
-		return engine.PoolStatus{}, engine.Errorf(engine.CodeUnavailable, "", "the store keeps no pools")
-	}
 	net, ok := s.cfg.Networks[p.Network]
 	if !ok {
 		return engine.PoolStatus{}, engine.Errorf(engine.CodeUnavailable, "", "network %q is not configured", p.Network)
 	}
-	loads, err := ps.PoolLoads(ctx, p.ID)
+	loads, err := s.cfg.Store.PoolLoads(ctx, p.ID)
 	if err != nil {
 		return engine.PoolStatus{}, fmt.Errorf("loads of pool %s: %w", p.ID, err)
 	}
 	byID := map[string]engine.PoolMemberLoad{}
-	var tokens []string
+	var tokens []string // those sent through the pool, and those pending
+	for _, a := range s.balancer.Assets(p.ID) {
+		tokens = append(tokens, engine.AssetKey(a))
+	}
 	for _, l := range loads {
 		byID[l.AccountID] = l
 		for a := range l.Reserved {

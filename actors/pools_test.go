@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/big"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,60 +14,22 @@ import (
 	"github.com/txengine/txengine/engine/evm"
 )
 
-// poolStore adds engine.PoolStore to the fixture's store, in memory over
-// the transactions it inserts (their status read from the real store), as
-// persistence implements it (h-pstore). It outlives a System: a restart
-// finds what the store holds.
+// poolStore is the fixture's store (sqlite, with its pool methods) and
+// what the tests read of the pool's top-ups.
 type poolStore struct {
 	*countingStore
-	mu    sync.Mutex
-	pools map[string]*engine.Pool
-	txs   []*engine.Transaction // the pools' transactions, as inserted
+	owner string
 }
 
-func (s *poolStore) InsertTransactions(ctx context.Context, txs []*engine.Transaction) error {
-	if err := s.countingStore.InsertTransactions(ctx, txs); err != nil {
-		return err
+// topUps returns the top-ups of the pool, oldest first.
+func (s *poolStore) topUps(t *testing.T, poolID string) []*engine.Transaction {
+	t.Helper()
+	txs, _, err := s.ListTransactions(context.Background(), engine.TxFilter{Owner: s.owner, Pool: poolID, Ascending: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, tx := range txs {
-		if tx.PoolID != "" {
-			s.txs = append(s.txs, tx)
-		}
-	}
-	return nil
-}
-
-// pending returns the pool's non-ended transactions (poolID "": all).
-func (s *poolStore) pending(ctx context.Context, poolID string) ([]*engine.Transaction, error) {
-	s.mu.Lock()
-	txs := append([]*engine.Transaction(nil), s.txs...)
-	s.mu.Unlock()
 	var out []*engine.Transaction
 	for _, tx := range txs {
-		if poolID != "" && tx.PoolID != poolID {
-			continue
-		}
-		cur, err := s.TransactionByID(ctx, tx.ID)
-		if err != nil {
-			return nil, err
-		}
-		if !cur.Status.Terminal() {
-			c := *tx
-			c.Status = cur.Status
-			out = append(out, &c)
-		}
-	}
-	return out, nil
-}
-
-// topUps returns the top-ups inserted.
-func (s *poolStore) topUps() []*engine.Transaction {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*engine.Transaction
-	for _, tx := range s.txs {
 		if strings.HasPrefix(tx.OrderingKey, engine.TopUpKeyPrefix) {
 			out = append(out, tx)
 		}
@@ -76,116 +37,16 @@ func (s *poolStore) topUps() []*engine.Transaction {
 	return out
 }
 
-func (s *poolStore) CreatePool(ctx context.Context, p *engine.Pool, members []*engine.Account) error {
-	for i, a := range members {
-		if err := s.CreateAccount(ctx, a); err != nil {
-			return err
-		}
-		p.Members = append(p.Members, engine.PoolMember{AccountID: a.ID, Address: a.Address, Slot: i})
-	}
-	s.mu.Lock()
-	s.pools[p.ID] = p
-	s.mu.Unlock()
-	return nil
-}
-
-func (s *poolStore) PoolByID(_ context.Context, id string) (*engine.Pool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p, ok := s.pools[id]; ok {
-		return p, nil
-	}
-	return nil, engine.ErrNotFound
-}
-
-func (s *poolStore) ListPools(context.Context, string) ([]*engine.Pool, error) { return nil, nil }
-
-func (s *poolStore) ResizePool(context.Context, string, int, []*engine.Account) error {
-	return engine.ErrNotFound
-}
-
-func (s *poolStore) DeletePool(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.pools, id)
-	return nil
-}
-
-func (s *poolStore) PoolLoads(ctx context.Context, poolID string) ([]engine.PoolMemberLoad, error) {
-	p, err := s.PoolByID(ctx, poolID)
-	if err != nil {
-		return nil, err
-	}
-	txs, err := s.pending(ctx, poolID)
-	if err != nil {
-		return nil, err
-	}
-	var out []engine.PoolMemberLoad
-	for _, m := range p.Members {
-		l := engine.PoolMemberLoad{AccountID: m.AccountID, Reserved: map[string]*big.Int{}}
-		for _, tx := range txs {
-			if tx.AccountID != m.AccountID {
-				continue
-			}
-			if tx.Status == engine.StatusSubmitted {
-				l.InFlight++
-			} else {
-				l.Queued++
-			}
-			if tx.PoolAsset != "" && tx.PoolValue != nil {
-				v := l.Reserved[tx.PoolAsset]
-				if v == nil {
-					v = new(big.Int)
-					l.Reserved[tx.PoolAsset] = v
-				}
-				v.Add(v, tx.PoolValue)
-			}
-		}
-		out = append(out, l)
-	}
-	return out, nil
-}
-
-func (s *poolStore) PendingPools(ctx context.Context, _ string) ([]string, error) {
-	txs, err := s.pending(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, tx := range txs {
-		if !seen[tx.PoolID] {
-			seen[tx.PoolID] = true
-			out = append(out, tx.PoolID)
-		}
-	}
-	return out, nil
-}
-
-func (s *poolStore) OrderingKeyMember(ctx context.Context, poolID, key string) (string, bool, error) {
-	txs, err := s.pending(ctx, poolID)
-	if err != nil {
-		return "", false, err
-	}
-	for i := len(txs) - 1; i >= 0; i-- {
-		if txs[i].OrderingKey == key {
-			return txs[i].AccountID, true, nil
-		}
-	}
-	return "", false, nil
-}
-
-var _ engine.PoolStore = (*poolStore)(nil)
-
-// newPoolFixture is the fixture with a pool store, restarted over it (the
-// pool keeper looks every second, the first time half a second after new work: the test's sends are all in), and a pool of two members funded with
-// gas (as at creation) and no token; the treasury is the fixture's
-// account, which holds the token.
+// newPoolFixture is the fixture restarted with its pool keeper looking
+// every second (the first time half a second after new work: the test's
+// sends are all in by then), and a pool of two members funded with gas
+// (as at creation) and no token; the treasury is the fixture's account,
+// which holds the token.
 func newPoolFixture(t *testing.T) (*fixture, *poolStore, *engine.Pool) {
 	f := newFixture(t, 8, time.Minute)
 	f.sys.Close()
-	ps := &poolStore{countingStore: f.store, pools: map[string]*engine.Pool{}}
-	f.cfg.Store, f.cfg.PoolEvery = ps, time.Second
+	ps := &poolStore{countingStore: f.store, owner: f.user.ID}
+	f.cfg.PoolEvery = time.Second
 	f.start()
 	ctx := context.Background()
 	p := &engine.Pool{ID: uuid.NewString(), Owner: f.user.ID, Name: "payouts", Network: "dev", Size: 2, TreasuryID: f.account.ID}
@@ -194,6 +55,10 @@ func newPoolFixture(t *testing.T) (*fixture, *poolStore, *engine.Pool) {
 		m.Default = false
 	}
 	if err := ps.CreatePool(ctx, p, members); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ps.PoolByID(ctx, p.ID) // with its members
+	if err != nil {
 		t.Fatal(err)
 	}
 	hashes, err := f.faucet.Fund(ctx, []common.Address{members[0].Address, members[1].Address})
@@ -237,7 +102,7 @@ func sendThroughPool(t *testing.T, f *fixture, p *engine.Pool, to common.Address
 func checkTopUps(t *testing.T, f *fixture, ps *poolStore, p *engine.Pool) []*engine.Transaction {
 	t.Helper()
 	got := map[string]int{}
-	tops := ps.topUps()
+	tops := ps.topUps(t, p.ID)
 	for _, tx := range tops {
 		if tx.AccountID != f.account.ID || tx.PoolID != p.ID {
 			t.Fatalf("top-up %s from %s of pool %q, want the treasury's of the pool", tx.ID, tx.AccountID, tx.PoolID)
@@ -301,6 +166,12 @@ func TestPoolTransfersWaitForTopUpsAndComplete(t *testing.T) {
 		st.Members[0].Window == 0 {
 		t.Fatalf("status %+v, want 2 top-ups, not short, members' balances", st)
 	}
+	for _, m := range st.Members {
+		// 3 transfers of 10 reserved 30: topped up with 45, 15 left.
+		if b := m.Tokens[f.token.Address.Hex()]; b == nil || b.Sign() <= 0 {
+			t.Fatalf("member %d's token balance %v in the status, want the headroom left", m.Slot, b)
+		}
+	}
 }
 
 // TestPoolTopUpPaidOnceAcrossRestart: with the chain paused the top-ups
@@ -316,16 +187,15 @@ func TestPoolTopUpPaidOnceAcrossRestart(t *testing.T) {
 		ids = append(ids, tx.ID)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for len(ps.topUps()) < 2 {
+	for len(ps.topUps(t, p.ID)) < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d top-ups after 30 s, want 2", len(ps.topUps()))
+			t.Fatalf("%d top-ups after 30 s, want 2", len(ps.topUps(t, p.ID)))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(3 * time.Second) // three more looks of the keeper
 	checkTopUps(t, f, ps, p)
 	f.sys.Close()
-	f.cfg.Store = ps
 	f.start()
 	time.Sleep(3 * time.Second) // the restarted keeper looks three times
 	checkTopUps(t, f, ps, p)
@@ -335,17 +205,17 @@ func TestPoolTopUpPaidOnceAcrossRestart(t *testing.T) {
 			t.Fatalf("transfer %s ended %s (%+v)", tx.ID, tx.Status, tx.Error)
 		}
 	}
-	checkSequential(t, f, ps)
+	checkSequential(t, f, ps, p)
 }
 
 // checkSequential checks that no member ever had two top-ups of an asset
 // pending at once: each top-up of a key was accepted after the one before
 // it ended. (A member whose first top-up fell short of sends that came
 // after it may get a second once the first landed.)
-func checkSequential(t *testing.T, f *fixture, ps *poolStore) {
+func checkSequential(t *testing.T, f *fixture, ps *poolStore, p *engine.Pool) {
 	t.Helper()
 	byKey := map[string][]*engine.Transaction{}
-	for _, tx := range ps.topUps() {
+	for _, tx := range ps.topUps(t, p.ID) {
 		byKey[tx.OrderingKey] = append(byKey[tx.OrderingKey], tx)
 	}
 	for key, txs := range byKey {
@@ -355,5 +225,75 @@ func checkSequential(t *testing.T, f *fixture, ps *poolStore) {
 				t.Fatalf("top-up %s of %s accepted at %s while %s was pending (ended %v)", txs[i].ID, key, txs[i].Created, prev.ID, prev.Ended)
 			}
 		}
+	}
+}
+
+// TestPoolKeeperResumesAfterRestart: the system stops before its keeper
+// looked at the pool's new work; the restarted keeper finds the pool
+// (PendingPools), tops its members up, and the transfers complete.
+func TestPoolKeeperResumesAfterRestart(t *testing.T) {
+	f, ps, p := newPoolFixture(t)
+	var ids []string
+	for i := 0; i < 4; i++ {
+		tx, _ := sendThroughPool(t, f, p, randomAddress(t), 10)
+		ids = append(ids, tx.ID)
+	}
+	f.sys.Close() // within half a second of the first send: no look yet
+	if n := len(ps.topUps(t, p.ID)); n != 0 {
+		t.Fatalf("%d top-ups before the restart, want none (the keeper had not looked)", n)
+	}
+	f.start()
+	for _, tx := range f.waitAll(ids, time.Minute) {
+		if tx.Status != engine.StatusCompleted {
+			t.Fatalf("transfer %s ended %s (%+v)", tx.ID, tx.Status, tx.Error)
+		}
+	}
+	checkTopUps(t, f, ps, p)
+}
+
+// TestPoolMembersWithoutGasAreToppedUp: members created without gas get a
+// plain ETH transfer from the treasury (gas first, then the token), and
+// the transfers through the pool complete.
+func TestPoolMembersWithoutGasAreToppedUp(t *testing.T) {
+	f := newFixture(t, 8, time.Minute)
+	f.sys.Close()
+	f.cfg.PoolEvery = time.Second
+	f.start()
+	ps := &poolStore{countingStore: f.store, owner: f.user.ID}
+	ctx := context.Background()
+	p := &engine.Pool{ID: uuid.NewString(), Owner: f.user.ID, Name: "dry", Network: "dev", Size: 1, TreasuryID: f.account.ID}
+	m := f.newAccount(f.user)
+	m.Default = false
+	if err := ps.CreatePool(ctx, p, []*engine.Account{m}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ps.PoolByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := 0; i < 3; i++ {
+		tx, a := sendThroughPool(t, f, p, randomAddress(t), 10)
+		if !a.Wait {
+			t.Fatal("a member without gas nor token covers a transfer")
+		}
+		ids = append(ids, tx.ID)
+	}
+	for _, tx := range f.waitAll(ids, time.Minute) {
+		if tx.Status != engine.StatusCompleted {
+			t.Fatalf("transfer %s ended %s (%+v)", tx.ID, tx.Status, tx.Error)
+		}
+	}
+	var gas *engine.Transaction
+	for _, tx := range ps.topUps(t, p.ID) {
+		if tx.OrderingKey == engine.TopUpKeyPrefix+m.ID+":ETH" {
+			gas = tx
+		}
+	}
+	if gas == nil || gas.ContractAddress != m.Address || gas.Value.Sign() <= 0 || len(gas.Data) != 0 {
+		t.Fatalf("gas top-up %+v, want a plain ETH transfer to the member", gas)
+	}
+	if got := f.waitAll([]string{gas.ID}, time.Minute)[0]; got.Status != engine.StatusCompleted {
+		t.Fatalf("gas top-up ended %s (%+v)", got.Status, got.Error)
 	}
 }

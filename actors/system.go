@@ -33,6 +33,7 @@ type Store interface {
 	engine.IndexerStore
 	engine.DispatcherStore
 	engine.SubscriptionProcessorStore
+	engine.PoolStore
 	PendingAccounts(ctx context.Context, network string) ([]string, error)
 }
 

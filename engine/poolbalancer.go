@@ -111,6 +111,24 @@ func (b *PoolBalancer) Forget(poolID string) {
 	b.mu.Unlock()
 }
 
+// Assets returns the tokens sent through the pool since the balancer
+// first saw it (EIP-55 addresses).
+func (b *PoolBalancer) Assets(poolID string) []string {
+	b.mu.Lock()
+	st := b.pools[poolID]
+	b.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]string, 0, len(st.assets))
+	for a := range st.assets {
+		out = append(out, a)
+	}
+	return out
+}
+
 // state returns the pool's state, created on first use.
 func (b *PoolBalancer) state(p *Pool) (*poolState, error) {
 	b.mu.Lock()

@@ -270,7 +270,7 @@ func (p *poolSpends) add(tx *Transaction) {
 	if *p == nil {
 		*p = poolSpends{}
 	}
-	k := assetKey(tx.PoolAsset)
+	k := AssetKey(tx.PoolAsset)
 	v, ok := (*p)[k]
 	if !ok {
 		v = new(big.Int)
@@ -286,11 +286,11 @@ func (p poolSpends) of(tx *Transaction) *big.Int {
 	if tx.PoolID == "" || tx.WaitForAsset == "" {
 		return nil
 	}
-	return p[assetKey(tx.WaitForAsset)]
+	return p[AssetKey(tx.WaitForAsset)]
 }
 
-// assetKey normalises an asset: "ETH", or a token's EIP-55 address.
-func assetKey(asset string) string {
+// AssetKey normalises an asset: "ETH", or a token's EIP-55 address.
+func AssetKey(asset string) string {
 	if asset == "" || asset == AssetETH {
 		return AssetETH
 	}

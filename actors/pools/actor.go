@@ -38,6 +38,10 @@ type Config struct {
 	Every time.Duration
 	// TickTimeout bounds one look at every pool (default 1 minute).
 	TickTimeout time.Duration
+	// Rescan reads the pools with pending transactions again at every
+	// look (cluster mode: sends are accepted on other nodes, whose Work
+	// never reaches this keeper); else only when it starts.
+	Rescan bool
 }
 
 // tick asks the keeper to look at its pools.
@@ -94,7 +98,7 @@ func (a *Actor) Receive(c actor.Context) {
 		a.schedule(c)
 	case tick:
 		a.soon = false
-		if !a.recovered {
+		if !a.recovered || a.cfg.Rescan {
 			a.recover()
 		}
 		if a.cfg.Keeper.Active() > 0 {
