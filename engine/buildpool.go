@@ -85,15 +85,19 @@ func (ps *poolSend) member() *Account {
 }
 
 // apply marks tx as sent through the pool. A member that cannot cover the
-// need yet (Wait) makes tx wait for it as waitForAsset does, unless the
-// request has its own waitForAsset.
+// need yet (Wait) makes tx wait as waitForAsset does for what the
+// assignment names (the token it lacks, or ETH for the value and gas),
+// unless the request has its own waitForAsset.
 func (ps *poolSend) apply(tx *Transaction) {
 	if ps == nil {
 		return
 	}
 	tx.PoolID, tx.OrderingKey = ps.pool.ID, ps.need.OrderingKey
 	tx.PoolAsset, tx.PoolValue = ps.need.Asset, ps.need.Value
-	if ps.assignment.Wait && tx.WaitForAsset == "" {
+	if a := ps.assignment; a.Wait && tx.WaitForAsset == "" {
 		tx.WaitForAsset, tx.WaitForValue = ps.need.Asset, new(big.Int).Set(ps.need.Value)
+		if a.WaitAsset != "" && a.WaitValue != nil {
+			tx.WaitForAsset, tx.WaitForValue = a.WaitAsset, new(big.Int).Set(a.WaitValue)
+		}
 	}
 }

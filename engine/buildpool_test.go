@@ -31,7 +31,11 @@ func (buildLookup) OwnPool(_ context.Context, owner, id, field string) (*Pool, e
 }
 
 func (buildLookup) AssignPoolMember(_ context.Context, p *Pool, need PoolNeed) (PoolAssignment, error) {
-	return PoolAssignment{Member: buildMember, Wait: need.OrderingKey == buildWaiting}, nil
+	if need.OrderingKey != buildWaiting {
+		return PoolAssignment{Member: buildMember}, nil
+	}
+	// What the member lacks: the value and 1,000 wei of gas.
+	return PoolAssignment{Member: buildMember, Wait: true, WaitAsset: AssetETH, WaitValue: new(big.Int).Add(need.Value, big.NewInt(1000))}, nil
 }
 
 // TestBuilderPool: a send through a pool is sent from the member the
@@ -65,7 +69,7 @@ func TestBuilderPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tx.PoolAsset != AssetETH || tx.PoolValue.Int64() != 9 || tx.WaitForAsset != AssetETH || tx.WaitForValue.Int64() != 9 {
+	if tx.PoolAsset != AssetETH || tx.PoolValue.Int64() != 9 || tx.WaitForAsset != AssetETH || tx.WaitForValue.Int64() != 1009 {
 		t.Fatalf("send through a pool that waits: %+v", tx)
 	}
 	// The request's own waitForAsset stays.

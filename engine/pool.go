@@ -122,6 +122,11 @@ type PoolNeed struct {
 type PoolAssignment struct {
 	Member PoolMember
 	Wait   bool
+	// WaitAsset and WaitValue, with Wait, are what the transaction waits
+	// for: the token when the member lacks the token (its gas top-up is
+	// sent first), else ETH for the value and the gas of one transaction.
+	WaitAsset string
+	WaitValue *big.Int
 }
 
 // PoolMemberStatus is one member as GET /pools/{id} shows it.

@@ -170,7 +170,11 @@ func (b *PoolBalancer) Assign(ctx context.Context, p *Pool, need PoolNeed) (Pool
 	if idx < 0 {
 		idx = st.pick(need, b.gasCost(st))
 	}
-	a := PoolAssignment{Member: st.members[idx].PoolMember, Wait: !st.covers(idx, need, b.gasCost(st))}
+	gas := b.gasCost(st)
+	a := PoolAssignment{Member: st.members[idx].PoolMember, Wait: !st.covers(idx, need, gas)}
+	if a.Wait {
+		a.WaitAsset, a.WaitValue = st.waitFor(idx, need, gas)
+	}
 	st.assigned(idx, need)
 	if need.OrderingKey != "" {
 		st.keys[need.OrderingKey] = keyEntry{member: a.Member.AccountID, at: now}

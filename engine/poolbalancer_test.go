@@ -185,6 +185,9 @@ func TestPoolBalancerCoversOrWaits(t *testing.T) {
 	if !a.Wait || a.Member.Slot != 0 {
 		t.Fatalf("uncovered send went to %+v, want the least loaded (slot 0) with Wait", a)
 	}
+	if a.WaitAsset != asset || a.WaitValue.Cmp(big.NewInt(100)) != 0 {
+		t.Fatalf("uncovered send waits for %s %v, want the token's 100", a.WaitAsset, a.WaitValue)
+	}
 	// Gas: a member without ETH does not cover a 0-value send.
 	f.node.mu.Lock()
 	f.node.eth[f.pool.Members[0].Address] = new(big.Int)
@@ -199,8 +202,14 @@ func TestPoolBalancerCoversOrWaits(t *testing.T) {
 	g.clock.advance(2 * time.Second)
 	g.assign(t, gasOnly) // starts the refresh of the balances
 	g.b.Close()          // waits for it
-	if a := g.assign(t, gasOnly); !a.Wait || a.Member.Slot != 0 {
+	a = g.assign(t, gasOnly)
+	if !a.Wait || a.Member.Slot != 0 {
 		t.Fatalf("send went to %+v, want slot 0 (least loaded) with Wait: no member pays the gas", a)
+	}
+	// It waits for the gas of one transaction in ETH, not for "0 ETH"
+	// (which holds at once).
+	if want := big.NewInt(DefaultPoolGasPerTx * 3); a.WaitAsset != AssetETH || a.WaitValue.Cmp(want) != 0 {
+		t.Fatalf("gas-short send waits for %s %v, want ETH %v", a.WaitAsset, a.WaitValue, want)
 	}
 }
 

@@ -224,6 +224,26 @@ func (st *poolState) covers(i int, need PoolNeed, gasCost *big.Int) bool {
 	return st.scratch.Cmp(gasCost) >= 0
 }
 
+// waitFor returns what a transaction given member i, which cannot cover
+// need, waits for: the token when the member lacks it, else ETH for the
+// value (when ETH) and the gas of one transaction.
+func (st *poolState) waitFor(i int, need PoolNeed, gasCost *big.Int) (string, *big.Int) {
+	m := &st.members[i]
+	hasValue := need.Value != nil && need.Value.Sign() > 0
+	isETH := need.Asset == AssetETH || need.Asset == ""
+	if hasValue && !isETH && (!st.free(i, need.Asset, m.tokens[need.Asset]) || st.scratch.Cmp(need.Value) < 0) {
+		return need.Asset, new(big.Int).Set(need.Value)
+	}
+	v := new(big.Int)
+	if hasValue && isETH {
+		v.Set(need.Value)
+	}
+	if gasCost != nil {
+		v.Add(v, gasCost)
+	}
+	return AssetETH, v
+}
+
 // assigned counts an assignment of need to member i at now, and moves the
 // rotation past it.
 func (st *poolState) assigned(i int, need PoolNeed) {
