@@ -64,6 +64,12 @@ type SendOptions struct {
 	DependsOn    []string
 	// WaitTimeout is how many seconds the conditions may take.
 	WaitTimeout *int64
+	// Pool is the id of one of the caller's sender pools, in place of
+	// From: the pool assigns the sending member (docs/pools.md).
+	Pool *string
+	// OrderingKey (with Pool only) keeps the sends of one key on one
+	// member, in order.
+	OrderingKey *string
 }
 
 // SendRequest is a call of Method on Target with Args (JSON values) and
@@ -75,6 +81,11 @@ type SendRequest struct {
 	Args    []json.RawMessage
 	Value   *big.Int
 	Options SendOptions
+	// Asset and AssetValue are what the send moves besides Value: a token
+	// transfer's token (EIP-55 address) and amount. Empty for other sends,
+	// whose need of a pool member is Value of "ETH".
+	Asset      string
+	AssetValue *big.Int
 }
 
 // SendLookup finds the caller's objects that a send names. Each lookup
@@ -89,6 +100,11 @@ type SendLookup interface {
 	// TransactionByID and AccountByID are the store's (any owner).
 	TransactionByID(ctx context.Context, id string) (*Transaction, error)
 	AccountByID(ctx context.Context, id string) (*Account, error)
+	// OwnPool returns owner's sender pool id, or not_found on field.
+	OwnPool(ctx context.Context, owner, id, field string) (*Pool, error)
+	// AssignPoolMember gives a send through p the member that covers need
+	// (the engine's balancer).
+	AssignPoolMember(ctx context.Context, p *Pool, need PoolNeed) (PoolAssignment, error)
 }
 
 // Builder is the one builder of transactions: it resolves the method on
@@ -142,9 +158,15 @@ func (b Builder) Build(ctx context.Context, r SendRequest) (*Transaction, error)
 	if opts.WaitTimeout != nil && (*opts.WaitTimeout < 1 || *opts.WaitTimeout > MaxWaitTimeout) {
 		return nil, Invalid("waitTimeout", "waitTimeout must be a whole number of seconds from 1 to %d", MaxWaitTimeout)
 	}
-	from, err := b.Lookup.Sender(ctx, r.Owner, opts.From)
+	ps, err := b.poolSend(ctx, r, value)
 	if err != nil {
 		return nil, err
+	}
+	from := ps.member()
+	if ps == nil {
+		if from, err = b.Lookup.Sender(ctx, r.Owner, opts.From); err != nil {
+			return nil, err
+		}
 	}
 	tx := &Transaction{
 		ID:              uuid.NewString(),
@@ -165,6 +187,7 @@ func (b Builder) Build(ctx context.Context, r SendRequest) (*Transaction, error)
 		WaitForAsset:    asset,
 		WaitForValue:    assetValue,
 	}
+	ps.apply(tx)
 	if opts.WaitTimeout != nil {
 		until := tx.Created.Add(time.Duration(*opts.WaitTimeout) * time.Second)
 		tx.WaitUntil = &until

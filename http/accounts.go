@@ -60,9 +60,9 @@ func (s *Server) createAccount(c *gin.Context) {
 	}
 	a.Quota = s.quotaOf(u, rootOf(u, u.ID, false))
 	var view accountView
-	done, err := s.storeWithFaucet(c, a, a.Quota, &a.Idempotency, func(faucet []faucetView) any {
+	done, err := s.storeWithFaucet(c, []*engine.Account{a}, s.cfg.Quotas.FaucetNetworks, a.Quota, &a.Idempotency, func(faucet [][]faucetView) any {
 		view = viewAccount(a)
-		view.Faucet = faucet
+		view.Faucet = firstFaucet(faucet)
 		return view
 	}, func(ctx context.Context) error { return s.store.CreateAccount(ctx, a) })
 	if done {
@@ -86,22 +86,24 @@ func (s *Server) createAccount(c *gin.Context) {
 }
 
 // storeWithFaucet stores a creation whose 201 shows the faucet's answer
-// for acct (nil: no account, no faucet): it predicts acct's grants within
-// quota, makes the response with view, keeps it for the Idempotency-Key
-// (into idem) and runs store. A grant predicted within the faucet budget
-// that a concurrent creation took meanwhile fails the transaction
-// (engine.ErrFaucetBudget): asked once more with the budget read again,
-// the faucet then refuses. done is true when the response was written
-// (a replay, or a failure before store); otherwise err is store's.
-func (s *Server) storeWithFaucet(c *gin.Context, acct *engine.Account, quota *engine.Quota, idem **engine.IdempotencyRecord,
-	view func(faucet []faucetView) any, store func(context.Context) error) (done bool, err error) {
+// for accts on nets (each account's views, in order): it predicts their
+// grants within quota (faucetGrants), makes the response with view, keeps
+// it for the Idempotency-Key (into idem) and runs store. A grant predicted
+// within the faucet budget that a concurrent creation took meanwhile fails
+// the transaction (engine.ErrFaucetBudget): asked once more with the
+// budget read again, the faucet then refuses. done is true when the
+// response was written (a replay, or a failure before store); otherwise
+// err is store's.
+func (s *Server) storeWithFaucet(c *gin.Context, accts []*engine.Account, nets []string, quota *engine.Quota, idem **engine.IdempotencyRecord,
+	view func(faucet [][]faucetView) any, store func(context.Context) error) (done bool, err error) {
 	for attempt := 1; ; attempt++ {
-		var faucet []faucetView
-		if acct != nil {
-			if acct.Faucet, faucet, err = s.faucetGrants(c.Request.Context(), quota); err != nil {
-				s.fail(c, fmt.Errorf("faucet grants: %w", err))
-				return true, err
-			}
+		grants, faucet, err := s.faucetGrants(c.Request.Context(), quota, len(accts), nets)
+		if err != nil {
+			s.fail(c, fmt.Errorf("faucet grants: %w", err))
+			return true, err
+		}
+		for i, a := range accts {
+			a.Faucet = grants[i]
 		}
 		if !s.idempotency(c, http.StatusCreated, view(faucet), idem) {
 			return true, nil
@@ -111,6 +113,14 @@ func (s *Server) storeWithFaucet(c *gin.Context, acct *engine.Account, quota *en
 			return false, err
 		}
 	}
+}
+
+// firstFaucet returns the faucet views of the one account of a creation.
+func firstFaucet(faucet [][]faucetView) []faucetView {
+	if len(faucet) == 0 {
+		return nil
+	}
+	return faucet[0]
 }
 
 // newCustodyAccount returns a new account of owner (not yet stored, not

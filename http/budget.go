@@ -75,14 +75,16 @@ type faucetView struct {
 	Message string `json:"message,omitempty"`
 }
 
-// faucetGrants returns the faucet grants to ask for with a new account of
-// quota q, predicted from the grants its root had in the period (one read,
-// only when a budget applies), and their views. The store checks each
-// granted one again in the creation's transaction (engine.ErrFaucetBudget).
-func (s *Server) faucetGrants(ctx context.Context, q *engine.Quota) ([]engine.FaucetGrant, []faucetView, error) {
-	nets := s.cfg.Quotas.FaucetNetworks
-	if len(nets) == 0 {
-		return nil, nil, nil
+// faucetGrants returns the faucet grants to ask for on nets with n new
+// accounts of quota q (one slice per account), predicted from the grants
+// its root had in the period (one read, only when a budget applies), and
+// their views. The accounts take the budget in order: the later ones of a
+// creation may be refused where the first are granted. The store checks
+// each granted one again in the creation's transaction
+// (engine.ErrFaucetBudget).
+func (s *Server) faucetGrants(ctx context.Context, q *engine.Quota, n int, nets []string) ([][]engine.FaucetGrant, [][]faucetView, error) {
+	if len(nets) == 0 || n == 0 {
+		return make([][]engine.FaucetGrant, n), make([][]faucetView, n), nil
 	}
 	var used map[string]int
 	if q != nil && q.FaucetBudget > 0 {
@@ -90,14 +92,26 @@ func (s *Server) faucetGrants(ctx context.Context, q *engine.Quota) ([]engine.Fa
 		if used, err = s.store.FaucetGrantsSince(ctx, q.Root, q.FaucetSince); err != nil {
 			return nil, nil, fmt.Errorf("faucet budget: %w", err)
 		}
+		if used == nil {
+			used = map[string]int{}
+		}
 	}
-	grants := make([]engine.FaucetGrant, len(nets))
-	views := make([]faucetView, len(nets))
-	for i, n := range nets {
-		grants[i] = engine.FaucetGrant{Network: n, Granted: q == nil || q.FaucetBudget <= 0 || used[n] < q.FaucetBudget}
-		views[i] = faucetView{Network: n, Status: "funding"}
-		if !grants[i].Granted {
-			views[i] = faucetView{Network: n, Status: "refused", Message: fmt.Sprintf(
+	grants := make([][]engine.FaucetGrant, n)
+	views := make([][]faucetView, n)
+	for a := range n {
+		grants[a] = make([]engine.FaucetGrant, len(nets))
+		views[a] = make([]faucetView, len(nets))
+		for i, nw := range nets {
+			granted := q == nil || q.FaucetBudget <= 0 || used[nw] < q.FaucetBudget
+			grants[a][i] = engine.FaucetGrant{Network: nw, Granted: granted}
+			views[a][i] = faucetView{Network: nw, Status: "funding"}
+			if granted {
+				if used != nil {
+					used[nw]++
+				}
+				continue
+			}
+			views[a][i] = faucetView{Network: nw, Status: "refused", Message: fmt.Sprintf(
 				"faucet budget reached: %d new accounts per %s for this owner (the users created by one user share its budget); "+
 					"fund the account yourself or ask an operator", q.FaucetBudget, shortDuration(s.cfg.Quotas.FaucetPeriod))}
 		}

@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -46,7 +47,8 @@ func newQuotaEnv(t *testing.T, rl RateLimitConfig, q QuotaConfig) *quotaEnv {
 		t.Fatal(err)
 	}
 	env := &quotaEnv{t: t, engine: &fakeEngine{}, clock: clk, opToken: token}
-	env.server = NewServer(Config{RateLimit: rl, Quotas: q}, Deps{Store: store, Sealer: sealer, Engine: env.engine, Clock: clk})
+	env.server = NewServer(Config{RateLimit: rl, Quotas: q}, Deps{Store: &testStore{Store: store, memPools: newMemPools(store)}, Sealer: sealer, Engine: env.engine, Clock: clk,
+		Networks: map[string]*engine.Network{"dev": {Name: "dev", ChainID: big.NewInt(1337), Chain: &fakeChain{}}}})
 	return env
 }
 

@@ -30,6 +30,14 @@ type fakeEngine struct {
 	submitErr error
 	// stuck is what NonceStuck answers, by account@network.
 	stuck map[string]engine.NonceHealth
+	// assign, when set, answers AssignPoolMember; needs records what it
+	// was asked.
+	assign func(p *engine.Pool, need engine.PoolNeed) (engine.PoolAssignment, error)
+	needs  []engine.PoolNeed
+	// poolStatus is what PoolStatus answers; poolsChanged records
+	// PoolChanged.
+	poolStatus   engine.PoolStatus
+	poolsChanged []engine.Pool
 }
 
 // NonceStuck answers from e.stuck, as actors.System does from its book.

@@ -65,9 +65,10 @@ func newIdemCluster(t *testing.T) *idemCluster {
 	if err := store.CreateUser(ctx, u, hash, a); err != nil {
 		t.Fatal(err)
 	}
-	c := &idemCluster{store: store, user: u, token: token, hiding: &hidingStore{Store: store}}
+	api := &testStore{Store: store, memPools: newMemPools(store)}
+	c := &idemCluster{store: store, user: u, token: token, hiding: &hidingStore{Store: api}}
 	cfg := Config{RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30}}
-	for i, st := range []Store{store, c.hiding} {
+	for i, st := range []Store{api, c.hiding} {
 		c.nodes[i] = NewServer(cfg, Deps{Store: st, Sealer: sealer, Engine: &fakeEngine{}, Clock: fixedClock{testNow}})
 	}
 	return c

@@ -34,10 +34,13 @@ type sendRequest struct {
 	WaitTimeout  *int64          `json:"waitTimeout"`
 	ABI          json.RawMessage `json:"abi"`
 	Type         *string         `json:"type"`
+	Pool         *string         `json:"pool"`
+	OrderingKey  *string         `json:"orderingKey"`
 }
 
 func (r *sendRequest) options() engine.SendOptions {
-	return engine.SendOptions{From: r.From, Callbacks: r.Callbacks, WaitForAsset: r.WaitForAsset, WaitForValue: r.WaitForValue, DependsOn: r.DependsOn, WaitTimeout: r.WaitTimeout}
+	return engine.SendOptions{From: r.From, Callbacks: r.Callbacks, WaitForAsset: r.WaitForAsset, WaitForValue: r.WaitForValue,
+		DependsOn: r.DependsOn, WaitTimeout: r.WaitTimeout, Pool: r.Pool, OrderingKey: r.OrderingKey}
 }
 
 // refuseABI rejects abi and type in requests on a registered contract,
@@ -125,6 +128,8 @@ type transferRequest struct {
 	WaitForValue *string  `json:"waitForValue"`
 	DependsOn    []string `json:"dependsOn"`
 	WaitTimeout  *int64   `json:"waitTimeout"`
+	Pool         *string  `json:"pool"`
+	OrderingKey  *string  `json:"orderingKey"`
 }
 
 // createTransfer serves POST /tokens/{contractId}/transfers: a send of the
@@ -168,7 +173,8 @@ func (s *Server) createTransfer(c *gin.Context) {
 	args := []json.RawMessage{jsonQuote("0x" + hex.EncodeToString(to[:])), jsonQuote(value.String())}
 	tx, err := s.buildTx(c, tg, "transfer", args, new(big.Int), engine.SendOptions{
 		From: req.From, Callbacks: req.Callbacks, WaitForAsset: req.WaitForAsset, WaitForValue: req.WaitForValue, DependsOn: req.DependsOn, WaitTimeout: req.WaitTimeout,
-	})
+		Pool: req.Pool, OrderingKey: req.OrderingKey,
+	}, value)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -253,7 +259,7 @@ func (s *Server) send(c *gin.Context, tg txTarget, req sendRequest) {
 			return
 		}
 	}
-	tx, err := s.buildTx(c, tg, c.Param("method"), args, value, req.options())
+	tx, err := s.buildTx(c, tg, c.Param("method"), args, value, req.options(), nil)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -263,16 +269,22 @@ func (s *Server) send(c *gin.Context, tg txTarget, req sendRequest) {
 
 // buildTx builds the transaction of the caller's call of method on tg
 // (engine.Builder, with the caller's objects found through sendLookup).
-func (s *Server) buildTx(c *gin.Context, tg txTarget, method string, args []json.RawMessage, value *big.Int, opts engine.SendOptions) (*engine.Transaction, error) {
+// tokens is the amount of tg's token that a transfer moves (nil for other
+// sends): what a send through a pool needs of its member.
+func (s *Server) buildTx(c *gin.Context, tg txTarget, method string, args []json.RawMessage, value *big.Int, opts engine.SendOptions, tokens *big.Int) (*engine.Transaction, error) {
 	b := engine.Builder{Lookup: sendLookup{s}, Clock: s.clock, MaxCallbacks: s.cfg.MaxCallbacks, AllowPrivateCallbacks: s.cfg.AllowPrivateCallbacks}
-	return b.Build(c.Request.Context(), engine.SendRequest{
+	r := engine.SendRequest{
 		Owner:   currentUser(c).ID,
 		Target:  engine.SendTarget{Network: tg.network.Name, Address: tg.address, ABI: tg.abi, RawABI: tg.rawABI, BWType: tg.bwtype, Contract: tg.contract},
 		Method:  method,
 		Args:    args,
 		Value:   value,
 		Options: opts,
-	})
+	}
+	if tokens != nil {
+		r.Asset, r.AssetValue = tg.address.Hex(), tokens
+	}
+	return b.Build(c.Request.Context(), r)
 }
 
 // sendLookup finds the caller's objects that a send names, through the
@@ -289,6 +301,14 @@ func (l sendLookup) TransactionByID(ctx context.Context, id string) (*engine.Tra
 
 func (l sendLookup) AccountByID(ctx context.Context, id string) (*engine.Account, error) {
 	return l.s.store.AccountByID(ctx, id)
+}
+
+func (l sendLookup) OwnPool(ctx context.Context, owner, id, field string) (*engine.Pool, error) {
+	return l.s.ownPool(ctx, owner, id, field)
+}
+
+func (l sendLookup) AssignPoolMember(ctx context.Context, p *engine.Pool, need engine.PoolNeed) (engine.PoolAssignment, error) {
+	return l.s.engine.AssignPoolMember(ctx, p, need)
 }
 
 // Sender resolves the optional from field (an address or an account id) to

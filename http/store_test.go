@@ -14,6 +14,10 @@ import (
 // in a temporary directory), with what the tests need to look inside it.
 type testStore struct {
 	*sqlite.Store
+	// memPools keeps pools until the SQLite store has them (h-pstore).
+	*memPools
+	// txFilter is the last filter of ListTransactions.
+	txFilter atomic.Pointer[engine.TxFilter]
 	// pingErr, when set, is the error of Ping (a database that is down).
 	pingErr atomic.Pointer[error]
 }
@@ -32,7 +36,7 @@ func newTestStore(t testing.TB) *testStore {
 			t.Error(err)
 		}
 	})
-	return &testStore{Store: s}
+	return &testStore{Store: s, memPools: newMemPools(s)}
 }
 
 // Ping fails with the error set by failPing, if any.

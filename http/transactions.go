@@ -58,8 +58,8 @@ type txListBody struct {
 }
 
 // listTransactions serves GET /transactions: the caller's transactions,
-// filtered by status (comma-separated list), contractId, method, from,
-// network, since (inclusive) and until (exclusive), sorted by created
+// filtered by status (comma-separated list), contractId, pool, method,
+// from, network, since (inclusive) and until (exclusive), sorted by created
 // (sort=created or -created, the default), paginated by limit and cursor.
 func (s *Server) listTransactions(c *gin.Context) {
 	f, err := txFilterOf(c)
@@ -106,6 +106,13 @@ func txFilterOf(c *gin.Context) (engine.TxFilter, error) {
 			return f, engine.Invalid("contractId", "contractId must be a contract id (UUID)")
 		}
 		f.ContractID = id.String()
+	}
+	if v := c.Query("pool"); v != "" {
+		id, err := uuid.Parse(v)
+		if err != nil || len(v) != 36 {
+			return f, engine.Invalid("pool", "pool must be a pool id (UUID)")
+		}
+		f.Pool = id.String()
 	}
 	q, err := boundedQueries(c, "method", "network")
 	if err != nil {

@@ -51,10 +51,14 @@ func (s *Server) createUser(c *gin.Context) {
 	if u.Owner != "" {
 		view.Owner = &u.Owner
 	}
-	done, err := s.storeWithFaucet(c, acct, u.Quota, &u.Idempotency, func(faucet []faucetView) any {
+	var accts []*engine.Account
+	if acct != nil {
+		accts = []*engine.Account{acct}
+	}
+	done, err := s.storeWithFaucet(c, accts, s.cfg.Quotas.FaucetNetworks, u.Quota, &u.Idempotency, func(faucet [][]faucetView) any {
 		if acct != nil {
 			av := viewAccount(acct)
-			av.Faucet = faucet
+			av.Faucet = firstFaucet(faucet)
 			view.Account = &av
 		}
 		return view

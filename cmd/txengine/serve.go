@@ -217,7 +217,7 @@ func (n *node) newAPI(context.Context) (func(), error) {
 		return nil, err
 	}
 	api := apihttp.NewServer(apiCfg, apihttp.Deps{
-		Store: store, Sealer: n.sealer, KMS: n.signer.KMS, Networks: nets.byName, Engine: sys, Clock: engine.SystemClock{}, Logger: n.log,
+		Store: apiStore(store), Sealer: n.sealer, KMS: n.signer.KMS, Networks: nets.byName, Engine: apiEngine(sys), Clock: engine.SystemClock{}, Logger: n.log,
 		Metrics: n.metrics, MetricsHandler: mainListenerMetrics(cfg, metricsHandler), Revocations: revocations(sys, cc),
 	})
 	sys.OnTokenRevoked(api.ForgetToken) // tokens revoked on other members
