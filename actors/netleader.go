@@ -185,7 +185,7 @@ func (l *netLeader) promote(c actor.Context) {
 	} else {
 		subs := c.Spawn(props)
 		l.children = append(l.children, subs)
-		wcfg.OnHead = l.s.newHeadTo(subs)
+		wcfg.OnHead = l.s.newHeadTo(subs, nil) // no pool keeper in cluster mode yet
 	}
 	l.children = append(l.children, c.Spawn(watcher.Props(wcfg)))
 	props, err := indexer.Props(indexer.Config{Network: l.net, Store: l.s.cfg.Store, Log: l.s.cfg.Log})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/txengine/txengine/actors/pools"
 	"github.com/txengine/txengine/actors/subscriptions"
 	"github.com/txengine/txengine/engine"
 )
@@ -30,8 +31,13 @@ func (s *System) subscriptionProps(net *engine.Network, fence engine.NetworkFenc
 }
 
 // newHeadTo returns the watcher's OnHead that tells pid (a subscriptions
-// actor) of each new head.
-func (s *System) newHeadTo(pid *actor.PID) func(uint64) {
+// actor) and keeper (the pool keeper; nil: none) of each new head.
+func (s *System) newHeadTo(pid, keeper *actor.PID) func(uint64) {
 	root := s.sys.Root
-	return func(head uint64) { root.Send(pid, &subscriptions.NewHead{Number: head}) }
+	return func(head uint64) {
+		root.Send(pid, &subscriptions.NewHead{Number: head})
+		if keeper != nil {
+			root.Send(keeper, &pools.NewHead{Number: head})
+		}
+	}
 }

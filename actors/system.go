@@ -66,6 +66,9 @@ type Config struct {
 	// Cluster, when set, runs this node as a member of a cluster
 	// (actors/cluster.go); nil is single-node mode.
 	Cluster *ClusterConfig
+	// PoolEvery and PoolLowWaterTxs tune the pool keepers (0: defaults).
+	PoolEvery       time.Duration
+	PoolLowWaterTxs int
 }
 
 // System is the running actor system and the facade the HTTP layer uses.
@@ -90,8 +93,12 @@ type System struct {
 	// mode; in cluster mode the network leaders run them).
 	subscribers map[string]*actor.PID
 	faucets     map[string]*actor.PID
-	closed      bool
-	stop        sync.Once
+	// Pools (actors/pools.go): set at Start, only read after.
+	balancer   *engine.PoolBalancer
+	keepers    map[string]*engine.PoolKeeper
+	keeperPIDs map[string]*actor.PID
+	closed     bool
+	stop       sync.Once
 
 	// dispatcher is the callback dispatcher actor.
 	dispatcher *actor.PID
@@ -131,7 +138,10 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		faucets:     map[string]*actor.PID{},
 		grains:      map[string]*actor.PID{},
 		nonces:      engine.NewNonceBook(),
+		keepers:     map[string]*engine.PoolKeeper{},
+		keeperPIDs:  map[string]*actor.PID{},
 	}
+	s.startPools()
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
 	s.commits = engine.NewCommitQueue(cfg.Store, cfg.MaxBatch)
 	if ss, ok := cfg.Store.(engine.StageStore); ok {
@@ -192,7 +202,7 @@ func (s *System) followNetwork(ctx context.Context, name string, net *engine.Net
 	}
 	subs := s.sys.Root.Spawn(lifecycle.Guarded(props))
 	s.subscribers[name] = subs
-	wcfg.OnHead = s.newHeadTo(subs)
+	wcfg.OnHead = s.newHeadTo(subs, s.startKeeper(net))
 	s.watchers[name] = s.sys.Root.Spawn(lifecycle.Guarded(watcher.Props(wcfg)))
 	ids, err := cfg.Store.PendingAccounts(ctx, name)
 	if err != nil {
@@ -458,6 +468,7 @@ func (s *System) close() {
 	stopAll(values(s.indexers))
 	stopAll(values(s.watchers))
 	stopAll(values(s.subscribers))
+	stopAll(values(s.keeperPIDs)) // before the accounts: a keeper submits top-ups
 	stopAll(accounts)
 	if s.wakes != nil {
 		s.wakes.close() // what it still holds goes to the request queue
@@ -474,6 +485,7 @@ func (s *System) close() {
 		stopAll([]*actor.PID{s.dispatcher})
 	}
 	stopAll(values(s.faucets))
+	s.closePools()
 	s.commits.Close() // after every account actor and grain stopped
 	for _, st := range s.stages {
 		st.Close()

@@ -100,6 +100,7 @@ type Metrics struct {
 
 	subs   subscriptionMetrics
 	nonces nonceMetrics
+	pools  poolMetrics
 }
 
 var _ engine.Metrics = (*Metrics)(nil)
@@ -170,11 +171,12 @@ func New(reg prometheus.Registerer, cfg Config) (*Metrics, error) {
 	}
 	m.subs = newSubscriptionMetrics()
 	m.nonces = newNonceMetrics()
+	m.pools = newPoolMetrics()
 	if err := register(reg, append([]prometheus.Collector{
 		m.accepted, m.submitted, m.completed, m.failed, m.completion, m.queued, m.inFlight, m.nextNonce,
 		m.headNumber, m.headTime, m.reorgs, m.reorgBlocks, m.heads, m.rpcRequests, m.rpcBatched, m.rpcDuration,
 		m.httpRequests, m.httpDuration, m.rateLimited, m.rateFallbacks, m.trackedAccts,
-	}, append(m.subs.collectors(), m.nonces.collectors()...)...)); err != nil {
+	}, append(append(m.subs.collectors(), m.nonces.collectors()...), m.pools.collectors()...)...)); err != nil {
 		return nil, err
 	}
 	return m, nil

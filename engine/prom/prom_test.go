@@ -38,6 +38,7 @@ func exercise(t *testing.T, m *Metrics) {
 	_, _ = m.InstrumentChain("dev", fakeChain{}).HeaderByNumber(t.Context(), nil)
 	m.SubscriptionPoll("dev", engine.SubscriptionResult{Subscriptions: 3, Lag: 2, Delivered: 5, Retracted: 1}, nil)
 	m.CallbackOutcome("event", "delivered")
+	exercisePool(m, "p1")
 }
 
 // exerciseAccount makes every per-account call for a on network dev.

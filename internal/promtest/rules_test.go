@@ -55,7 +55,8 @@ func TestAlertRules(t *testing.T) {
 		}
 	}
 	want := []string{"TxengineNodeHeadStale", "TxengineAccountQueueStuck", "TxengineTransactionFailureRate",
-		"TxengineCallbackOutboxBacklog", "TxengineHTTP5xxRate", "TxengineAccountNonceStuck"}
+		"TxengineCallbackOutboxBacklog", "TxengineHTTP5xxRate", "TxengineAccountNonceStuck",
+		"TxenginePoolTreasuryShort"}
 	have := map[string]bool{}
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {

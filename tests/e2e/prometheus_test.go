@@ -130,7 +130,15 @@ scrape_configs:
 			}
 		}
 	}
+	// The pool panels have data only where a pool sent: their queries
+	// are checked in a run that has one.
+	pools, err := prom.Query(ctx, `count(txengine_pool_members)`)
+	hasPools := err == nil && len(pools) > 0
 	for _, p := range dash.Panels {
+		if strings.HasPrefix(p.Title, "Pools:") && !hasPools {
+			t.Logf("panel %q: no pool in this run, not checked", p.Title)
+			continue
+		}
 		for _, tg := range p.Targets {
 			expr := grafanaVars.Replace(tg.Expr)
 			// A rate needs two samples of a series: a counter that first

@@ -1,0 +1,452 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Defaults of a PoolKeeper.
+const (
+	// DefaultPoolLowWaterTxs: a member whose ETH (beyond what its pending
+	// transactions move) pays the gas of fewer transactions than its load
+	// plus this many is topped up...
+	DefaultPoolLowWaterTxs = 10
+	// DefaultPoolHighWaterTxs: ...to the gas of its load plus this many.
+	DefaultPoolHighWaterTxs = 30
+	// DefaultPoolHeadroomPercent: a member short of a token gets its
+	// deficit plus this share of what its pending transfers reserve.
+	DefaultPoolHeadroomPercent = 50
+)
+
+// PoolKeeperStore is what a PoolKeeper reads of the store.
+type PoolKeeperStore interface {
+	PoolByID(ctx context.Context, id string) (*Pool, error)
+	PoolLoads(ctx context.Context, poolID string) ([]PoolMemberLoad, error)
+	OrderingKeyMember(ctx context.Context, poolID, key string) (string, bool, error)
+	AccountByID(ctx context.Context, id string) (*Account, error)
+}
+
+// TxSubmitter accepts a transaction durably (the actor system's Submit).
+type TxSubmitter interface {
+	Submit(ctx context.Context, tx *Transaction) (*Transaction, error)
+}
+
+// PoolKeeperConfig configures the keeper of one network's pools.
+type PoolKeeperConfig struct {
+	Network *Network
+	Store   PoolKeeperStore
+	Submit  TxSubmitter
+	Clock   Clock
+	Log     *slog.Logger
+	Metrics PoolMetrics
+	// GasPerTx, LowWaterTxs, HighWaterTxs, HeadroomPercent: 0 takes the
+	// defaults (DefaultPoolGasPerTx and the above).
+	GasPerTx        uint64
+	LowWaterTxs     int
+	HighWaterTxs    int
+	HeadroomPercent int
+}
+
+// PoolKeeper tops up the members of one network's pools from their
+// treasuries (docs/pools.md#top-ups): gas when a member's ETH pays fewer
+// than its load plus LowWaterTxs transactions, tokens when a member holds
+// less of a token than its pending transfers move. A top-up is an ordinary
+// transaction from the treasury (PoolID set, OrderingKey TopUpKeyPrefix +
+// member + ":" + asset); a member gets none while one of the same asset is
+// pending (the store says so: restart-safe). Tick runs from one goroutine
+// (the keeper actor); Add, Short and TopUps are safe for concurrent use.
+type PoolKeeper struct {
+	cfg PoolKeeperConfig
+
+	mu     sync.Mutex
+	active map[string]struct{}
+	short  map[string]string
+	topUps map[string]int
+}
+
+// NewPoolKeeper returns the keeper of cfg.Network's pools.
+func NewPoolKeeper(cfg PoolKeeperConfig) *PoolKeeper {
+	if cfg.GasPerTx == 0 {
+		cfg.GasPerTx = DefaultPoolGasPerTx
+	}
+	if cfg.LowWaterTxs <= 0 {
+		cfg.LowWaterTxs = DefaultPoolLowWaterTxs
+	}
+	if cfg.HighWaterTxs <= cfg.LowWaterTxs {
+		cfg.HighWaterTxs = max(DefaultPoolHighWaterTxs, cfg.LowWaterTxs+1)
+	}
+	if cfg.HeadroomPercent <= 0 {
+		cfg.HeadroomPercent = DefaultPoolHeadroomPercent
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NopPoolMetrics{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &PoolKeeper{cfg: cfg, active: map[string]struct{}{}, short: map[string]string{}, topUps: map[string]int{}}
+}
+
+// Add marks a pool as having work: the next Tick looks at it.
+func (k *PoolKeeper) Add(poolID string) {
+	k.mu.Lock()
+	k.active[poolID] = struct{}{}
+	k.mu.Unlock()
+}
+
+// Has reports whether the keeper looks after the pool.
+func (k *PoolKeeper) Has(poolID string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.active[poolID]
+	return ok
+}
+
+// Active returns how many pools the keeper looks after.
+func (k *PoolKeeper) Active() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.active)
+}
+
+// Short returns why the pool cannot cover its members ("" when it can, or
+// when the keeper has not looked at it).
+func (k *PoolKeeper) Short(poolID string) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.short[poolID]
+}
+
+// TopUps returns how many top-ups of the pool this keeper sent.
+func (k *PoolKeeper) TopUps(poolID string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.topUps[poolID]
+}
+
+// Tick looks at every pool with work: it tops up its members where needed
+// and forgets the pools that have nothing pending any more.
+func (k *PoolKeeper) Tick(ctx context.Context) {
+	k.mu.Lock()
+	ids := make([]string, 0, len(k.active))
+	for id := range k.active {
+		ids = append(ids, id)
+	}
+	k.mu.Unlock()
+	sort.Strings(ids)
+	for _, id := range ids {
+		busy, err := k.keep(ctx, id)
+		if err != nil {
+			k.cfg.Log.Warn("pool keeper", "pool", id, "network", k.cfg.Network.Name, "err", err)
+			continue // tried again next tick
+		}
+		if !busy {
+			k.mu.Lock()
+			delete(k.active, id)
+			k.mu.Unlock()
+		}
+	}
+}
+
+// topUp is one transfer the treasury owes a member.
+type topUp struct {
+	member PoolMember
+	asset  string
+	amount *big.Int
+}
+
+// key is the top-up's OrderingKey.
+func (t topUp) key() string { return TopUpKeyPrefix + t.member.AccountID + ":" + t.asset }
+
+// keep tops up one pool's members; busy reports whether the pool still has
+// work (pending transactions or top-ups owed).
+func (k *PoolKeeper) keep(ctx context.Context, id string) (busy bool, err error) {
+	p, err := k.cfg.Store.PoolByID(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		k.forget(id)
+		return false, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("pool: %w", err)
+	}
+	loads, err := k.cfg.Store.PoolLoads(ctx, id)
+	if err != nil {
+		return true, fmt.Errorf("loads: %w", err)
+	}
+	queued, inFlight := 0, 0
+	for _, l := range loads {
+		queued, inFlight = queued+l.Queued, inFlight+l.InFlight
+	}
+	k.cfg.Metrics.PoolMembers(id, p.Network, len(p.Members))
+	k.cfg.Metrics.PoolLoad(id, p.Network, queued, inFlight)
+	owed, err := k.owed(ctx, p, loads)
+	if err != nil {
+		return true, err
+	}
+	owed, err = k.notPending(ctx, p, owed)
+	if err != nil {
+		return true, err
+	}
+	if len(owed) > 0 {
+		// Read again: a top-up that completed after the first read and
+		// before the pending check is in these balances.
+		if owed, err = k.owed(ctx, p, loads); err != nil {
+			return true, err
+		}
+		if owed, err = k.notPending(ctx, p, owed); err != nil {
+			return true, err
+		}
+	}
+	if err := k.pay(ctx, p, owed); err != nil {
+		return true, err
+	}
+	return queued+inFlight > 0 || len(owed) > 0, nil
+}
+
+// forget drops a deleted pool.
+func (k *PoolKeeper) forget(id string) {
+	k.mu.Lock()
+	delete(k.active, id)
+	delete(k.short, id)
+	k.mu.Unlock()
+	k.cfg.Metrics.PoolGone(id, k.cfg.Network.Name)
+}
+
+// owed computes the top-ups p's members need, from their balances now.
+func (k *PoolKeeper) owed(ctx context.Context, p *Pool, loads []PoolMemberLoad) ([]topUp, error) {
+	byID := make(map[string]PoolMemberLoad, len(loads))
+	tokenSet := map[string]struct{}{}
+	for _, l := range loads {
+		byID[l.AccountID] = l
+		for a := range l.Reserved {
+			if a != AssetETH {
+				tokenSet[a] = struct{}{}
+			}
+		}
+	}
+	tokens := make([]string, 0, len(tokenSet))
+	for a := range tokenSet {
+		tokens = append(tokens, a)
+	}
+	sort.Strings(tokens)
+	bal, err := ReadPoolBalances(ctx, k.cfg.Network, p.Members, tokens)
+	if err != nil {
+		return nil, err
+	}
+	price, err := k.cfg.Network.GasPrice(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gas price: %w", err)
+	}
+	txGas := new(big.Int).Mul(price, new(big.Int).SetUint64(k.cfg.GasPerTx))
+	var out []topUp
+	for _, m := range p.Members {
+		l, b := byID[m.AccountID], bal[m.AccountID]
+		if b == nil || b.ETH == nil {
+			continue // the node did not answer for it: next tick
+		}
+		n := int64(l.Queued + l.InFlight)
+		low := reservedOf(l, AssetETH)
+		low.Add(low, new(big.Int).Mul(txGas, big.NewInt(n+int64(k.cfg.LowWaterTxs))))
+		if b.ETH.Cmp(low) < 0 {
+			high := reservedOf(l, AssetETH)
+			high.Add(high, new(big.Int).Mul(txGas, big.NewInt(n+int64(k.cfg.HighWaterTxs))))
+			out = append(out, topUp{member: m, asset: AssetETH, amount: high.Sub(high, b.ETH)})
+		}
+		for _, t := range tokens {
+			have, need := b.Tokens[t], reservedOf(l, t)
+			if have == nil || have.Cmp(need) >= 0 {
+				continue
+			}
+			amount := new(big.Int).Sub(need, have)
+			head := new(big.Int).Mul(need, big.NewInt(int64(k.cfg.HeadroomPercent)))
+			amount.Add(amount, head.Div(head, big.NewInt(100)))
+			out = append(out, topUp{member: m, asset: t, amount: amount})
+		}
+	}
+	return out, nil
+}
+
+// reservedOf returns a copy of what l's pending transactions move of asset.
+func reservedOf(l PoolMemberLoad, asset string) *big.Int {
+	if v := l.Reserved[asset]; v != nil {
+		return new(big.Int).Set(v)
+	}
+	return new(big.Int)
+}
+
+// notPending drops the top-ups of which one of the same member and asset
+// is still pending.
+func (k *PoolKeeper) notPending(ctx context.Context, p *Pool, owed []topUp) ([]topUp, error) {
+	out := owed[:0]
+	for _, t := range owed {
+		_, pending, err := k.cfg.Store.OrderingKeyMember(ctx, p.ID, t.key())
+		if err != nil {
+			return nil, fmt.Errorf("pending top-up: %w", err)
+		}
+		if !pending {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// pay sends what the treasury can cover of owed, and records what it
+// cannot (Short).
+func (k *PoolKeeper) pay(ctx context.Context, p *Pool, owed []topUp) error {
+	if len(owed) == 0 {
+		k.setShort(p, "")
+		return nil
+	}
+	if p.TreasuryID == "" {
+		k.setShort(p, "no treasury: members need gas or tokens and nothing refills them")
+		return nil
+	}
+	treasury, err := k.cfg.Store.AccountByID(ctx, p.TreasuryID)
+	if err != nil {
+		return fmt.Errorf("treasury: %w", err)
+	}
+	payable, short, err := k.covered(ctx, treasury, owed)
+	if err != nil {
+		return err
+	}
+	k.setShort(p, short)
+	sent := k.submitAll(ctx, p, treasury, payable)
+	if sent > 0 {
+		k.mu.Lock()
+		k.topUps[p.ID] += sent
+		k.mu.Unlock()
+		k.cfg.Metrics.PoolTopUps(p.ID, p.Network, sent)
+	}
+	return nil
+}
+
+// setShort records why p cannot cover its members ("" when it can).
+func (k *PoolKeeper) setShort(p *Pool, why string) {
+	k.mu.Lock()
+	if why == "" {
+		delete(k.short, p.ID)
+	} else {
+		k.short[p.ID] = why
+	}
+	k.mu.Unlock()
+	k.cfg.Metrics.PoolShort(p.ID, p.Network, why != "")
+}
+
+// covered returns the top-ups the treasury's balances cover, in order, and
+// why it cannot cover the rest ("" when it covers all).
+func (k *PoolKeeper) covered(ctx context.Context, treasury *Account, owed []topUp) ([]topUp, string, error) {
+	tokens := []string{}
+	for _, t := range owed {
+		if t.asset != AssetETH && !containsString(tokens, t.asset) {
+			tokens = append(tokens, t.asset)
+		}
+	}
+	tm := PoolMember{AccountID: treasury.ID, Address: treasury.Address}
+	bal, err := ReadPoolBalances(ctx, k.cfg.Network, []PoolMember{tm}, tokens)
+	if err != nil {
+		return nil, "", fmt.Errorf("treasury balances: %w", err)
+	}
+	b := bal[treasury.ID]
+	if b.ETH == nil {
+		return nil, "", fmt.Errorf("treasury balances: the node did not answer")
+	}
+	price, err := k.cfg.Network.GasPrice(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("gas price: %w", err)
+	}
+	txGas := new(big.Int).Mul(price, new(big.Int).SetUint64(k.cfg.GasPerTx))
+	eth := new(big.Int).Set(b.ETH)
+	left := map[string]*big.Int{}
+	for _, t := range tokens {
+		left[t] = new(big.Int)
+		if v := b.Tokens[t]; v != nil {
+			left[t].Set(v)
+		}
+	}
+	var out []topUp
+	var short []string
+	for _, t := range owed {
+		cost := new(big.Int).Set(txGas)
+		if t.asset == AssetETH {
+			cost.Add(cost, t.amount)
+		} else if left[t.asset].Cmp(t.amount) < 0 {
+			short = appendShort(short, fmt.Sprintf("treasury %s holds %s of token %s, members need %s more", treasury.Address.Hex(), b.Tokens[t.asset], t.asset, t.amount))
+			continue
+		}
+		if eth.Cmp(cost) < 0 {
+			short = appendShort(short, fmt.Sprintf("treasury %s holds %s wei, too little for the members' top-ups", treasury.Address.Hex(), b.ETH))
+			continue
+		}
+		eth.Sub(eth, cost)
+		if t.asset != AssetETH {
+			left[t.asset].Sub(left[t.asset], t.amount)
+		}
+		out = append(out, t)
+	}
+	return out, strings.Join(short, "; "), nil
+}
+
+func containsString(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// appendShort appends why to short unless it is there already.
+func appendShort(short []string, why string) []string {
+	if containsString(short, why) {
+		return short
+	}
+	return append(short, why)
+}
+
+// submitAll submits the top-ups, gas first: the ETH ones together, then
+// the token ones together (the treasury's account actor commits each batch
+// in one group; gas takes the lower nonces, so a member never gets its
+// token before its gas). It returns how many were accepted.
+func (k *PoolKeeper) submitAll(ctx context.Context, p *Pool, treasury *Account, owed []topUp) int {
+	var eth, tokens []topUp
+	for _, t := range owed {
+		if t.asset == AssetETH {
+			eth = append(eth, t)
+		} else {
+			tokens = append(tokens, t)
+		}
+	}
+	return k.submitBatch(ctx, p, treasury, eth) + k.submitBatch(ctx, p, treasury, tokens)
+}
+
+// submitBatch submits top-ups concurrently and returns how many were
+// accepted.
+func (k *PoolKeeper) submitBatch(ctx context.Context, p *Pool, treasury *Account, owed []topUp) int {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	sent := 0
+	for _, t := range owed {
+		tx, err := k.topUpTx(p, treasury, t)
+		if err != nil {
+			k.cfg.Log.Error("pool top-up", "pool", p.ID, "err", err)
+			continue
+		}
+		wg.Go(func() {
+			if _, err := k.cfg.Submit.Submit(ctx, tx); err != nil {
+				k.cfg.Log.Warn("pool top-up not accepted", "pool", p.ID, "member", t.member.AccountID, "asset", t.asset, "err", err)
+				return
+			}
+			mu.Lock()
+			sent++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return sent
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// keeperStore is a PoolKeeperStore over memory: a top-up's key stays
+// pending until the test ends it, as the real store's OrderingKeyMember.
+type keeperStore struct {
+	mu       sync.Mutex
+	pool     *Pool
+	loads    []PoolMemberLoad
+	treasury *Account
+	pending  map[string]string // key -> account
+}
+
+func (s *keeperStore) PoolByID(context.Context, string) (*Pool, error) {
+	if s.pool == nil {
+		return nil, ErrNotFound
+	}
+	return s.pool, nil
+}
+
+func (s *keeperStore) PoolLoads(context.Context, string) ([]PoolMemberLoad, error) {
+	return s.loads, nil
+}
+
+func (s *keeperStore) OrderingKeyMember(_ context.Context, _, key string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.pending[key]
+	return m, ok, nil
+}
+
+func (s *keeperStore) AccountByID(context.Context, string) (*Account, error) { return s.treasury, nil }
+
+// keeperSubmit records the submitted top-ups and marks their keys pending.
+type keeperSubmit struct {
+	store *keeperStore
+	mu    sync.Mutex
+	txs   []*Transaction
+}
+
+func (k *keeperSubmit) Submit(_ context.Context, tx *Transaction) (*Transaction, error) {
+	k.mu.Lock()
+	k.txs = append(k.txs, tx)
+	k.mu.Unlock()
+	k.store.mu.Lock()
+	k.store.pending[tx.OrderingKey] = tx.AccountID
+	k.store.mu.Unlock()
+	return tx, nil
+}
+
+type keeperFixture struct {
+	*poolFixture
+	store  *keeperStore
+	submit *keeperSubmit
+	net    *Network
+}
+
+// newKeeperFixture: a pool of two members; m0 has gas and a pending
+// transfer of 100 tokens it does not hold, m1 has no gas at all; the
+// treasury holds plenty of both.
+func newKeeperFixture(t *testing.T) *keeperFixture {
+	pf := newPoolFixture(t, 2)
+	f := &keeperFixture{poolFixture: pf, net: pf.b.cfg.Networks["dev"]}
+	treasury := &Account{ID: "treasury", Address: common.HexToAddress("0x00000000000000000000000000000000000000ee")}
+	f.pool.TreasuryID, f.pool.Owner = treasury.ID, "owner"
+	f.node.eth[treasury.Address] = big.NewInt(1e18)
+	f.node.tokens[poolToken][treasury.Address] = big.NewInt(1e6)
+	f.node.eth[f.pool.Members[1].Address] = new(big.Int)
+	f.store = &keeperStore{pool: f.pool, treasury: treasury, pending: map[string]string{},
+		loads: []PoolMemberLoad{{AccountID: "m0", Queued: 1, Reserved: map[string]*big.Int{poolToken.Hex(): big.NewInt(100)}}}}
+	f.submit = &keeperSubmit{store: f.store}
+	return f
+}
+
+func (f *keeperFixture) keeper() *PoolKeeper {
+	k := NewPoolKeeper(PoolKeeperConfig{Network: f.net, Store: f.store, Submit: f.submit, Clock: SystemClock{}})
+	k.Add(f.pool.ID)
+	return k
+}
+
+func TestPoolKeeperTopsUpOncePerMemberAndAsset(t *testing.T) {
+	f := newKeeperFixture(t)
+	k := f.keeper()
+	k.Tick(context.Background())
+	if len(f.submit.txs) != 2 {
+		t.Fatalf("%d top-ups, want 2 (m1's gas, m0's token)", len(f.submit.txs))
+	}
+	gas, tok := f.submit.txs[0], f.submit.txs[1]
+	// txGas = 200k gas at 3 wei (twice the base fee 1 plus the tip 1).
+	wantGas := big.NewInt(3 * 200_000 * DefaultPoolHighWaterTxs)
+	if gas.ContractAddress != f.pool.Members[1].Address || gas.Value.Cmp(wantGas) != 0 || len(gas.Data) != 0 ||
+		gas.OrderingKey != TopUpKeyPrefix+"m1:ETH" {
+		t.Fatalf("gas top-up %+v, want %s wei to m1 (a plain transfer, key m1:ETH)", gas, wantGas)
+	}
+	if tok.ContractAddress != poolToken || tok.Method != "transfer" || tok.OrderingKey != TopUpKeyPrefix+"m0:"+poolToken.Hex() ||
+		tok.Parameters[1] != "150" {
+		t.Fatalf("token top-up %+v, want transfer(m0, 150): the deficit 100 plus 50%% headroom", tok)
+	}
+	for _, tx := range f.submit.txs {
+		if tx.AccountID != "treasury" || tx.PoolID != f.pool.ID || tx.Owner != "owner" || tx.Status != StatusNew {
+			t.Fatalf("top-up %+v is not the treasury's, of the pool", tx)
+		}
+	}
+	if k.TopUps(f.pool.ID) != 2 || k.Short(f.pool.ID) != "" {
+		t.Fatalf("TopUps %d, Short %q; want 2, none", k.TopUps(f.pool.ID), k.Short(f.pool.ID))
+	}
+	// Pending: nothing more, from this keeper nor from a new one (a restart).
+	k.Tick(context.Background())
+	f.keeper().Tick(context.Background())
+	if len(f.submit.txs) != 2 {
+		t.Fatalf("%d top-ups after the top-ups were pending, want still 2", len(f.submit.txs))
+	}
+	// They landed and ended: the members hold enough, nothing more.
+	f.node.eth[f.pool.Members[1].Address] = wantGas
+	f.node.tokens[poolToken][f.pool.Members[0].Address] = big.NewInt(150)
+	clear(f.store.pending)
+	k.Tick(context.Background())
+	if len(f.submit.txs) != 2 {
+		t.Fatalf("%d top-ups after they landed, want still 2", len(f.submit.txs))
+	}
+}
+
+func TestPoolKeeperSaysWhyItIsShort(t *testing.T) {
+	f := newKeeperFixture(t)
+	f.node.tokens[poolToken][f.store.treasury.Address] = big.NewInt(10) // < 150
+	k := f.keeper()
+	k.Tick(context.Background())
+	if len(f.submit.txs) != 1 || f.submit.txs[0].OrderingKey != TopUpKeyPrefix+"m1:ETH" {
+		t.Fatalf("top-ups %d, want only the gas one the treasury covers", len(f.submit.txs))
+	}
+	if s := k.Short(f.pool.ID); !strings.Contains(s, "holds 10 of token") {
+		t.Fatalf("Short %q, want the treasury's token shortfall", s)
+	}
+	f.pool.TreasuryID = ""
+	clear(f.store.pending)
+	k.Tick(context.Background())
+	if s := k.Short(f.pool.ID); !strings.HasPrefix(s, "no treasury") {
+		t.Fatalf("Short %q, want no treasury", s)
+	}
+	// Nothing pending and nothing owed: the keeper lets the pool go.
+	f.store.loads = nil
+	f.node.eth[f.pool.Members[1].Address] = big.NewInt(1e18)
+	k.Tick(context.Background())
+	if k.Short(f.pool.ID) != "" || k.Has(f.pool.ID) {
+		t.Fatalf("Short %q, active %v after the members were covered and idle", k.Short(f.pool.ID), k.Has(f.pool.ID))
+	}
+}
