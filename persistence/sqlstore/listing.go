@@ -75,6 +75,9 @@ func (s *Store) listTxQuery(f engine.TxFilter) (string, []any) {
 	if f.Network != "" {
 		add(`network = ?`, f.Network)
 	}
+	if f.Pool != "" {
+		add(`pool_id = ?`, f.Pool)
+	}
 	if f.Since != nil {
 		add(`created >= ?`, s.ts(*f.Since))
 	}

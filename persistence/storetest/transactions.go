@@ -46,6 +46,9 @@ func wantTx(t *testing.T, got, want *engine.Transaction) {
 		{"Callbacks", got.Callbacks, want.Callbacks},
 		{"DependsOn", got.DependsOn, want.DependsOn},
 		{"WaitForAsset", got.WaitForAsset, want.WaitForAsset},
+		{"PoolID", got.PoolID, want.PoolID},
+		{"OrderingKey", got.OrderingKey, want.OrderingKey},
+		{"PoolAsset", got.PoolAsset, want.PoolAsset},
 	}
 	for _, f := range fields {
 		if !reflect.DeepEqual(f.got, f.want) {
@@ -60,6 +63,7 @@ func wantTx(t *testing.T, got, want *engine.Transaction) {
 	}
 	wantBig(t, want.ID+": Value", got.Value, want.Value)
 	wantBig(t, want.ID+": WaitForValue", got.WaitForValue, want.WaitForValue)
+	wantBig(t, want.ID+": PoolValue", got.PoolValue, want.PoolValue)
 	wantTime(t, want.ID+": Created", got.Created, want.Created)
 	wantTimePtr(t, want.ID+": Submitted", got.Submitted, want.Submitted)
 	wantTimePtr(t, want.ID+": Ended", got.Ended, want.Ended)
@@ -205,6 +209,10 @@ func roundTripFull(t *testing.T, s engine.Store, withDeps bool) {
 	tx.ABI = json.RawMessage(`[{"type":"function","name":"transfer","inputs":[]}]`)
 	tx.WaitUntil = ptr(at(4))
 	tx.Replaced = ptr(at(5))
+	tx.PoolID = newID()
+	tx.OrderingKey = "customer \"42\" é ✓"
+	tx.PoolAsset = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
+	tx.PoolValue = new(big.Int).Set(max256)
 	insert(t, s, tx)
 
 	wantTx(t, get(t, s, tx.ID), tx)
@@ -221,7 +229,8 @@ func testTransactionRoundTripMinimal(t *testing.T, s engine.Store) {
 	got := get(t, s, tx.ID)
 	wantTx(t, got, tx)
 	if got.Value != nil || got.Nonce != nil || got.Hash != nil || got.Error != nil || got.Events != nil ||
-		got.Parameters != nil || got.Submitted != nil || got.Ended != nil || got.WaitForValue != nil {
+		got.Parameters != nil || got.Submitted != nil || got.Ended != nil || got.WaitForValue != nil ||
+		got.PoolID != "" || got.OrderingKey != "" || got.PoolAsset != "" || got.PoolValue != nil {
 		t.Fatalf("unset optional fields came back set: %+v", got)
 	}
 

@@ -17,7 +17,8 @@ const TxColumns = `id, owner, account_id, network, from_address,
 	contract_id, contract_address, contract_name, contract_bwtype,
 	method, parameters, data, value, status, created, submitted, ended,
 	nonce, gas_limit, hash, raw_tx, block_number, block_hash, gas_used,
-	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until, replaced`
+	events, error, callbacks, depends_on, wait_for_asset, wait_for_value, abi, wait_until, replaced,
+	pool_id, ordering_key, pool_asset, pool_value`
 
 // TxSelect reads whole rows of transactions (into a Tx); a store appends
 // its WHERE and ORDER BY.
@@ -69,6 +70,10 @@ type Tx[T TimeColumn] struct {
 	ABI             sql.NullString `db:"abi"`
 	WaitUntil       T              `db:"wait_until"`
 	Replaced        T              `db:"replaced"`
+	PoolID          sql.NullString `db:"pool_id"`
+	OrderingKey     sql.NullString `db:"ordering_key"`
+	PoolAsset       sql.NullString `db:"pool_asset"`
+	PoolValue       sql.NullString `db:"pool_value"`
 	// MatchedHash, when set, is the hash by which the query found the row
 	// (a version of a replaced transaction); it becomes the Hash.
 	MatchedHash sql.NullString `db:"matched_hash"`
@@ -129,6 +134,7 @@ func TxArgs(t *engine.Transaction, tv TimeValue) ([]any, error) {
 		nonce, gasLimit, NullHash(t.Hash), NullBytes(t.RawTx), blockNumber, NullHash(t.BlockHash), gasUsed,
 		events, txErr, callbacks, dependsOn, t.WaitForAsset, NullBig(t.WaitForValue),
 		NullString(string(t.ABI)), tv(t.WaitUntil), tv(t.Replaced),
+		NullString(t.PoolID), NullString(t.OrderingKey), NullString(t.PoolAsset), NullBig(t.PoolValue),
 	}, nil
 }
 
@@ -151,6 +157,9 @@ func (r *Tx[T]) Transaction() (*engine.Transaction, error) {
 		WaitForAsset:   r.WaitForAsset,
 		WaitUntil:      nullTime(r.WaitUntil),
 		Replaced:       nullTime(r.Replaced),
+		PoolID:         r.PoolID.String,
+		OrderingKey:    r.OrderingKey.String,
+		PoolAsset:      r.PoolAsset.String,
 	}
 	var err error
 	fail := func(err error) (*engine.Transaction, error) {
@@ -211,6 +220,9 @@ func (r *Tx[T]) Transaction() (*engine.Transaction, error) {
 		return fail(err)
 	}
 	if t.WaitForValue, err = FromNullBig("waitForValue", r.WaitForValue); err != nil {
+		return fail(err)
+	}
+	if t.PoolValue, err = FromNullBig("poolValue", r.PoolValue); err != nil {
 		return fail(err)
 	}
 	if r.ABI.Valid {
