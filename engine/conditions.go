@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"sync"
 	"time"
 )
@@ -90,6 +91,14 @@ func NewConditions(store ConditionStore, clock Clock, log *slog.Logger) *Conditi
 // Check evaluates the conditions of tx on net: expiry first, then the
 // dependencies, then the asset balance (one node call).
 func (c *Conditions) Check(ctx context.Context, net *Network, tx *Transaction) (Verdict, *TxError, error) {
+	return c.CheckSpending(ctx, net, tx, nil)
+}
+
+// CheckSpending is Check with spent (nil: nothing) of the asset already
+// promised by transactions of the same sender admitted before tx (the
+// members of a pool: several transfers released by one top-up must not
+// each count the whole balance).
+func (c *Conditions) CheckSpending(ctx context.Context, net *Network, tx *Transaction, spent *big.Int) (Verdict, *TxError, error) {
 	v, txErr, err := c.checkDeps(ctx, tx)
 	if err != nil || v != Ready || tx.WaitForAsset == "" {
 		return v, txErr, err
@@ -101,7 +110,11 @@ func (c *Conditions) Check(ctx context.Context, net *Network, tx *Transaction) (
 	if errs[0] != nil {
 		return Fail, &TxError{Code: TxInvalid, Message: fmt.Sprintf("waitForAsset %s: balance unreadable: %v", tx.WaitForAsset, errs[0])}, nil
 	}
-	if bals[0].Cmp(tx.WaitForValue) < 0 {
+	have := bals[0]
+	if spent != nil {
+		have = new(big.Int).Sub(have, spent)
+	}
+	if have.Cmp(tx.WaitForValue) < 0 {
 		return Wait, nil, nil
 	}
 	return Ready, nil, nil

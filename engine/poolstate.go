@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"sync"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 )
 
 // poolState is what a PoolBalancer knows of one pool. Its fields are
@@ -254,4 +256,43 @@ func (st *poolState) keyMember(key string, now time.Time, keyTTL time.Duration) 
 		return -1
 	}
 	return i
+}
+
+// poolSpends are the values that the transactions sent through a pool
+// and admitted in one pump of a member move, by asset.
+type poolSpends map[string]*big.Int
+
+// add counts tx's value when it was sent through a pool.
+func (p *poolSpends) add(tx *Transaction) {
+	if tx.PoolID == "" || tx.PoolValue == nil || tx.PoolValue.Sign() <= 0 {
+		return
+	}
+	if *p == nil {
+		*p = poolSpends{}
+	}
+	k := assetKey(tx.PoolAsset)
+	v, ok := (*p)[k]
+	if !ok {
+		v = new(big.Int)
+		(*p)[k] = v
+	}
+	v.Add(v, tx.PoolValue)
+}
+
+// of returns what was spent of the asset tx waits for when tx was sent
+// through a pool (nil otherwise: a user's waitForAsset counts the whole
+// balance, as documented).
+func (p poolSpends) of(tx *Transaction) *big.Int {
+	if tx.PoolID == "" || tx.WaitForAsset == "" {
+		return nil
+	}
+	return p[assetKey(tx.WaitForAsset)]
+}
+
+// assetKey normalises an asset: "ETH", or a token's EIP-55 address.
+func assetKey(asset string) string {
+	if asset == "" || asset == AssetETH {
+		return AssetETH
+	}
+	return common.HexToAddress(asset).Hex()
 }

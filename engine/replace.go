@@ -191,7 +191,7 @@ func (s *Sender) actOnAnswers(ctx context.Context, head uint64, owners []*Transa
 	for i, tx := range owners {
 		kind := ClassifyNodeError(errs[i])
 		if capacityRefusal(kind) {
-			s.window.shrink(head)
+			s.refusedForCapacity(tx, head)
 		}
 		switch {
 		case kind == NodeUnderpriced:

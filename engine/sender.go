@@ -440,13 +440,19 @@ func (s *Sender) inFlightSummary(ctx context.Context, synced *InFlightSummary) (
 // conditions (dependsOn, waitForAsset) hold: those whose conditions failed
 // are failed (counted in failed), those that must wait are held back.
 // again is set when any left the queue without using the window.
+//
+// The values that admitted transactions sent through a pool move are
+// counted against the waitForAsset of the pool's transactions after them
+// (poolSpends): one top-up releases as many as it covers, not all.
 func (s *Sender) admit(ctx context.Context, ready, batch []*Transaction, load *accountLoad) (_ []*Transaction, failed int, again bool, err error) {
+	var spent poolSpends
 	for _, tx := range ready {
 		if s.conds == nil || !tx.HasConditions() {
 			batch = append(batch, tx)
+			spent.add(tx)
 			continue
 		}
-		v, txErr, err := s.conds.Check(ctx, s.net, tx)
+		v, txErr, err := s.conds.CheckSpending(ctx, s.net, tx, spent.of(tx))
 		if err != nil {
 			return batch, failed, again, err
 		}
@@ -463,6 +469,7 @@ func (s *Sender) admit(ctx context.Context, ready, batch []*Transaction, load *a
 			again = true
 		default:
 			batch = append(batch, tx)
+			spent.add(tx)
 		}
 	}
 	return batch, failed, again, nil

@@ -251,7 +251,7 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 	var fill []*Transaction
 	for i, tx := range chosen {
 		if capacityRefusal(kinds[i]) {
-			s.window.shrink(head)
+			s.refusedForCapacity(tx, head)
 		}
 		if i >= tail {
 			if busy == NodeOK && kinds[i].Transient() {

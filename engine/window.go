@@ -92,3 +92,17 @@ func (w *window) shrink(head uint64) {
 func capacityRefusal(kind NodeErrorKind) bool {
 	return kind == NodePoolFull || kind == NodeRateLimited || kind == NodeUnderpriced || kind == NodeFundsReserved
 }
+
+// refusedForCapacity acts on the node's refusal of tx for capacity at
+// head: the window halves (once per head), and a member of a sender pool
+// counts the refusal for its pool (PoolMetrics, where the metrics have it),
+// so an operator sees which pools outgrow what the node takes per sender.
+func (s *Sender) refusedForCapacity(tx *Transaction, head uint64) {
+	s.window.shrink(head)
+	if tx.PoolID == "" {
+		return
+	}
+	if pm, ok := s.metrics.(PoolMetrics); ok {
+		pm.PoolRefused(tx.PoolID, s.net.Name)
+	}
+}

@@ -123,12 +123,14 @@ func (a *Actor) recover() {
 	}
 }
 
-// schedule looks at the pools as soon as Every has passed since the last
-// look.
+// schedule looks at the pools once Every has passed since the last look,
+// and no sooner than Every/2 from now: the sends of a burst that start a
+// pool's work are all counted in its first top-ups (a top-up pending, the
+// member gets no second one).
 func (a *Actor) schedule(c actor.Context) {
 	if a.soon {
 		return
 	}
 	a.soon = true
-	a.timer.Set(c, max(0, a.cfg.Every-time.Since(a.last)), tick{})
+	a.timer.Set(c, max(a.cfg.Every/2, a.cfg.Every-time.Since(a.last)), tick{})
 }
