@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: local-kms bench-kms build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-go bench-cluster bench-rotate bench-events bench-k6 contracts proto client clean soak docs-graph
+.PHONY: local-kms bench-kms build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-pools bench-go bench-cluster bench-rotate bench-events bench-k6 contracts proto client clean soak docs-graph
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -145,11 +145,24 @@ fuzz-short:
 vet:
 	$(GO) vet ./...
 
-## bench: the benchmark suite (P1..P5, about 15 minutes, needs the whole machine) and one table;
+## bench: the benchmark suite (P1..P5, the shapes, and the busy-mempool rows of bench-pools; about
+## 30 minutes, needs the whole machine) and one table;
 ## BENCH_OUT=file.json saves the run, `go run ./bench/median runs...` prints medians.
 ## Not part of `make test`.
 bench:
-	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 60m -run '^TestBench$$' ./bench/suite/
+	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 90m -run '^TestBench$$' ./bench/suite/
+
+## bench-pools: the busy-mempool rows of make bench alone (issue 30): POOLS_N transfers (10,000) from
+## one account, then through a pool of POOLS_SIZE (32), 64 clients, each on a fresh geth --dev (16
+## account slots) behind rpcproxy.BusyMempool (a sender's 17th pending refused with geth's "txpool is
+## full") and PostgreSQL, defaults: drain, chain bound, refusals, CPU per transaction, node check.
+## POOLS_ONLY=single or pool runs one. Not part of make test.
+POOLS_N    ?= 10000
+POOLS_SIZE ?= 32
+POOLS_ONLY ?=
+bench-pools:
+	TXENGINE_BENCH=pools TXENGINE_BENCH_POOLS_N=$(POOLS_N) TXENGINE_BENCH_POOLS_SIZE=$(POOLS_SIZE) TXENGINE_BENCH_POOLS_ONLY=$(POOLS_ONLY) \
+		$(GO) test -v -count=1 -timeout 60m -run '^TestBenchPools$$' ./bench/suite/
 
 ## bench-go: the Go micro-benchmarks docs/performance.md quotes (hot path, store writes; PostgreSQL ones start a
 ## throwaway cluster), written to bench/results/go-bench.txt with the machine and date.

@@ -160,6 +160,9 @@ func TestBench(t *testing.T) {
 	// The shapes of issue 16 with the default configuration.
 	add(benchShapes(t, b, logf)...)
 
+	// Issue 30: one account beside a pool of 32 behind a busy mempool.
+	add(benchPools(t, b, poolsN, poolsSize, logf)...)
+
 	run := benchtable.Run{Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Rows: rows}
 	var out bytes.Buffer
 	benchtable.Markdown(&out, run)

@@ -22,6 +22,7 @@ type client struct {
 	apis  []*api.Client
 	next  atomic.Uint64
 	hc    *http.Client
+	token string
 }
 
 // newClient returns a client whose transport keeps at least conns idle
@@ -32,7 +33,7 @@ func newClient(bases []string, token string, conns int, timeout time.Duration) (
 	tr.MaxIdleConns = (conns + 16) * len(bases)
 	tr.MaxIdleConnsPerHost = conns + 16
 	tr.MaxConnsPerHost = 0
-	c := &client{bases: bases, hc: &http.Client{Transport: tr, Timeout: timeout}}
+	c := &client{bases: bases, hc: &http.Client{Transport: tr, Timeout: timeout}, token: token}
 	auth := api.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 		req.Header.Set("Authorization", "Bearer "+token)
 		return nil

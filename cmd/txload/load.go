@@ -45,7 +45,16 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	rep.TokenID, rep.Network = tk.ID, tk.Network
-	senders, err := r.senders(ctx, tk)
+	var senders []account
+	var pl *pool
+	if r.opt.pooled() {
+		pl, err = r.pool(ctx, tk)
+		if pl != nil {
+			rep.Pool, rep.PoolSize = pl.ID, len(pl.Members)
+		}
+	} else {
+		senders, err = r.senders(ctx, tk)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +69,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	if r.opt.Wait {
 		metricsBefore, metricsErr = r.scrape(ctx)
 	}
-	sent, lat, start, elapsed := r.load(ctx, tk, senders, recipients, rep.Errors)
+	sent, keys, lat, start, elapsed := r.load(ctx, tk, senders, pl, recipients, rep.Errors)
 	rep.Accepted = len(sent)
 	rep.AcceptSeconds = elapsed.Seconds()
 	if elapsed > 0 {
@@ -104,6 +113,9 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		return rep, err
 	}
 	v := check.Run(sent, obs, balances)
+	if pl != nil {
+		checkPool(&v, pl, sent, keys, obs)
+	}
 	rep.Check = &v
 	if node != nil {
 		var hashes []string
@@ -148,6 +160,17 @@ func (r *runner) token(ctx context.Context) (token, error) {
 		return token{}, errors.New("the operator has no token: pass --token-id or register one")
 	}
 	return tokenOf(ts.Data[0]), nil
+}
+
+// pool returns the pool the transfers go through (setupPool), its
+// treasury being the operator's default account.
+func (r *runner) pool(ctx context.Context, tk token) (*pool, error) {
+	res, err := r.c.api().GetDefaultAccount(ctx, nil)
+	def, err := answer[api.Account]("GET /accounts/default", res, err, http.StatusOK)
+	if err != nil {
+		return nil, fmt.Errorf("default account: %w", err)
+	}
+	return r.setupPool(ctx, tk, accountOf(def.Data))
 }
 
 // senders returns the sending accounts: the operator's default account when
@@ -282,9 +305,12 @@ func freshAddresses(n int) ([]string, error) {
 }
 
 // load sends the N transfers with C workers, paced at --rate when set, and
-// returns the accepted ones, the accept latencies, the start and the
-// duration of the phase. Errors are counted by code into errs.
-func (r *runner) load(ctx context.Context, tk token, senders []account, recipients []string, errs map[string]int) ([]check.Sent, []time.Duration, time.Time, time.Duration) {
+// returns the accepted ones (with their ordering keys, nil without), the
+// accept latencies, the start and the duration of the phase; from senders
+// in turn, or through pl when not nil. Each ordering key's transfers are
+// sent by one worker, one after the other, in request order. Errors are
+// counted by code into errs.
+func (r *runner) load(ctx context.Context, tk token, senders []account, pl *pool, recipients []string, errs map[string]int) ([]check.Sent, []string, []time.Duration, time.Time, time.Duration) {
 	n := r.opt.N
 	value := big.NewInt(r.opt.Value)
 	var callbacks *[]string
@@ -295,9 +321,21 @@ func (r *runner) load(ctx context.Context, tk token, senders []account, recipien
 		i     int
 		sched time.Time // when the request was due (rate mode), for latency
 	}
-	jobs := make(chan job, r.opt.Conc)
+	// Workers share one queue; with ordering keys each has its own, and a
+	// key always goes to the same worker.
+	queues := make([]chan job, r.opt.Conc)
+	queues[0] = make(chan job, r.opt.Conc)
+	for w := range queues {
+		switch {
+		case r.opt.OrderingKeys > 0:
+			queues[w] = make(chan job, 1)
+		case w > 0:
+			queues[w] = queues[0]
+		}
+	}
 	type result struct {
 		sent check.Sent
+		key  string
 		lat  time.Duration
 		code string
 	}
@@ -307,31 +345,46 @@ func (r *runner) load(ctx context.Context, tk token, senders []account, recipien
 	loadCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	for range r.opt.Conc {
+	for w := range r.opt.Conc {
 		wg.Add(1)
 		go func() { // owned by load, which waits for it
 			defer wg.Done()
-			for j := range jobs {
-				from, to := senders[j.i%len(senders)], recipients[j.i%len(recipients)]
-				body := api.TransferRequest{To: to, Value: value.String(), From: &from.ID, Callbacks: callbacks}
+			for j := range queues[w] {
+				to := recipients[j.i%len(recipients)]
+				key := orderingKey(j.i, r.opt.OrderingKeys)
 				began := time.Now()
 				if !j.sched.IsZero() {
 					began = j.sched
 				}
-				t, err := r.transfer(loadCtx, tk, body)
-				res := result{lat: time.Since(began)}
+				var t txView
+				var err error
+				var sender string
+				if pl != nil {
+					t, err = r.poolTransfer(loadCtx, tk, pl, to, value.String(), key, callbacks)
+				} else {
+					from := senders[j.i%len(senders)]
+					sender = from.Address
+					t, err = r.transfer(loadCtx, tk, api.TransferRequest{To: to, Value: value.String(), From: &from.ID, Callbacks: callbacks})
+				}
+				res := result{lat: time.Since(began), key: key}
 				if err != nil {
 					res.code = errorCode(err)
 				} else {
-					res.sent = check.Sent{ID: t.ID, From: t.From, Sender: from.Address, To: to, Value: value}
+					res.sent = check.Sent{ID: t.ID, From: t.From, Sender: sender, To: to, Value: value}
 				}
 				results[j.i] = res
 				r.prog.add(1)
 			}
 		}()
 	}
-	func() { // the feeder; closes jobs when done
-		defer close(jobs)
+	func() { // the feeder; closes the queues when done
+		defer func() {
+			for w, q := range queues {
+				if w == 0 || q != queues[0] {
+					close(q)
+				}
+			}
+		}()
 		for i := range n {
 			var due time.Time
 			if r.opt.Rate > 0 {
@@ -344,8 +397,12 @@ func (r *runner) load(ctx context.Context, tk token, senders []account, recipien
 					}
 				}
 			}
+			q := queues[0]
+			if r.opt.OrderingKeys > 0 {
+				q = queues[(i%r.opt.OrderingKeys)%r.opt.Conc]
+			}
 			select {
-			case jobs <- job{i: i, sched: due}:
+			case q <- job{i: i, sched: due}:
 			case <-ctx.Done():
 				return
 			}
@@ -354,6 +411,7 @@ func (r *runner) load(ctx context.Context, tk token, senders []account, recipien
 	wg.Wait()
 	elapsed := time.Since(start)
 	var sent []check.Sent
+	var keys []string
 	var lat []time.Duration
 	for _, res := range results {
 		switch {
@@ -362,9 +420,12 @@ func (r *runner) load(ctx context.Context, tk token, senders []account, recipien
 		case res.sent.ID != "":
 			sent = append(sent, res.sent)
 			lat = append(lat, res.lat)
+			if r.opt.OrderingKeys > 0 {
+				keys = append(keys, res.key)
+			}
 		}
 	}
-	return sent, lat, start, elapsed
+	return sent, keys, lat, start, elapsed
 }
 
 // waitTerminal lists the operator's transactions created since start until

@@ -64,6 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object, no progress")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "bound on waiting for completion")
 	fs.DurationVar(&o.ReqTimeout, "request-timeout", 30*time.Second, "bound on one HTTP request")
+	fs.IntVar(&o.PoolSize, "pool-size", 0, "send through a new sender pool of this many members (1-256) whose treasury is the default account, instead of --accounts")
+	fs.StringVar(&o.PoolID, "pool", "", "send through this existing sender pool (its id), instead of --accounts")
+	fs.IntVar(&o.OrderingKeys, "ordering-keys", 0, "with a pool: give the transfers this many ordering keys (each key's transfers sent one after the other, checked to complete in request order)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -85,6 +88,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case o.N < 1 || o.Accounts < 1 || o.Conc < 1 || o.Recipients < 1 || o.Value < 0 || o.Rate < 0:
 		fmt.Fprintln(stderr, "txload: --n, --accounts, --concurrency and --recipients must be positive; --value and --rate not negative")
+		return 2
+	case o.PoolSize < 0 || o.PoolSize > 256 || o.OrderingKeys < 0:
+		fmt.Fprintln(stderr, "txload: --pool-size must be 1-256 (0: no pool) and --ordering-keys not negative")
+		return 2
+	case o.pooled() && (o.Accounts > 1 || (o.PoolSize > 0 && o.PoolID != "")):
+		fmt.Fprintln(stderr, "txload: --pool-size, --pool and --accounts exclude each other")
+		return 2
+	case o.OrderingKeys > 0 && !o.pooled():
+		fmt.Fprintln(stderr, "txload: --ordering-keys needs --pool-size or --pool")
 		return 2
 	}
 	mode := progressNone
@@ -151,6 +163,9 @@ func isTerminal(f *os.File) bool {
 func writeText(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "txload: %d transfers from %d account(s), %d clients, rate %s, token %s on %s\n",
 		r.N, r.Accounts, r.Concurrency, rateText(r.Rate), r.TokenID, r.Network)
+	if r.Pool != "" {
+		fmt.Fprintf(w, "  pool             %s, %d members\n", r.Pool, r.PoolSize)
+	}
 	fmt.Fprintf(w, "  setup            %.1fs\n", r.SetupSeconds)
 	fmt.Fprintf(w, "  accepted         %d in %.2fs = %.0f/s\n", r.Accepted, r.AcceptSeconds, r.AcceptedPerSec)
 	fmt.Fprintf(w, "  accept latency   p50 %.1fms  p90 %.1fms  p99 %.1fms  max %.1fms\n",
@@ -193,6 +208,9 @@ func writeText(w io.Writer, r *Report) {
 				c.SenderMismatch, c.NonceMismatch, c.BlockMismatch, c.ChainSenders, c.ChainNonceGaps, c.ChainNonceDuplicates)
 		} else {
 			fmt.Fprintf(w, "  on chain         not checked (no --rpc)\n")
+		}
+		if r.Pool != "" {
+			fmt.Fprintf(w, "  pool             %d sent from outside the pool, %d out of request order\n", c.PoolOutsiders, c.OrderViolations)
 		}
 		for _, p := range c.Problems {
 			fmt.Fprintf(w, "    %s\n", p)

@@ -13,11 +13,15 @@ import (
 
 // Report is the outcome of a run; --json prints it as one object.
 type Report struct {
-	URL            string         `json:"url"`
-	TokenID        string         `json:"tokenId"`
-	Network        string         `json:"network"`
-	N              int            `json:"n"`
-	Accounts       int            `json:"accounts"`
+	URL      string `json:"url"`
+	TokenID  string `json:"tokenId"`
+	Network  string `json:"network"`
+	N        int    `json:"n"`
+	Accounts int    `json:"accounts"`
+	// Pool is the id of the pool the transfers went through, PoolSize its
+	// members (absent without a pool).
+	Pool           string         `json:"pool,omitempty"`
+	PoolSize       int            `json:"poolSize,omitempty"`
 	Concurrency    int            `json:"concurrency"`
 	Rate           float64        `json:"rate"`
 	SetupSeconds   float64        `json:"setupSeconds"`

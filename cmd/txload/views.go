@@ -24,7 +24,16 @@ type options struct {
 	Value               int64
 	Wait, Check, JSON   bool
 	Timeout, ReqTimeout time.Duration
+	// PoolSize > 0 sends through a new pool of that many members (the
+	// default account its treasury); PoolID through an existing pool.
+	// OrderingKeys > 0 gives the transfers that many ordering keys.
+	PoolSize     int
+	PoolID       string
+	OrderingKeys int
 }
+
+// pooled reports whether the transfers go through a pool.
+func (o options) pooled() bool { return o.PoolSize > 0 || o.PoolID != "" }
 
 // account is a sender or the operator's default account.
 type account struct {

@@ -6,6 +6,7 @@
 package gethtest
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"errors"
@@ -50,6 +51,26 @@ type options struct {
 	period      int
 	args        []string
 	defaultPool bool
+	pool        *PoolLimits
+}
+
+// PoolLimits are geth's transaction pool limits (--txpool.accountslots,
+// globalslots, accountqueue, globalqueue); a zero field takes geth's
+// default (16, 5,120, 64, 1,024).
+type PoolLimits struct {
+	AccountSlots, GlobalSlots, AccountQueue, GlobalQueue int
+}
+
+// TxPool runs geth with the pool limits l, each flag given explicitly (a
+// busy public node's: TxPool(PoolLimits{AccountSlots: 16})). A dev node's
+// pool is never full, so geth still takes a sender's 17th transaction:
+// rpcproxy.BusyMempool refuses it as a full pool does.
+func TxPool(l PoolLimits) Option {
+	l.AccountSlots = cmp.Or(l.AccountSlots, 16)
+	l.GlobalSlots = cmp.Or(l.GlobalSlots, 5120)
+	l.AccountQueue = cmp.Or(l.AccountQueue, 64)
+	l.GlobalQueue = cmp.Or(l.GlobalQueue, 1024)
+	return func(o *options) { o.pool = &l }
 }
 
 // Period sets --dev.period in seconds (default 1; 0 mines on demand).
@@ -76,6 +97,7 @@ type Node struct {
 
 	t    testing.TB
 	proc *proc.Process
+	args []string // geth's command line after the binary
 }
 
 // Start starts geth --dev on free ports and waits until it answers
@@ -108,11 +130,17 @@ func Start(t testing.TB, opts ...Option) *Node {
 		"--ws", "--ws.addr", "127.0.0.1", "--ws.port", strconv.Itoa(wsPort), "--ws.api", "eth,net,web3",
 		"--nodiscover", "--maxpeers", "0", "--ipcdisable",
 	}, o.args...)
-	if !o.defaultPool {
+	switch {
+	case o.pool != nil:
+		args = append(args,
+			"--txpool.accountslots", strconv.Itoa(o.pool.AccountSlots), "--txpool.globalslots", strconv.Itoa(o.pool.GlobalSlots),
+			"--txpool.accountqueue", strconv.Itoa(o.pool.AccountQueue), "--txpool.globalqueue", strconv.Itoa(o.pool.GlobalQueue))
+	case !o.defaultPool:
 		args = append(args,
 			"--txpool.accountslots", "1024", "--txpool.globalslots", "8192",
 			"--txpool.accountqueue", "1024", "--txpool.globalqueue", "8192")
 	}
+	n.args = args
 	n.proc = proc.New(proc.Spec{
 		Name:    "geth",
 		Command: func() *exec.Cmd { return exec.Command(bin, args...) },

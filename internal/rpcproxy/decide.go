@@ -18,8 +18,9 @@ type decision struct {
 }
 
 // account counts the request and decides its faults: resets first, then a
-// Provider's draws, the faults set per method, and the refusals.
-func (p *Proxy) account(calls []call, batch bool) (d decision) {
+// Provider's draws, the faults set per method, and the refusals (those set
+// per method or by a rule first, then busy's: the busy mempool's).
+func (p *Proxy) account(calls []call, batch bool, busy map[int]*Error) (d decision) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stats.Requests++
@@ -48,7 +49,7 @@ func (p *Proxy) account(calls []call, batch bool) (d decision) {
 		p.stats.Reset++
 		return d
 	}
-	pd := p.draw(p.sends(calls))
+	pd := p.draw(p.sends(calls, busy))
 	if pd.rateLimited {
 		p.stats.RateLimited++
 		e := p.provider.RateLimit
@@ -72,6 +73,16 @@ func (p *Proxy) account(calls []call, batch bool) (d decision) {
 		return d
 	}
 	d.refused = p.refusals(calls)
+	for i, e := range busy {
+		if _, ok := d.refused[i]; ok {
+			continue
+		}
+		if d.refused == nil {
+			d.refused = map[int]*Error{}
+		}
+		d.refused[i] = e
+		p.stats.PoolFull++
+	}
 	if pd.lose {
 		d.lose, d.gateway = true, pd.gateway
 		p.stats.Lost++
@@ -82,11 +93,11 @@ func (p *Proxy) account(calls []call, batch bool) (d decision) {
 	return d
 }
 
-// sends reports whether calls hold an eth_sendRawTransaction that no rule
-// or Refuse refuses (p.mu held).
-func (p *Proxy) sends(calls []call) bool {
-	for _, c := range calls {
-		if c.Method == "eth_sendRawTransaction" && p.ruleFor(c) == nil && p.refuse[c.Method] == nil {
+// sends reports whether calls hold an eth_sendRawTransaction that no rule,
+// Refuse or the busy mempool refuses (p.mu held).
+func (p *Proxy) sends(calls []call, busy map[int]*Error) bool {
+	for i, c := range calls {
+		if c.Method == "eth_sendRawTransaction" && p.ruleFor(c) == nil && p.refuse[c.Method] == nil && busy[i] == nil {
 			return true
 		}
 	}

@@ -56,6 +56,10 @@ type Stats struct {
 	RateLimited, Gateway int
 	// RefusedBatches counts the batches refused by RefuseBatches.
 	RefusedBatches int
+	// PoolFull counts the transactions the busy mempool refused
+	// (BusyMempool), BusyReads its own calls to the node (heads and
+	// senders' nonces).
+	PoolFull, BusyReads int
 }
 
 // Proxy is a running proxy. Its methods are safe for concurrent use.
@@ -82,6 +86,8 @@ type Proxy struct {
 	rules []rule
 	// batchRefusal is how batches are refused (RefuseBatches).
 	batchRefusal BatchRefusal
+	// busy is the busy mempool (BusyMempool), with its own lock.
+	busy busy
 }
 
 type refusal struct {
@@ -213,9 +219,10 @@ func (p *Proxy) LoseAnswer(method string, times int) {
 	p.loseOn[method] = times
 }
 
-// ClearFaults removes every fault (a Provider's and RefuseContaining's too);
-// counts stay.
+// ClearFaults removes every fault (a Provider's, RefuseContaining's and
+// the busy mempool too); counts stay.
 func (p *Proxy) ClearFaults() {
+	p.BusyMempool(0)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.refuse = map[string]*refusal{}
@@ -243,7 +250,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, body)
 		return
 	}
-	d := p.account(calls, batch)
+	d := p.account(calls, batch, p.busyRefusals(r.Context(), calls))
 	switch {
 	case d.refuseBatch != BatchesPass:
 		writeBatchRefusal(w, d.refuseBatch)

@@ -54,6 +54,12 @@ type Verdict struct {
 	HashDuplicates    int  `json:"hashDuplicates"`
 	Recipients        int  `json:"recipients"`
 	BalanceMismatches int  `json:"balanceMismatches"`
+	// PoolOutsiders counts transfers sent through a pool whose sender is
+	// not one of its members; OrderViolations the transfers of an
+	// ordering key that completed before one requested before them
+	// (txload's pool checks, AddProblem).
+	PoolOutsiders   int `json:"poolOutsiders,omitempty"`
+	OrderViolations int `json:"orderViolations,omitempty"`
 
 	// ChainCounts is the check against the node (Verdict.Chain); nil, and
 	// absent from JSON, when the node was not read.
@@ -94,7 +100,19 @@ type ChainCounts struct {
 // settle sets OK from the counts.
 func (v *Verdict) settle() {
 	v.OK = v.Accepted > 0 && v.Completed == v.Accepted && v.NonceGaps == 0 && v.NonceDuplicates == 0 &&
-		v.HashDuplicates == 0 && v.BalanceMismatches == 0 && v.ChainProblems() == 0
+		v.HashDuplicates == 0 && v.BalanceMismatches == 0 && v.ChainProblems() == 0 &&
+		v.PoolOutsiders == 0 && v.OrderViolations == 0
+}
+
+// Settle sets OK from the counts again, after checks of the caller's own
+// (AddProblem).
+func (v *Verdict) Settle() { v.settle() }
+
+// AddProblem counts one problem of a check of the caller's own in *count
+// (a field of v) and lists it; Settle then sets OK.
+func (v *Verdict) AddProblem(count *int, format string, args ...any) {
+	*count++
+	v.problem(format, args...)
 }
 
 func (v *Verdict) problem(format string, args ...any) {
