@@ -94,7 +94,20 @@ func (ps *poolSend) apply(tx *Transaction) {
 	}
 	tx.PoolID, tx.OrderingKey = ps.pool.ID, ps.need.OrderingKey
 	tx.PoolAsset, tx.PoolValue = ps.need.Asset, ps.need.Value
-	if a := ps.assignment; a.Wait && tx.WaitForAsset == "" {
+	if tx.WaitForAsset != "" {
+		return // the request's own condition stands
+	}
+	if ps.need.Asset != AssetETH && ps.need.Value.Sign() > 0 {
+		// A token transfer always waits for its member's tokens: the
+		// sender releases it when the member's balance, less its in-flight
+		// pool transfers, covers it (poolCover), so it never reverts for
+		// want of tokens whatever the balancer saw at acceptance.
+		// (A member short of gas only gets its gas top-up before any token
+		// top-up: the keeper sends gas first.)
+		tx.WaitForAsset, tx.WaitForValue = ps.need.Asset, new(big.Int).Set(ps.need.Value)
+		return
+	}
+	if a := ps.assignment; a.Wait {
 		tx.WaitForAsset, tx.WaitForValue = ps.need.Asset, new(big.Int).Set(ps.need.Value)
 		if a.WaitAsset != "" && a.WaitValue != nil {
 			tx.WaitForAsset, tx.WaitForValue = a.WaitAsset, new(big.Int).Set(a.WaitValue)

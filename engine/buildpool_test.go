@@ -60,8 +60,13 @@ func TestBuilderPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tx.AccountID != "m1" || tx.From != buildMember.Address || tx.PoolID != buildP1 || tx.OrderingKey != "customer-7" ||
-		tx.PoolAsset != token || tx.PoolValue.Int64() != 5 || tx.WaitForAsset != "" {
+		tx.PoolAsset != token || tx.PoolValue.Int64() != 5 {
 		t.Fatalf("transfer through a pool: %+v", tx)
+	}
+	// A token transfer through a pool always waits for its member's tokens
+	// (the sender releases it when they cover it, less what is in flight).
+	if tx.WaitForAsset != token || tx.WaitForValue.Int64() != 5 {
+		t.Fatalf("transfer through a pool waits for %s %v, want the token's 5", tx.WaitForAsset, tx.WaitForValue)
 	}
 
 	tx, err = b.Build(context.Background(), SendRequest{Owner: "alice", Target: target, Method: "deposit", Value: big.NewInt(9),

@@ -120,6 +120,20 @@ func (c *Conditions) CheckSpending(ctx context.Context, net *Network, tx *Transa
 	return Ready, nil, nil
 }
 
+// CheckHaving is Check with the sender's balance of the awaited asset
+// already known (have, what is left of it for tx: Sender.admit reads a
+// pool member's balance once per round).
+func (c *Conditions) CheckHaving(ctx context.Context, tx *Transaction, have *big.Int) (Verdict, *TxError, error) {
+	v, txErr, err := c.checkDeps(ctx, tx)
+	if err != nil || v != Ready || tx.WaitForAsset == "" {
+		return v, txErr, err
+	}
+	if have.Cmp(tx.WaitForValue) < 0 {
+		return Wait, nil, nil
+	}
+	return Ready, nil, nil
+}
+
 // checkDeps evaluates expiry and dependencies only.
 func (c *Conditions) checkDeps(ctx context.Context, tx *Transaction) (Verdict, *TxError, error) {
 	if tx.WaitUntil != nil && !c.clock.Now().Before(*tx.WaitUntil) {

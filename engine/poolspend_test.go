@@ -78,3 +78,54 @@ func TestNonceBookHoldsTheWindow(t *testing.T) {
 		t.Fatalf("book's window %d after the sender stopped, want 0", w)
 	}
 }
+
+// TestPoolTransferCountsInFlight: a member's pool transfers in flight
+// (submitted, not mined) still hold their value: with 25 wei and two
+// transfers of 10 in flight, a third released to the queue again (a
+// sweep) is held back, not sent to revert; a user's own waitForAsset
+// (no pool) keeps counting the whole balance.
+func TestPoolTransferCountsInFlight(t *testing.T) {
+	for _, pooled := range []bool{true, false} {
+		chain := &fakeChain{}
+		store := newMemStore()
+		s := newTestSender(t, chain, store, 8)
+		s.net.Chain = &balanceChain{fakeChain: chain, balance: big.NewInt(25)}
+		s.WithConditions(NewConditions(store, fixedClock{}, slog.New(slog.NewTextHandler(io.Discard, nil))))
+		var txs []*Transaction
+		for _, id := range []string{"t1", "t2", "t3"} {
+			tx := &Transaction{ID: id, AccountID: "acct", Network: "dev", Status: StatusNew, ContractAddress: common.Address{1},
+				Data: []byte{0xa9, 0x05, 0x9c, 0xbb}, WaitForAsset: AssetETH, WaitForValue: big.NewInt(10)}
+			if pooled {
+				tx.PoolID, tx.PoolAsset, tx.PoolValue = "p1", AssetETH, big.NewInt(10)
+			}
+			txs = append(txs, tx)
+		}
+		ctx := context.Background()
+		if err := store.InsertTransactions(ctx, txs[:2]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Pump(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(chain.sent) != 2 {
+			t.Fatalf("pooled %v: %d sent of the first two, want 2", pooled, len(chain.sent))
+		}
+		// Both in flight (the fake node mines nothing); the third arrives.
+		if err := store.InsertTransactions(ctx, txs[2:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Pump(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := 2
+		if !pooled {
+			want = 3
+		}
+		if len(chain.sent) != want {
+			t.Fatalf("pooled %v: %d sent with 25 wei and 20 in flight, want %d", pooled, len(chain.sent), want)
+		}
+		if pooled && store.txs["t3"].Status != StatusWaiting {
+			t.Fatalf("the third transfer is %s, want waiting", store.txs["t3"].Status)
+		}
+	}
+}

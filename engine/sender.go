@@ -436,6 +436,23 @@ func (s *Sender) inFlightSummary(ctx context.Context, synced *InFlightSummary) (
 	return s.io.InFlightSummary(ctx, s.account.ID)
 }
 
+// check evaluates tx's conditions; a transfer through a pool that waits
+// for its member's asset counts the member's in-flight pool transfers and
+// what this round admitted before it (cover, spent).
+func (s *Sender) check(ctx context.Context, tx *Transaction, cover *poolCover, spent poolSpends) (Verdict, *TxError, error) {
+	if tx.PoolID == "" || tx.WaitForAsset == "" {
+		return s.conds.CheckSpending(ctx, s.net, tx, nil)
+	}
+	have, err := cover.have(ctx, tx)
+	if err != nil {
+		return Wait, nil, err
+	}
+	if v := spent.of(tx); v != nil {
+		have.Sub(have, v)
+	}
+	return s.conds.CheckHaving(ctx, tx, have)
+}
+
 // admit returns, appended to batch, the transactions of ready whose
 // conditions (dependsOn, waitForAsset) hold: those whose conditions failed
 // are failed (counted in failed), those that must wait are held back.
@@ -446,13 +463,14 @@ func (s *Sender) inFlightSummary(ctx context.Context, synced *InFlightSummary) (
 // (poolSpends): one top-up releases as many as it covers, not all.
 func (s *Sender) admit(ctx context.Context, ready, batch []*Transaction, load *accountLoad) (_ []*Transaction, failed int, again bool, err error) {
 	var spent poolSpends
+	cover := poolCover{s: s}
 	for _, tx := range ready {
 		if s.conds == nil || !tx.HasConditions() {
 			batch = append(batch, tx)
 			spent.add(tx)
 			continue
 		}
-		v, txErr, err := s.conds.CheckSpending(ctx, s.net, tx, spent.of(tx))
+		v, txErr, err := s.check(ctx, tx, &cover, spent)
 		if err != nil {
 			return batch, failed, again, err
 		}

@@ -43,7 +43,7 @@ func TestSendThroughPool(t *testing.T) {
 		waitFor          string // asset:value the transaction waits for
 	}{
 		{"transfer", "/tokens/" + env.aliceToken20.ID + "/transfers", `{"to":"` + to + `","value":"5","pool":"` + p.ID + `","orderingKey":"customer-7"}`,
-			token, "5", "customer-7", ""},
+			token, "5", "customer-7", token + ":5"}, // a token transfer always waits for the member's tokens
 		{"send", "/contracts/" + env.aliceToken20.ID + "/send/transfer", `{"arg":["` + to + `","2"],"pool":"` + p.ID + `"}`,
 			engine.AssetETH, "0", "", ""},
 		{"direct send that waits", direct, `{"abi":` + poolPayableABI + `,"value":"9","pool":"` + p.ID + `","orderingKey":"short"}`,
