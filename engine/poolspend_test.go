@@ -20,6 +20,27 @@ func (c *balanceChain) BalanceAt(context.Context, common.Address, *big.Int) (*bi
 	return new(big.Int).Set(c.balance), nil
 }
 
+// poolSpendFixture is a sender whose account holds 25 wei, and three
+// transfers of 10 (not stored) that wait for its ETH, sent through a pool
+// when pooled.
+func poolSpendFixture(t *testing.T, pooled bool) (*fakeChain, *memStore, *Sender, []*Transaction) {
+	chain := &fakeChain{}
+	store := newMemStore()
+	s := newTestSender(t, chain, store, 8)
+	s.net.Chain = &balanceChain{fakeChain: chain, balance: big.NewInt(25)}
+	s.WithConditions(NewConditions(store, fixedClock{}, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	var txs []*Transaction
+	for _, id := range []string{"t1", "t2", "t3"} {
+		tx := &Transaction{ID: id, AccountID: "acct", Network: "dev", Status: StatusNew, ContractAddress: common.Address{1},
+			Data: []byte{0xa9, 0x05, 0x9c, 0xbb}, WaitForAsset: AssetETH, WaitForValue: big.NewInt(10)}
+		if pooled {
+			tx.PoolID, tx.PoolAsset, tx.PoolValue = "p1", AssetETH, big.NewInt(10)
+		}
+		txs = append(txs, tx)
+	}
+	return chain, store, s, txs
+}
+
 // TestTopUpReleasesWhatItCovers: three transfers of 10 sent through a pool
 // wait for their member's ETH; a top-up leaves it 25: one pump sends two
 // (the second counts what the first moves) and holds the third back,
@@ -27,20 +48,7 @@ func (c *balanceChain) BalanceAt(context.Context, common.Address, *big.Int) (*bi
 // keeps counting the whole balance.
 func TestTopUpReleasesWhatItCovers(t *testing.T) {
 	for _, pooled := range []bool{true, false} {
-		chain := &fakeChain{}
-		store := newMemStore()
-		s := newTestSender(t, chain, store, 8)
-		s.net.Chain = &balanceChain{fakeChain: chain, balance: big.NewInt(25)}
-		s.WithConditions(NewConditions(store, fixedClock{}, slog.New(slog.NewTextHandler(io.Discard, nil))))
-		var txs []*Transaction
-		for _, id := range []string{"t1", "t2", "t3"} {
-			tx := &Transaction{ID: id, AccountID: "acct", Network: "dev", Status: StatusNew, ContractAddress: common.Address{1},
-				Data: []byte{0xa9, 0x05, 0x9c, 0xbb}, WaitForAsset: AssetETH, WaitForValue: big.NewInt(10)}
-			if pooled {
-				tx.PoolID, tx.PoolAsset, tx.PoolValue = "p1", AssetETH, big.NewInt(10)
-			}
-			txs = append(txs, tx)
-		}
+		chain, store, s, txs := poolSpendFixture(t, pooled)
 		if err := store.InsertTransactions(context.Background(), txs); err != nil {
 			t.Fatal(err)
 		}
@@ -86,20 +94,7 @@ func TestNonceBookHoldsTheWindow(t *testing.T) {
 // (no pool) keeps counting the whole balance.
 func TestPoolTransferCountsInFlight(t *testing.T) {
 	for _, pooled := range []bool{true, false} {
-		chain := &fakeChain{}
-		store := newMemStore()
-		s := newTestSender(t, chain, store, 8)
-		s.net.Chain = &balanceChain{fakeChain: chain, balance: big.NewInt(25)}
-		s.WithConditions(NewConditions(store, fixedClock{}, slog.New(slog.NewTextHandler(io.Discard, nil))))
-		var txs []*Transaction
-		for _, id := range []string{"t1", "t2", "t3"} {
-			tx := &Transaction{ID: id, AccountID: "acct", Network: "dev", Status: StatusNew, ContractAddress: common.Address{1},
-				Data: []byte{0xa9, 0x05, 0x9c, 0xbb}, WaitForAsset: AssetETH, WaitForValue: big.NewInt(10)}
-			if pooled {
-				tx.PoolID, tx.PoolAsset, tx.PoolValue = "p1", AssetETH, big.NewInt(10)
-			}
-			txs = append(txs, tx)
-		}
+		chain, store, s, txs := poolSpendFixture(t, pooled)
 		ctx := context.Background()
 		if err := store.InsertTransactions(ctx, txs[:2]); err != nil {
 			t.Fatal(err)

@@ -2,15 +2,11 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/txengine/txengine/internal/ci"
 )
@@ -32,18 +28,7 @@ func TestReadmePools(t *testing.T) {
 	}
 	dir := t.TempDir()
 	s := startService(t, dir)
-	script := readmeBlock(t, "## A session with curl") + readmeBlock(t, "## Pools")
-	script = strings.Replace(script, "URL=http://127.0.0.1:8080\n", "URL="+s.URL+"\n", 1)
-	script = strings.Replace(script, "$(cat data/operator.token)", "$(cat "+filepath.Join(dir, "operator.token")+")", 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-e", "-c", script)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("README's pools block failed: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
-	}
+	out := runReadme(t, s, dir, readmeBlock(t, "## A session with curl")+readmeBlock(t, "## Pools"))
 	var values []map[string]any
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {

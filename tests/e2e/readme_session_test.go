@@ -68,25 +68,12 @@ func TestReadmeTwoCommands(t *testing.T) {
 	}
 }
 
-// TestReadmeCurlSession runs README's "A session with curl" block with sh,
-// as written, against the service started on the embedded default in a
-// temporary data dir (what `make run` does, on a free port). Two words
-// change: the URL (the test's port, not 8080) and the data dir of the
-// operator token (the temporary one, not ./data). The outputs must be the
-// ones the README's comments promise: the demo token, a user with a token
-// and an account, the transfer's 202 with status new, then the transfer
-// completed with its hash and Transfer event, and the recipient holding
-// 1.5 DEMO.
-func TestReadmeCurlSession(t *testing.T) {
-	for _, tool := range []string{"sh", "curl", "sed", "grep"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			ci.SkipOrFail(t, "README's curl session needs %s on PATH: %v", tool, err)
-		}
-	}
-	dir := t.TempDir()
-	s := startService(t, dir)
-
-	script := readmeBlock(t, "## A session with curl")
+// runReadme runs script, README's blocks, with sh -e against s, whose data
+// dir is dir: the URL (s's port, not 8080) and the data dir of the
+// operator token (dir, not ./data) change, each found once. It returns
+// what the script printed.
+func runReadme(t *testing.T, s *service, dir, script string) []byte {
+	t.Helper()
 	for _, sub := range []struct{ old, new string }{
 		{"URL=http://127.0.0.1:8080\n", "URL=" + s.URL + "\n"},
 		{"$(cat data/operator.token)", "$(cat " + filepath.Join(dir, "operator.token") + ")"},
@@ -105,6 +92,28 @@ func TestReadmeCurlSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("README's curl session failed: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
 	}
+	return out
+}
+
+// TestReadmeCurlSession runs README's "A session with curl" block with sh,
+// as written, against the service started on the embedded default in a
+// temporary data dir (what `make run` does, on a free port). Two words
+// change: the URL (the test's port, not 8080) and the data dir of the
+// operator token (the temporary one, not ./data). The outputs must be the
+// ones the README's comments promise: the demo token, a user with a token
+// and an account, the transfer's 202 with status new, then the transfer
+// completed with its hash and Transfer event, and the recipient holding
+// 1.5 DEMO.
+func TestReadmeCurlSession(t *testing.T) {
+	for _, tool := range []string{"sh", "curl", "sed", "grep"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			ci.SkipOrFail(t, "README's curl session needs %s on PATH: %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	s := startService(t, dir)
+
+	out := runReadme(t, s, dir, readmeBlock(t, "## A session with curl"))
 	t.Logf("README's curl session printed:\n%s", out)
 
 	// The outputs, in order: GET /tokens, the new user, the transfer's
