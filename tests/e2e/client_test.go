@@ -410,6 +410,27 @@ func TestGeneratedClientEveryOperation(t *testing.T) {
 		expect(t, "delete subscription", err, r5, 200)
 	}
 
+	// Sender pools (no treasury: the faucet funds the members' gas).
+	{
+		r1, err := c.CreatePoolWithResponse(ctx, nil, api.CreatePoolJSONRequestBody{Name: "client", Network: "dev", Size: 2})
+		expect(t, "create pool", err, r1, 201)
+		id := r1.JSON201.Data.Id
+		if n := len(r1.JSON201.Data.Members); n != 2 {
+			t.Fatalf("create pool: %d members, want 2", n)
+		}
+		r2, err := c.ListPoolsWithResponse(ctx, nil)
+		expect(t, "list pools", err, r2, 200)
+		r3, err := c.GetPoolWithResponse(ctx, id, nil)
+		expect(t, "get pool", err, r3, 200)
+		r4, err := c.ResizePoolWithResponse(ctx, id, nil, api.ResizePoolJSONRequestBody{Size: 1})
+		expect(t, "resize pool", err, r4, 200)
+		if r4.JSON200.Data.Size != 1 || len(r4.JSON200.Data.Members) != 1 {
+			t.Fatalf("resize pool to 1: %+v", r4.JSON200.Data)
+		}
+		r5, err := c.DeletePoolWithResponse(ctx, id, nil)
+		expect(t, "delete pool", err, r5, 200)
+	}
+
 	// Every operation of the served document was called.
 	if err := s.contract.load(s.URL); err != nil {
 		t.Fatal(err)
