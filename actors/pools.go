@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -113,7 +114,7 @@ func (s *System) PoolStatus(ctx context.Context, p *engine.Pool) (engine.PoolSta
 	for _, l := range loads {
 		byID[l.AccountID] = l
 		for a := range l.Reserved {
-			if a != engine.AssetETH && !contains(tokens, a) {
+			if a != engine.AssetETH && !slices.Contains(tokens, a) {
 				tokens = append(tokens, a)
 			}
 		}
@@ -148,13 +149,4 @@ func (s *System) nonceHealth(accountID, network string) string {
 		return "ok"
 	}
 	return fmt.Sprintf("stuck for %d blocks at chain nonce %d (next %d)", h.StuckBlocks, h.ChainNonce, h.NextNonce)
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

@@ -84,33 +84,26 @@ func (ps *poolSend) member() *Account {
 	return &Account{ID: m.AccountID, Owner: ps.pool.Owner, Address: m.Address}
 }
 
-// apply marks tx as sent through the pool. A member that cannot cover the
-// need yet (Wait) makes tx wait as waitForAsset does for what the
-// assignment names (the token it lacks, or ETH for the value and gas),
-// unless the request has its own waitForAsset.
+// apply marks tx as sent through the pool. Unless the request has its own
+// waitForAsset, a token transfer always waits for its member's tokens (the
+// sender releases it when the member's balance, less its in-flight pool
+// transfers, covers it: poolCover; the keeper sends a member's gas before
+// its tokens), and any other send whose member cannot cover it (Wait)
+// waits for what the assignment names, else for the need.
 func (ps *poolSend) apply(tx *Transaction) {
 	if ps == nil {
 		return
 	}
 	tx.PoolID, tx.OrderingKey = ps.pool.ID, ps.need.OrderingKey
 	tx.PoolAsset, tx.PoolValue = ps.need.Asset, ps.need.Value
-	if tx.WaitForAsset != "" {
-		return // the request's own condition stands
-	}
-	if ps.need.Asset != AssetETH && ps.need.Value.Sign() > 0 {
-		// A token transfer always waits for its member's tokens: the
-		// sender releases it when the member's balance, less its in-flight
-		// pool transfers, covers it (poolCover), so it never reverts for
-		// want of tokens whatever the balancer saw at acceptance.
-		// (A member short of gas only gets its gas top-up before any token
-		// top-up: the keeper sends gas first.)
+	a := ps.assignment
+	switch {
+	case tx.WaitForAsset != "":
+	case ps.need.Asset != AssetETH && ps.need.Value.Sign() > 0:
 		tx.WaitForAsset, tx.WaitForValue = ps.need.Asset, new(big.Int).Set(ps.need.Value)
-		return
-	}
-	if a := ps.assignment; a.Wait {
+	case a.Wait && a.WaitAsset != "" && a.WaitValue != nil:
+		tx.WaitForAsset, tx.WaitForValue = a.WaitAsset, new(big.Int).Set(a.WaitValue)
+	case a.Wait:
 		tx.WaitForAsset, tx.WaitForValue = ps.need.Asset, new(big.Int).Set(ps.need.Value)
-		if a.WaitAsset != "" && a.WaitValue != nil {
-			tx.WaitForAsset, tx.WaitForValue = a.WaitAsset, new(big.Int).Set(a.WaitValue)
-		}
 	}
 }

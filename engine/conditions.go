@@ -91,44 +91,35 @@ func NewConditions(store ConditionStore, clock Clock, log *slog.Logger) *Conditi
 // Check evaluates the conditions of tx on net: expiry first, then the
 // dependencies, then the asset balance (one node call).
 func (c *Conditions) Check(ctx context.Context, net *Network, tx *Transaction) (Verdict, *TxError, error) {
-	return c.CheckSpending(ctx, net, tx, nil)
+	return c.CheckWith(ctx, tx, func(ctx context.Context) (*big.Int, *TxError, error) {
+		bals, errs, err := Balances(ctx, net.Chain, []BalanceQuery{assetQuery(tx)})
+		if err != nil {
+			return nil, nil, fmt.Errorf("balance for %s: %w", tx.ID, err)
+		}
+		if errs[0] != nil {
+			return nil, &TxError{Code: TxInvalid, Message: fmt.Sprintf("waitForAsset %s: balance unreadable: %v", tx.WaitForAsset, errs[0])}, nil
+		}
+		return bals[0], nil, nil
+	})
 }
 
-// CheckSpending is Check with spent (nil: nothing) of the asset already
-// promised by transactions of the same sender admitted before tx (the
-// members of a pool: several transfers released by one top-up must not
-// each count the whole balance).
-func (c *Conditions) CheckSpending(ctx context.Context, net *Network, tx *Transaction, spent *big.Int) (Verdict, *TxError, error) {
+// CheckWith is Check with the sender's balance of the awaited asset from
+// have, asked only once expiry and the dependencies hold: what is left of
+// the balance for tx (Sender.admit reads a pool member's once per round,
+// less what its in-flight and earlier pool transfers move). A TxError from
+// have fails tx; an error leaves it waiting.
+func (c *Conditions) CheckWith(ctx context.Context, tx *Transaction, have func(context.Context) (*big.Int, *TxError, error)) (Verdict, *TxError, error) {
 	v, txErr, err := c.checkDeps(ctx, tx)
 	if err != nil || v != Ready || tx.WaitForAsset == "" {
 		return v, txErr, err
 	}
-	bals, errs, err := Balances(ctx, net.Chain, []BalanceQuery{assetQuery(tx)})
-	if err != nil {
-		return Wait, nil, fmt.Errorf("balance for %s: %w", tx.ID, err)
-	}
-	if errs[0] != nil {
-		return Fail, &TxError{Code: TxInvalid, Message: fmt.Sprintf("waitForAsset %s: balance unreadable: %v", tx.WaitForAsset, errs[0])}, nil
-	}
-	have := bals[0]
-	if spent != nil {
-		have = new(big.Int).Sub(have, spent)
-	}
-	if have.Cmp(tx.WaitForValue) < 0 {
-		return Wait, nil, nil
-	}
-	return Ready, nil, nil
-}
-
-// CheckHaving is Check with the sender's balance of the awaited asset
-// already known (have, what is left of it for tx: Sender.admit reads a
-// pool member's balance once per round).
-func (c *Conditions) CheckHaving(ctx context.Context, tx *Transaction, have *big.Int) (Verdict, *TxError, error) {
-	v, txErr, err := c.checkDeps(ctx, tx)
-	if err != nil || v != Ready || tx.WaitForAsset == "" {
-		return v, txErr, err
-	}
-	if have.Cmp(tx.WaitForValue) < 0 {
+	bal, txErr, err := have(ctx)
+	switch {
+	case err != nil:
+		return Wait, nil, err
+	case txErr != nil:
+		return Fail, txErr, nil
+	case bal.Cmp(tx.WaitForValue) < 0:
 		return Wait, nil, nil
 	}
 	return Ready, nil, nil

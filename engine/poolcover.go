@@ -8,20 +8,23 @@ import (
 
 // poolCover is what a pool member holds for the transactions of one
 // admit round (Sender.admit): its balance of each asset, read once per
-// round, minus what its transactions in flight will move. A transfer
-// through a pool is released only when that covers it, with what the
-// round admitted before it (poolSpends): a member's balance is then never
-// promised twice, whatever the balancer believed at acceptance, so a
-// transfer through a pool does not revert for want of tokens.
+// round, minus what its transactions in flight and those the round
+// admitted before will move. A transfer through a pool is released only
+// when that covers it: a member's balance is then never promised twice,
+// whatever the balancer believed at acceptance, so a transfer through a
+// pool does not revert for want of tokens.
 type poolCover struct {
-	s        *Sender
+	s *Sender
+	// admitted are the pool values of the round's admitted transactions.
+	admitted poolSpends
 	inFlight poolSpends
 	loaded   bool
 	balances map[string]*big.Int
 }
 
 // have returns the member's balance of tx's awaited asset minus its
-// in-flight pool transfers of that asset (a new value).
+// in-flight pool transfers and the round's admitted ones of that asset (a
+// new value).
 func (c *poolCover) have(ctx context.Context, tx *Transaction) (*big.Int, error) {
 	if !c.loaded {
 		rows, err := c.s.store.InFlight(ctx, c.s.account.ID, c.s.net.Name)
@@ -47,8 +50,10 @@ func (c *poolCover) have(ctx context.Context, tx *Transaction) (*big.Int, error)
 		c.balances[key] = bal
 	}
 	have := new(big.Int).Set(bal)
-	if v := c.inFlight[key]; v != nil {
-		have.Sub(have, v)
+	for _, spent := range []poolSpends{c.inFlight, c.admitted} {
+		if v := spent[key]; v != nil {
+			have.Sub(have, v)
+		}
 	}
 	return have, nil
 }

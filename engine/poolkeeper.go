@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -343,7 +344,7 @@ func (k *PoolKeeper) setShort(p *Pool, why string) {
 func (k *PoolKeeper) covered(ctx context.Context, treasury *Account, owed []topUp) ([]topUp, string, error) {
 	tokens := []string{}
 	for _, t := range owed {
-		if t.asset != AssetETH && !containsString(tokens, t.asset) {
+		if t.asset != AssetETH && !slices.Contains(tokens, t.asset) {
 			tokens = append(tokens, t.asset)
 		}
 	}
@@ -392,18 +393,9 @@ func (k *PoolKeeper) covered(ctx context.Context, treasury *Account, owed []topU
 	return out, strings.Join(short, "; "), nil
 }
 
-func containsString(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // appendShort appends why to short unless it is there already.
 func appendShort(short []string, why string) []string {
-	if containsString(short, why) {
+	if slices.Contains(short, why) {
 		return short
 	}
 	return append(short, why)

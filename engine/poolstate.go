@@ -299,16 +299,6 @@ func (p *poolSpends) add(tx *Transaction) {
 	v.Add(v, tx.PoolValue)
 }
 
-// of returns what was spent of the asset tx waits for when tx was sent
-// through a pool (nil otherwise: a user's waitForAsset counts the whole
-// balance, as documented).
-func (p poolSpends) of(tx *Transaction) *big.Int {
-	if tx.PoolID == "" || tx.WaitForAsset == "" {
-		return nil
-	}
-	return p[AssetKey(tx.WaitForAsset)]
-}
-
 // AssetKey normalises an asset: "ETH", or a token's EIP-55 address.
 func AssetKey(asset string) string {
 	if asset == "" || asset == AssetETH {

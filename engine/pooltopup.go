@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
 
@@ -19,6 +20,13 @@ const erc20TransferABI = `[
  {"type":"event","name":"Transfer","anonymous":false,"inputs":[{"name":"from","type":"address","indexed":true},{"name":"to","type":"address","indexed":true},{"name":"value","type":"uint256","indexed":false}]}
 ]`
 
+// erc20Transfer is the parsed erc20TransferABI's transfer method, built
+// once and only read (as erc20Reader).
+var erc20Transfer = func() abi.Method {
+	a := mustParseABI(erc20TransferABI)
+	return a.Methods["transfer"]
+}()
+
 // topUpTx builds the treasury's transaction of t: a plain ETH transfer, or
 // the token's transfer(member, amount).
 func (k *PoolKeeper) topUpTx(p *Pool, treasury *Account, t topUp) (*Transaction, error) {
@@ -30,14 +38,7 @@ func (k *PoolKeeper) topUpTx(p *Pool, treasury *Account, t topUp) (*Transaction,
 	if t.asset == AssetETH {
 		return tx, nil // no data: a plain transfer, as a filler is
 	}
-	a, err := abicodec.ParseABI([]byte(erc20TransferABI))
-	if err != nil {
-		return nil, fmt.Errorf("transfer ABI: %w", err)
-	}
-	m, err := abicodec.FindMethod(a, "transfer")
-	if err != nil {
-		return nil, fmt.Errorf("transfer ABI: %w", err)
-	}
+	m := &erc20Transfer
 	to, _ := json.Marshal(strings.ToLower(t.member.Address.Hex()))
 	amount, _ := json.Marshal(t.amount.String())
 	data, params, err := abicodec.PackCall(m, []json.RawMessage{to, amount})

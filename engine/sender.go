@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
@@ -437,20 +438,16 @@ func (s *Sender) inFlightSummary(ctx context.Context, synced *InFlightSummary) (
 }
 
 // check evaluates tx's conditions; a transfer through a pool that waits
-// for its member's asset counts the member's in-flight pool transfers and
-// what this round admitted before it (cover, spent).
-func (s *Sender) check(ctx context.Context, tx *Transaction, cover *poolCover, spent poolSpends) (Verdict, *TxError, error) {
+// for its member's asset counts what the member has promised already
+// (cover: its in-flight pool transfers and this round's).
+func (s *Sender) check(ctx context.Context, tx *Transaction, cover *poolCover) (Verdict, *TxError, error) {
 	if tx.PoolID == "" || tx.WaitForAsset == "" {
-		return s.conds.CheckSpending(ctx, s.net, tx, nil)
+		return s.conds.Check(ctx, s.net, tx)
 	}
-	have, err := cover.have(ctx, tx)
-	if err != nil {
-		return Wait, nil, err
-	}
-	if v := spent.of(tx); v != nil {
-		have.Sub(have, v)
-	}
-	return s.conds.CheckHaving(ctx, tx, have)
+	return s.conds.CheckWith(ctx, tx, func(ctx context.Context) (*big.Int, *TxError, error) {
+		have, err := cover.have(ctx, tx)
+		return have, nil, err
+	})
 }
 
 // admit returns, appended to batch, the transactions of ready whose
@@ -460,17 +457,16 @@ func (s *Sender) check(ctx context.Context, tx *Transaction, cover *poolCover, s
 //
 // The values that admitted transactions sent through a pool move are
 // counted against the waitForAsset of the pool's transactions after them
-// (poolSpends): one top-up releases as many as it covers, not all.
+// (poolCover): one top-up releases as many as it covers, not all.
 func (s *Sender) admit(ctx context.Context, ready, batch []*Transaction, load *accountLoad) (_ []*Transaction, failed int, again bool, err error) {
-	var spent poolSpends
 	cover := poolCover{s: s}
 	for _, tx := range ready {
 		if s.conds == nil || !tx.HasConditions() {
 			batch = append(batch, tx)
-			spent.add(tx)
+			cover.admitted.add(tx)
 			continue
 		}
-		v, txErr, err := s.check(ctx, tx, &cover, spent)
+		v, txErr, err := s.check(ctx, tx, &cover)
 		if err != nil {
 			return batch, failed, again, err
 		}
@@ -487,7 +483,7 @@ func (s *Sender) admit(ctx context.Context, ready, batch []*Transaction, load *a
 			again = true
 		default:
 			batch = append(batch, tx)
-			spent.add(tx)
+			cover.admitted.add(tx)
 		}
 	}
 	return batch, failed, again, nil
