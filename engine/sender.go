@@ -404,6 +404,9 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 			size := s.window.size
 			n, err := s.submitBatch(ctx, batch, *fees, &load)
 			done, free = done+n, free-n+s.window.size-size // the node's answers move the window
+			if errors.Is(err, errWaitForBlock) {
+				return done, nil // not a failure: no pause, the next block's wake pumps
+			}
 			if err != nil {
 				return done, err
 			}

@@ -74,6 +74,11 @@ func (s *Sender) submitBatch(ctx context.Context, txs []*Transaction, fees feeQu
 	if err != nil {
 		return kept, err
 	}
+	if nodeErr == nil && busy == NodePoolFull && load.inFlight > 0 {
+		// The node holds all it keeps of the account: the block that takes
+		// them makes room, and its wake pumps again.
+		return kept, fmt.Errorf("%w: %s: %w", ErrNodeBusy, busy, errWaitForBlock)
+	}
 	if nodeErr == nil && busy != NodeOK {
 		nodeErr = fmt.Errorf("%w: %s", ErrNodeBusy, busy)
 		if busy == NodeRateLimited {
@@ -243,15 +248,18 @@ func rejectedTail(kinds []NodeErrorKind) int {
 // transactions fails the transaction with the node's reason and fills its
 // nonce with a 0-value transfer to itself, so no gap is ever left and
 // later nonces proceed; a transient one keeps its nonce and is sent again
-// at the next check (reconcileInFlight). A refusal for capacity halves the window.
+// at the next check (reconcileInFlight). A refusal for capacity halves the window;
+// a pool-full one drops it to what the node holds (window.full).
 func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transaction, signed []*types.Transaction, sendErrs []error, fees feeQuote, load *accountLoad) (kept int, busy NodeErrorKind, err error) {
 	head, _ := s.net.LastHead()
 	kinds := classifySends(sendErrs, load.inFlight > 0)
 	tail := rejectedTail(kinds)
 	var fill []*Transaction
+	poolFull := false
 	for i, tx := range chosen {
 		if capacityRefusal(kinds[i]) {
 			s.refusedForCapacity(tx, head)
+			poolFull = poolFull || kinds[i] == NodePoolFull
 		}
 		if i >= tail {
 			if busy == NodeOK && kinds[i].Transient() {
@@ -264,6 +272,10 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 		if f := s.recordBroadcast(tx, head, kinds[i], sendErrs[i]); f != nil {
 			fill = append(fill, f)
 		}
+	}
+	if poolFull {
+		// The node keeps no more of the account than it holds now.
+		s.window.full(head, load.inFlight)
 	}
 	if err := s.releaseTail(ctx, first, tail, chosen, kinds, sendErrs, load); err != nil {
 		return kept, busy, err
@@ -328,40 +340,70 @@ func (s *Sender) recordBroadcast(tx *Transaction, head uint64, kind NodeErrorKin
 
 // releaseTail gives back the nonces of chosen[tail:] (numbered from first),
 // which the node certainly refused, highest first: a transient refusal
-// goes back to the queue, a final one fails. s.next follows each release,
-// so the nonces held stay gapless whatever fails; on a failure (whose
-// outcome may be unknown) the next nonce is read again from the store at
-// the next pump.
+// goes back to the queue, a final one fails. With a NonceBatchReleaser
+// store they go in one database transaction (all or none); otherwise one
+// each, s.next following each release. Either way the nonces held stay
+// gapless whatever fails; on a failure (whose outcome may be unknown) the
+// next nonce is read again from the store at the next pump.
 func (s *Sender) releaseTail(ctx context.Context, first uint64, tail int, chosen []*Transaction, kinds []NodeErrorKind, sendErrs []error, load *accountLoad) error {
-	now := s.clock.Now()
+	if tail >= len(chosen) {
+		return nil
+	}
+	rs := make([]NonceRelease, 0, len(chosen)-tail)
+	requeued := 0
 	for i := len(chosen) - 1; i >= tail; i-- {
-		tx, kind := chosen[i], kinds[i]
-		var txErr *TxError
-		if kind == NodeNonceTooLow || kind.Transient() {
-			switch kind {
-			case NodeNonceTooLow, NodeNonceTooHigh:
-				s.synced = false
-			case NodeUnderpriced:
-				s.net.forgetFees()
-			}
-			s.log.Warn("node refused the transaction for now; requeued", "tx", tx.ID, "nonce", *tx.Nonce, "kind", kind, "reason", nodeMessage(sendErrs[i]))
-		} else {
-			txErr = refusal(kind, sendErrs[i])
-			s.log.Info("broadcast rejected", "tx", tx.ID, "kind", kind)
+		r := NonceRelease{ID: chosen[i].ID}
+		switch kind := kinds[i]; {
+		case kind == NodeNonceTooLow || kind == NodeNonceTooHigh:
+			s.synced = false
+			requeued++
+		case kind == NodeUnderpriced:
+			s.net.forgetFees()
+			requeued++
+		case kind.Transient():
+			requeued++
+		default:
+			r.Err = refusal(kind, sendErrs[i])
+			s.log.Info("broadcast rejected", "tx", chosen[i].ID, "kind", kind)
 		}
-		if err := s.store.ReleaseNonce(ctx, s.fence, tx.ID, txErr, now); err != nil {
+		rs = append(rs, r)
+	}
+	if requeued > 0 {
+		s.log.Warn("node refused transactions for now; requeued", "transactions", requeued, "nonces", fmt.Sprintf("%d-%d", first+uint64(tail), first+uint64(len(chosen)-1)),
+			"kind", kinds[tail], "reason", nodeMessage(sendErrs[tail]))
+	}
+	now := s.clock.Now()
+	if br, ok := s.store.(NonceBatchReleaser); ok && len(rs) > 1 {
+		if err := br.ReleaseNonces(ctx, s.fence, rs, now); err != nil {
+			s.next, s.synced = first+uint64(len(chosen)), false
+			return fmt.Errorf("release nonces %d-%d: %w", first+uint64(tail), first+uint64(len(chosen)-1), err)
+		}
+		s.next = first + uint64(tail)
+		for _, r := range rs {
+			s.released(r, load)
+		}
+		return nil
+	}
+	for k, r := range rs {
+		i := len(chosen) - 1 - k
+		if err := s.store.ReleaseNonce(ctx, s.fence, r.ID, r.Err, now); err != nil {
 			s.next, s.synced = first+uint64(i)+1, false
-			return fmt.Errorf("release nonce %d of %s: %w", *tx.Nonce, tx.ID, err)
+			return fmt.Errorf("release nonce %d of %s: %w", *chosen[i].Nonce, r.ID, err)
 		}
 		s.next = first + uint64(i)
-		if txErr == nil {
-			load.queued++
-			continue
-		}
-		s.failed = append(s.failed, tx.ID)
-		s.metrics.TxFailed(s.accountRef(), s.net.Name, txErr.Code)
+		s.released(r, load)
 	}
 	return nil
+}
+
+// released counts a nonce given back: to the queue, or failed.
+func (s *Sender) released(r NonceRelease, load *accountLoad) {
+	if r.Err == nil {
+		load.queued++
+		return
+	}
+	s.failed = append(s.failed, r.ID)
+	s.metrics.TxFailed(s.accountRef(), s.net.Name, r.Err.Code)
 }
 
 // noteRefusal records on tx (new) why the node refuses it for now, when

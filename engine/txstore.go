@@ -111,6 +111,22 @@ type SubmitWriter interface {
 	ReleaseNonce(ctx context.Context, f Fence, id string, txErr *TxError, ended time.Time) error
 }
 
+// NonceRelease is one nonce that ReleaseNonces gives back: the
+// transaction, and the error that fails it (nil: back to new).
+type NonceRelease struct {
+	ID  string
+	Err *TxError
+}
+
+// NonceBatchReleaser is a TxStore that gives back several nonces in one
+// database transaction: ReleaseNonce for each of rs, in that order, all
+// or none. The sender uses it for the tail of a batch the node refused (a
+// busy node refuses hundreds at once: one commit, not one each); a store
+// without it is asked once per nonce.
+type NonceBatchReleaser interface {
+	ReleaseNonces(ctx context.Context, f Fence, rs []NonceRelease, ended time.Time) error
+}
+
 // MinedWriter records transactions found in blocks.
 type MinedWriter interface {
 	// MarkMined applies the outcomes in one database transaction, all or

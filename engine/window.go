@@ -1,5 +1,7 @@
 package engine
 
+import "errors"
+
 // window is an account's adaptive in-flight window: how many of its
 // transactions may be unconfirmed at once. It starts at Network.InFlight.
 // While the window is what holds the account back (it was full with work
@@ -18,6 +20,15 @@ package engine
 // enter a full pool) or the account's lowest nonce stays pending for
 // RebroadcastBlocks blocks, so a node with small pools is not pushed to
 // evict and then asked again for the same room.
+//
+// A node whose pool is full for the account ("txpool is full" while it
+// holds some of the account's transactions) has said how many it keeps
+// per sender: the window drops to what the account has in flight (not
+// below the minimum) and that becomes its ceiling, which growth does not
+// pass for probeBlocks blocks. A busy public node that keeps 16 pending
+// per sender so gets 16 every block, instead of a window that halves to
+// 16 over several blocks and doubles past it again, each time sending
+// transactions that come straight back.
 type window struct {
 	size, min, max int
 	// limited is set when the last pump ended with the window full and
@@ -25,7 +36,20 @@ type window struct {
 	// and of the last refusal for capacity or stall.
 	limited, refused   bool
 	grownAt, refusedAt uint64
+	// ceiling (0: none) is the node's per-sender limit learned at head
+	// ceilingAt from a pool-full refusal.
+	ceiling   int
+	ceilingAt uint64
 }
+
+// errWaitForBlock marks a pool-full refusal while the node holds some of
+// the account's transactions: the pump stops without a failure, and the
+// wake of the block that takes them pumps again.
+var errWaitForBlock = errors.New("the node holds all it keeps of the account until a block")
+
+// probeBlocks is how long a learned ceiling holds before the window may
+// grow past it once, to find whether the node takes more now.
+const probeBlocks = 64
 
 // Defaults of the window's bounds.
 const (
@@ -54,6 +78,9 @@ func newWindow(net *Network) window {
 // bound), twice otherwise. It reports whether it grew.
 func (w *window) grow(head uint64, inFlight int) bool {
 	if !w.limited || w.size >= w.max || head == 0 || head <= w.grownAt || head <= w.refusedAt {
+		return false
+	}
+	if w.ceiling > 0 && w.size >= w.ceiling && head < w.ceilingAt+probeBlocks {
 		return false
 	}
 	factor := 2
@@ -87,6 +114,16 @@ func (w *window) shrink(head uint64) {
 	w.refused, w.refusedAt, w.limited = true, head, false
 }
 
+// full acts on a pool-full refusal at head while the node holds inFlight
+// of the account's transactions: the window drops to inFlight (not below
+// the minimum, and at most halved once per head, as shrink) and that is
+// its ceiling until probeBlocks blocks pass.
+func (w *window) full(head uint64, inFlight int) {
+	w.shrink(head)
+	w.size = max(min(w.size, inFlight), w.min)
+	w.ceiling, w.ceilingAt = w.size, head
+}
+
 // capacityRefusal reports whether kind says the node has no room for more
 // of our transactions now.
 func capacityRefusal(kind NodeErrorKind) bool {
@@ -94,9 +131,11 @@ func capacityRefusal(kind NodeErrorKind) bool {
 }
 
 // refusedForCapacity acts on the node's refusal of tx for capacity at
-// head: the window halves (once per head), and a member of a sender pool
-// counts the refusal for its pool (PoolMetrics, where the metrics have it),
-// so an operator sees which pools outgrow what the node takes per sender.
+// head: the window halves (once per head; a pool-full refusal of a new
+// batch then drops it to what the node holds, see window.full), and a
+// member of a sender pool counts the refusal for its pool (PoolMetrics,
+// where the metrics have it), so an operator sees which pools outgrow what
+// the node takes per sender.
 func (s *Sender) refusedForCapacity(tx *Transaction, head uint64) {
 	s.window.shrink(head)
 	if tx.PoolID == "" {

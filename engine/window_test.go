@@ -94,10 +94,80 @@ func TestSenderWindowGrowsWithBlocksAndShrinksOnRefusal(t *testing.T) {
 	}
 	full = true
 	if _, err := s.Pump(context.Background()); !errors.Is(err, ErrNodeBusy) {
-		t.Fatalf("pump against a full pool: %v, want ErrNodeBusy", err)
+		t.Fatalf("pump against a full pool with nothing in flight: %v, want ErrNodeBusy (a pause before asking again)", err)
 	}
-	if s.window.size != 128 {
-		t.Fatalf("window after a pool-full refusal: %d, want 128 (256 halved)", s.window.size)
+	if s.window.size != 2 {
+		t.Fatalf("window after a pool-full refusal holding none: %d, want the minimum 2", s.window.size)
+	}
+}
+
+// TestWindowLearnsTheNodesLimit: a pool-full refusal while the node holds
+// some of the account's transactions drops the window to that many (not
+// below the minimum) and growth stops there for probeBlocks blocks; then
+// it may grow once to find whether the node takes more now.
+func TestWindowLearnsTheNodesLimit(t *testing.T) {
+	w := newWindow(&Network{InFlight: 64, MinInFlight: 16, MaxInFlight: 4096})
+	w.size = 1229
+	w.full(10, 40)
+	if w.size != 40 {
+		t.Fatalf("after pool full holding 40: size %d, want 40", w.size)
+	}
+	for head := uint64(11); head < 10+probeBlocks; head++ {
+		w.limited = true
+		if w.grow(head, 40) {
+			t.Fatalf("grew past the node's limit at head %d (size %d)", head, w.size)
+		}
+	}
+	w.limited = true
+	if !w.grow(10+probeBlocks, 40) || w.size != 80 {
+		t.Fatalf("after %d blocks: size %d, want one probe to 80", probeBlocks, w.size)
+	}
+	w.full(80, 3)
+	if w.size != 16 {
+		t.Fatalf("pool full holding 3: size %d, want the minimum 16", w.size)
+	}
+}
+
+// TestSenderKeepsToTheNodesSlots: against a node that keeps 16 pending
+// transactions per sender (txpool is full past them), the first pump
+// learns the limit and ends without a failure (no pause: the next block's
+// wake pumps); every later block gets exactly 16, none refused.
+func TestSenderKeepsToTheNodesSlots(t *testing.T) {
+	const slots = 16
+	pending, refused := 0, 0
+	chain := &fakeChain{send: func(*types.Transaction) error {
+		if pending >= slots {
+			refused++
+			return errors.New("txpool is full")
+		}
+		pending++
+		return nil
+	}}
+	s, store := windowSender(t, chain, 64, 200)
+	s.net.MinInFlight = 4
+	s.window = newWindow(s.net)
+	s.net.ObserveHead(1)
+	if n, err := s.Pump(context.Background()); err != nil || n != slots {
+		t.Fatalf("first pump: %d, %v; want %d sent and no error", n, err, slots)
+	}
+	if s.window.size != slots || refused == 0 {
+		t.Fatalf("after the first refusal: window %d (want %d), %d refused", s.window.size, slots, refused)
+	}
+	first := refused
+	for head := uint64(2); head < 8; head++ {
+		for _, tx := range store.txs {
+			if tx.Status == StatusSubmitted {
+				tx.Status = StatusCompleted
+			}
+		}
+		pending = 0
+		s.net.ObserveHead(head)
+		if n, err := s.Pump(context.Background()); err != nil || n != slots {
+			t.Fatalf("pump at head %d: %d, %v; want %d", head, n, err, slots)
+		}
+	}
+	if refused != first {
+		t.Fatalf("%d refused after the first pump, want none (the window keeps to the node's %d)", refused-first, slots)
 	}
 }
 

@@ -30,12 +30,12 @@ type busyStack struct {
 	proxy *rpcproxy.Proxy
 }
 
-func startBusyStack(t *testing.T, bin string) *busyStack {
+func startBusyStack(t *testing.T, bin string, env ...string) *busyStack {
 	t.Helper()
 	node := gethtest.Start(t, gethtest.Period(1), gethtest.TxPool(gethtest.PoolLimits{AccountSlots: rpcproxy.DefaultSlots}))
 	proxy := rpcproxy.Start(t, node.HTTPURL)
 	proxy.BusyMempool(rpcproxy.DefaultSlots)
-	st := startGethStackOn(t, node, bin, []string{"TXENGINE_NETWORK_HTTP_URL=" + proxy.URL()})
+	st := startGethStackOn(t, node, bin, append([]string{"TXENGINE_NETWORK_HTTP_URL=" + proxy.URL()}, env...))
 	return &busyStack{gethStack: st, proxy: proxy}
 }
 
@@ -54,11 +54,14 @@ type busyRun struct {
 // stack, checking every completed transfer on the node (--rpc).
 func busyBurst(t *testing.T, b bins, n int, logf func(string, ...any), args ...string) busyRun {
 	t.Helper()
-	st := startBusyStack(t, b.txengine)
+	prof := startBusyProfile(t, b)
+	st := startBusyStack(t, b.txengine, prof.env()...)
 	defer st.svc.stop()
 	before := scrape(t, st.svc.url)
 	cpu := processCPU(t, st.svc.PID())
 	st.proxy.ResetStats()
+	started := time.Now()
+	prof.during(t, logf)
 	r := runLoad(t, b.txload, st.svc.url, st.svc.token, append([]string{"--n", itoa(n), "--concurrency", itoa(p1Clients),
 		"--timeout", "30m", "--rpc", st.node.HTTPURL}, args...)...)
 	after := scrape(t, st.svc.url)
@@ -73,6 +76,7 @@ func busyBurst(t *testing.T, b bins, n int, logf func(string, ...any), args ...s
 	}
 	logf("busy mempool %v: drained %d in %.1fs (bound %.0fs, %d a block), blocks %d..%d, %d refusals, accepted in %.1fs, CPU %.2f ms per completed, check %s",
 		args, n, r.LastCompletedSeconds, run.bound, run.perBlock, r.FirstBlock, r.LastBlock, run.refusals, r.AcceptSeconds, run.cpuPer, verdict(r))
+	prof.after(t, st, started, r, before, after, logf)
 	if r.Check == nil || !r.Check.OK {
 		t.Errorf("busy burst %v: check %s %v", args, verdict(r), r.Check)
 	}

@@ -86,34 +86,52 @@ func (s *Store) NoteError(ctx context.Context, id string, status engine.TxStatus
 // its nonce and versions, or to failed (with its callbacks) when txErr is
 // not nil; the fence is checked as in MarkSubmittedMany.
 func (s *Store) ReleaseNonce(ctx context.Context, f engine.Fence, id string, txErr *engine.TxError, ended time.Time) error {
-	status, errJSON, endedAt := string(engine.StatusNew), sql.NullString{}, any(nil)
-	if txErr != nil {
-		j, err := sqlrow.NullJSON("error", txErr, false)
-		if err != nil {
-			return s.errorf("release nonce of %s: %w", id, err)
-		}
-		status, errJSON, endedAt = string(engine.StatusFailed), j, s.ts(ended)
-	}
+	return s.ReleaseNonces(ctx, f, []engine.NonceRelease{{ID: id, Err: txErr}}, ended)
+}
+
+// ReleaseNonces implements engine.NonceBatchReleaser: each of rs as
+// ReleaseNonce does, all in one database transaction (all or none), the
+// fence checked once.
+func (s *Store) ReleaseNonces(ctx context.Context, f engine.Fence, rs []engine.NonceRelease, ended time.Time) error {
 	cond, args := from(engine.TxRelease)
 	return s.inTx(ctx, func(dbtx Conn) error {
 		if err := s.lockFence(ctx, dbtx, f); err != nil {
 			return err
 		}
-		res, err := dbtx.Exec(ctx, `UPDATE transactions SET status = ?, error = ?, ended = ?,
-			nonce = NULL, gas_limit = NULL, hash = NULL, raw_tx = NULL, submitted = NULL
-			WHERE id = ? AND `+cond, append([]any{status, errJSON, endedAt, id}, args...)...)
-		if err != nil {
-			return s.wrap(err, "release nonce of %s", id)
+		for _, r := range rs {
+			if err := s.releaseOne(ctx, dbtx, r, ended, cond, args); err != nil {
+				return err
+			}
 		}
-		if err := s.checkUpdated(ctx, dbtx, res, id, "release nonce of %s", "not submitted"); err != nil {
-			return err
-		}
-		if _, err := dbtx.Exec(ctx, `DELETE FROM tx_attempts WHERE tx_id = ?`, id); err != nil {
-			return s.wrap(err, "forget hashes of %s", id)
-		}
-		if txErr == nil {
-			return nil
-		}
-		return s.enqueueCallbacks(ctx, dbtx, id, ended)
+		return nil
 	})
+}
+
+// releaseOne releases the nonce of r.ID in dbtx (ReleaseNonces).
+func (s *Store) releaseOne(ctx context.Context, dbtx Conn, r engine.NonceRelease, ended time.Time, cond string, condArgs []any) error {
+	id := r.ID
+	status, errJSON, endedAt := string(engine.StatusNew), sql.NullString{}, any(nil)
+	if r.Err != nil {
+		j, err := sqlrow.NullJSON("error", r.Err, false)
+		if err != nil {
+			return s.errorf("release nonce of %s: %w", id, err)
+		}
+		status, errJSON, endedAt = string(engine.StatusFailed), j, s.ts(ended)
+	}
+	res, err := dbtx.Exec(ctx, `UPDATE transactions SET status = ?, error = ?, ended = ?,
+		nonce = NULL, gas_limit = NULL, hash = NULL, raw_tx = NULL, submitted = NULL
+		WHERE id = ? AND `+cond, append([]any{status, errJSON, endedAt, id}, condArgs...)...)
+	if err != nil {
+		return s.wrap(err, "release nonce of %s", id)
+	}
+	if err := s.checkUpdated(ctx, dbtx, res, id, "release nonce of %s", "not submitted"); err != nil {
+		return err
+	}
+	if _, err := dbtx.Exec(ctx, `DELETE FROM tx_attempts WHERE tx_id = ?`, id); err != nil {
+		return s.wrap(err, "forget hashes of %s", id)
+	}
+	if r.Err == nil {
+		return nil
+	}
+	return s.enqueueCallbacks(ctx, dbtx, id, ended)
 }

@@ -46,6 +46,38 @@ func testReleaseNonce(t *testing.T, s engine.Store) {
 	wantCode(t, s.ReleaseNonce(ctx, engine.Fence{}, failed.ID, nil, at(52)), engine.CodeConflict, "ReleaseNonce of a failed transaction")
 }
 
+// testReleaseNonces: a batch of releases goes in one database transaction,
+// all or none: a batch naming a transaction that is not submitted changes
+// nothing, a good one requeues and fails as ReleaseNonce does.
+func testReleaseNonces(t *testing.T, s engine.Store) {
+	br, ok := s.(engine.NonceBatchReleaser)
+	if !ok {
+		t.Skip("the store gives nonces back one at a time")
+	}
+	ctx := ctxOf(t)
+	f := newFixture(t, s)
+	a, b, c, fresh := f.tx("dev", 1), f.tx("dev", 2), f.tx("dev", 3), f.tx("dev", 4)
+	insert(t, s, a, b, c, fresh)
+	submit(t, s, a, 7)
+	submit(t, s, b, 8)
+	submit(t, s, c, 9)
+	noGas := &engine.TxError{Code: engine.TxInsufficientFunds, Message: "no gas"}
+	wantCode(t, br.ReleaseNonces(ctx, engine.Fence{}, []engine.NonceRelease{{ID: c.ID}, {ID: fresh.ID}}, at(60)), engine.CodeConflict, "ReleaseNonces naming a new transaction")
+	if got := get(t, s, c.ID); got.Status != engine.StatusSubmitted || got.Nonce == nil || *got.Nonce != 9 {
+		t.Fatalf("c after a refused batch: %s nonce %v, want submitted with 9 (all or none)", got.Status, got.Nonce)
+	}
+	must(t, br.ReleaseNonces(ctx, engine.Fence{}, []engine.NonceRelease{{ID: c.ID}, {ID: b.ID, Err: noGas}}, at(61)))
+	if got := get(t, s, c.ID); got.Status != engine.StatusNew || got.Nonce != nil || got.Hash != nil {
+		t.Fatalf("c released: %s nonce %v hash %v", got.Status, got.Nonce, got.Hash)
+	}
+	if got := get(t, s, b.ID); got.Status != engine.StatusFailed || got.Error == nil || *got.Error != *noGas || got.Nonce != nil {
+		t.Fatalf("b failed by the batch: %+v", got)
+	}
+	if max, ok, err := s.MaxNonce(ctx, f.account.ID, "dev"); err != nil || !ok || max != 7 {
+		t.Fatalf("MaxNonce after the batch = %d %v %v, want 7", max, ok, err)
+	}
+}
+
 func testUnmine(t *testing.T, s engine.Store) {
 	ctx := ctxOf(t)
 	f := newFixture(t, s)

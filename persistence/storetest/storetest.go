@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"Cursors", testCursors},
 		{"ProcessedHashes", testProcessedHashes},
 		{"ReleaseNonce", testReleaseNonce},
+		{"ReleaseNonces", testReleaseNonces},
 		{"Unmine", testUnmine},
 		{"PendingAccounts", testPendingAccounts},
 		{"Conditions", testConditions},

@@ -1,0 +1,115 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/txengine/txengine/internal/freeport"
+)
+
+// busyProfile profiles a busy burst when TXENGINE_PROFILE names a folder
+// and TXENGINE_BENCH_BIN a txengine built with -tags pprof: a CPU profile
+// of TXENGINE_PROFILE_SECONDS (20) from the start of the load, then the
+// mutex and block profiles, each block's transactions, and the JSON-RPC
+// requests per completed transfer. Without them it does nothing.
+type busyProfile struct {
+	dir, addr string
+	seconds   int
+	done      chan struct{}
+}
+
+func startBusyProfile(t *testing.T, b bins) *busyProfile {
+	dir := os.Getenv("TXENGINE_PROFILE")
+	if dir == "" {
+		return nil
+	}
+	if os.Getenv("TXENGINE_BENCH_BIN") == "" {
+		t.Fatal("TXENGINE_PROFILE needs TXENGINE_BENCH_BIN, a txengine built with -tags pprof")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &busyProfile{dir: dir, addr: fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), seconds: envInt(t, "TXENGINE_PROFILE_SECONDS", 20)}
+}
+
+func (p *busyProfile) env() []string {
+	if p == nil {
+		return nil
+	}
+	return []string{"TXENGINE_PPROF=" + p.addr}
+}
+
+// during takes the CPU profile while the load runs.
+func (p *busyProfile) during(t *testing.T, logf func(string, ...any)) {
+	if p == nil {
+		return
+	}
+	p.done = make(chan struct{})
+	go func() {
+		defer close(p.done)
+		logf("CPU profile for %ds", p.seconds)
+		fetch(t, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.addr, p.seconds), filepath.Join(p.dir, "cpu.pprof"))
+	}()
+}
+
+// after saves the other profiles and logs the blocks and round trips.
+func (p *busyProfile) after(t *testing.T, st *busyStack, started time.Time, r loadReport, before, after metrics, logf func(string, ...any)) {
+	if p == nil {
+		return
+	}
+	<-p.done
+	for _, name := range []string{"mutex", "block", "goroutine"} {
+		fetch(t, fmt.Sprintf("http://%s/debug/pprof/%s", p.addr, name), filepath.Join(p.dir, name+".pprof"))
+	}
+	logSenders(st.ec, started, r.FirstBlock, r.LastBlock, logf)
+	completed := after.completed - before.completed
+	logf("JSON-RPC requests %.0f = %.3f per completed transaction; top: %s", after.rpc-before.rpc, (after.rpc-before.rpc)/completed, after.top(before, 10))
+	for _, name := range []string{"cpu", "mutex", "block"} {
+		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", filepath.Join(p.dir, name+".pprof")).Output()
+		if err != nil {
+			t.Errorf("pprof %s: %v", name, err)
+			continue
+		}
+		logf("== %s ==\n%s", name, out)
+	}
+}
+
+// logSenders logs each block's transactions by sender: how many senders,
+// how many sent the most a sender may have pending (16), and the largest
+// sender's count (the treasury's top-ups show there).
+func logSenders(ec *ethclient.Client, start time.Time, first, last uint64, logf func(string, ...any)) {
+	for n := first - 1; n <= last+1 && first > 0; n++ {
+		blk, err := ec.BlockByNumber(context.Background(), new(big.Int).SetUint64(n))
+		if err != nil {
+			logf("block %d: %v", n, err)
+			continue
+		}
+		by := map[common.Address]int{}
+		for _, tx := range blk.Transactions() {
+			from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
+			if err != nil {
+				continue
+			}
+			by[from]++
+		}
+		full, most := 0, 0
+		for _, c := range by {
+			if c >= 16 {
+				full++
+			}
+			most = max(most, c)
+		}
+		at := time.Unix(int64(blk.Time()), 0)
+		logf("block %d: %4d txs from %2d senders (%2d with 16+, most %3d), gas %3.0f %%, at %+6.1fs", n, len(blk.Transactions()), len(by), full, most,
+			100*float64(blk.GasUsed())/float64(blk.GasLimit()), at.Sub(start).Seconds())
+	}
+}
