@@ -156,12 +156,15 @@ bench:
 ## one account, then through a pool of POOLS_SIZE (32), 64 clients, each on a fresh geth --dev (16
 ## account slots) behind rpcproxy.BusyMempool (a sender's 17th pending refused with geth's "txpool is
 ## full") and PostgreSQL, defaults: drain, chain bound, refusals, CPU per transaction, node check.
-## POOLS_ONLY=single or pool runs one. Not part of make test.
+## POOLS_ONLY=single or pool runs one; POOLS_RECIPIENTS=10000 sends each transfer to a fresh address
+## (100 by default: holders after their first transfer). Not part of make test.
 POOLS_N    ?= 10000
 POOLS_SIZE ?= 32
 POOLS_ONLY ?=
+POOLS_RECIPIENTS ?= 100
 bench-pools:
 	TXENGINE_BENCH=pools TXENGINE_BENCH_POOLS_N=$(POOLS_N) TXENGINE_BENCH_POOLS_SIZE=$(POOLS_SIZE) TXENGINE_BENCH_POOLS_ONLY=$(POOLS_ONLY) \
+		TXENGINE_BENCH_POOLS_RECIPIENTS=$(POOLS_RECIPIENTS) \
 		$(GO) test -v -count=1 -timeout 60m -run '^TestBenchPools$$' ./bench/suite/
 
 ## bench-go: the Go micro-benchmarks docs/performance.md quotes (hot path, store writes; PostgreSQL ones start a

@@ -90,14 +90,24 @@ func busyBurst(t *testing.T, b bins, n int, logf func(string, ...any), args ...s
 func benchPools(t *testing.T, b bins, n, size int, logf func(string, ...any)) []benchtable.Row {
 	only := os.Getenv("TXENGINE_BENCH_POOLS_ONLY")
 	var rows []benchtable.Row
-	where := fmt.Sprintf("on geth --dev behind a busy mempool (16 pending per sender), PostgreSQL, defaults, %d clients", p1Clients)
+	// Recipients: txload's 100 by default (holders after their first
+	// transfer: 48,783 gas each on geth's dev chain); n of them makes every
+	// transfer pay a fresh address (more gas: fewer fit a block).
+	recipients := envInt(t, "TXENGINE_BENCH_POOLS_RECIPIENTS", 100)
+	to := "to 100 recipients (holders after their first transfer)"
+	if recipients >= n {
+		to = "each to a fresh recipient"
+	} else if recipients != 100 {
+		to = fmt.Sprintf("to %d recipients", recipients)
+	}
+	where := fmt.Sprintf("%s, on geth --dev behind a busy mempool (16 pending per sender), PostgreSQL, defaults, %d clients", to, p1Clients)
 	var single busyRun
 	if only == "" || only == "single" {
-		single = busyBurst(t, b, n, logf)
+		single = busyBurst(t, b, n, logf, "--recipients", itoa(recipients))
 		rows = append(rows, busyRows("B.single", fmt.Sprintf("1 × %d %s", n, where), single)...)
 	}
 	if only == "" || only == "pool" {
-		pool := busyBurst(t, b, n, logf, "--pool-size", itoa(size))
+		pool := busyBurst(t, b, n, logf, "--recipients", itoa(recipients), "--pool-size", itoa(size))
 		rows = append(rows, busyRows("B.pool", fmt.Sprintf("%d through a pool of %d %s", n, size, where), pool)...)
 		if single.r.LastCompletedSeconds > 0 {
 			rows = append(rows, benchtable.Row{ID: "B.pool.speedup", What: "single account's drain / the pool's", Value: single.r.LastCompletedSeconds / pool.r.LastCompletedSeconds, Unit: "x"})
