@@ -94,22 +94,28 @@ func logSenders(ec *ethclient.Client, start time.Time, first, last uint64, logf 
 			continue
 		}
 		by := map[common.Address]int{}
+		plain := map[common.Address]int{} // transactions without data: ETH transfers
 		for _, tx := range blk.Transactions() {
 			from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
 			if err != nil {
 				continue
 			}
 			by[from]++
+			if len(tx.Data()) == 0 {
+				plain[from]++
+			}
 		}
-		full, most := 0, 0
-		for _, c := range by {
+		full, most, mostETH := 0, 0, 0
+		for a, c := range by {
 			if c >= 16 {
 				full++
 			}
-			most = max(most, c)
+			if c > most {
+				most, mostETH = c, plain[a]
+			}
 		}
 		at := time.Unix(int64(blk.Time()), 0)
-		logf("block %d: %4d txs from %2d senders (%2d with 16+, most %3d), gas %3.0f %%, at %+6.1fs", n, len(blk.Transactions()), len(by), full, most,
+		logf("block %d: %4d txs from %2d senders (%2d with 16+, most %3d of which %2d ETH), gas %3.0f %%, at %+6.1fs", n, len(blk.Transactions()), len(by), full, most, mostETH,
 			100*float64(blk.GasUsed())/float64(blk.GasLimit()), at.Sub(start).Seconds())
 	}
 }
