@@ -94,6 +94,9 @@ type System struct {
 	// mode; in cluster mode the network leaders run them).
 	subscribers map[string]*actor.PID
 	faucets     map[string]*actor.PID
+	// leaderKeepers are the pool keepers this node runs as a network's
+	// leader (cluster mode), by network.
+	leaderKeepers map[string]*engine.PoolKeeper
 	// Pools (actors/pools.go): set at Start, only read after.
 	balancer   *engine.PoolBalancer
 	keepers    map[string]*engine.PoolKeeper
@@ -141,6 +144,8 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		nonces:      engine.NewNonceBook(),
 		keepers:     map[string]*engine.PoolKeeper{},
 		keeperPIDs:  map[string]*actor.PID{},
+
+		leaderKeepers: map[string]*engine.PoolKeeper{},
 	}
 	s.startPools()
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
