@@ -56,6 +56,9 @@ func (s *System) keeperProps(net *engine.Network, leader bool) *actor.Props {
 	})
 	if leader {
 		s.mu.Lock()
+		if s.leaderKeepers == nil {
+			s.leaderKeepers = map[string]*engine.PoolKeeper{}
+		}
 		s.leaderKeepers[net.Name] = k
 		s.mu.Unlock()
 	} else {

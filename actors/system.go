@@ -95,7 +95,7 @@ type System struct {
 	subscribers map[string]*actor.PID
 	faucets     map[string]*actor.PID
 	// leaderKeepers are the pool keepers this node runs as a network's
-	// leader (cluster mode), by network.
+	// leader (cluster mode), by network; guarded by mu, made on first use.
 	leaderKeepers map[string]*engine.PoolKeeper
 	// Pools (actors/pools.go): set at Start, only read after.
 	balancer   *engine.PoolBalancer
@@ -144,8 +144,6 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		nonces:      engine.NewNonceBook(),
 		keepers:     map[string]*engine.PoolKeeper{},
 		keeperPIDs:  map[string]*actor.PID{},
-
-		leaderKeepers: map[string]*engine.PoolKeeper{},
 	}
 	s.startPools()
 	s.conds = engine.NewConditions(cfg.Store, cfg.Clock, cfg.Log)
