@@ -7,6 +7,11 @@ import (
 	"github.com/txengine/txengine/engine"
 )
 
+// maxReasonDeps bounds the dependencies whose statuses one request reads
+// for its reasons (a page of 1000 transactions may name 100 each); the
+// others are named without their status.
+const maxReasonDeps = 5000
+
 // withWaitReasons sets the waitReason of the views of txs that wait
 // (views[i] is txs[i]'s), from facts read once for them all (waitFacts):
 // a list of 100 waiting transactions costs one read of their
@@ -29,13 +34,15 @@ func (s *Server) withWaitReasons(ctx context.Context, txs []*engine.Transaction,
 // keeper's shortfall (memory) and its pending top-ups (one read).
 func (s *Server) waitFacts(ctx context.Context, txs []*engine.Transaction) engine.WaitFacts {
 	var deps []string
+	seen := map[string]bool{}
 	pools := map[string]string{} // pool id: network
 	for _, tx := range txs {
 		if tx.Status != engine.StatusWaiting {
 			continue
 		}
 		for _, d := range tx.DependsOn {
-			if !slices.Contains(deps, d) {
+			if !seen[d] && len(deps) < maxReasonDeps {
+				seen[d] = true
 				deps = append(deps, d)
 			}
 		}
