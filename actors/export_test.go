@@ -8,3 +8,8 @@ func (s *System) WakeBatches() (batches, wakes int) {
 	}
 	return s.wakes.stats()
 }
+
+// ForgetKeeper makes s a node that does not run network's pool keeper,
+// as a cluster node that does not lead the network (tests only; call it
+// from the goroutine that sends).
+func (s *System) ForgetKeeper(network string) { delete(s.keepers, network) }

@@ -204,6 +204,7 @@ func (l *netLeader) demote(c actor.Context) {
 	for _, pid := range l.children {
 		_ = c.StopFuture(pid).Wait()
 	}
+	l.s.leaderKeeperGone(l.net.Name)
 	l.children, l.held = nil, false
 }
 

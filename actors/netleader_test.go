@@ -98,6 +98,8 @@ type leaderFixture struct {
 	leases *flakyLeases
 	sys    *actor.ActorSystem
 	pid    *actor.PID
+	// node is the System the leader belongs to.
+	node *System
 }
 
 func newLeaderFixture(t *testing.T, ttl time.Duration) *leaderFixture {
@@ -118,6 +120,7 @@ func newLeaderFixture(t *testing.T, ttl time.Duration) *leaderFixture {
 	net := &engine.Network{Name: "dev", ChainID: big.NewInt(1337), PollInterval: 20 * time.Millisecond, Chain: client}
 	f := &leaderFixture{t: t, store: st, leases: &flakyLeases{LeaseStore: st}, sys: actor.NewActorSystem()}
 	s := &System{cfg: Config{Store: st, Log: log, Clock: engine.SystemClock{}}, sys: f.sys}
+	f.node = s
 	cc := &ClusterConfig{Node: "node-a", Leases: f.leases, NetworkLeaseTTL: ttl, RecoverEvery: time.Hour}
 	f.pid = f.sys.Root.Spawn(leaderProps(s, cc, net, watcher.Config{Network: net, Clock: engine.SystemClock{}, Log: log, Waker: nopWaker{}}))
 	t.Cleanup(func() {
@@ -206,10 +209,15 @@ func TestLeaderDemotesBeforeTTL(t *testing.T) {
 // TestLeaderDemotesWhenTheWatcherIsFenced: when the lease goes to another
 // tenure between two renewals, the watcher's next write is refused and the
 // leader stops following at once, without waiting for its next renewal.
+// While it leads, its pool keeper is the node's (PoolStatus and the views
+// read its findings); after, the node has none.
 func TestLeaderDemotesWhenTheWatcherIsFenced(t *testing.T) {
 	const ttl = 30 * time.Second // renewals every 10 s: none in this test
 	f := newLeaderFixture(t, ttl)
 	f.following()
+	if f.node.keeperOf("dev") == nil {
+		t.Fatal("the leader's pool keeper is not the node's")
+	}
 	ctx := context.Background()
 	if err := f.store.ReleaseNetworkLease(ctx, "dev", "node-a"); err != nil {
 		t.Fatal(err)
@@ -220,6 +228,9 @@ func TestLeaderDemotesWhenTheWatcherIsFenced(t *testing.T) {
 	taken := time.Now()
 	stopped := f.waitFor("stop following", 5*time.Second, func(s leaderState) bool { return !s.Held && s.Children == 0 })
 	t.Logf("stopped following %s after the lease went to another node", stopped.Sub(taken))
+	if f.node.keeperOf("dev") != nil {
+		t.Error("the node still has the pool keeper of a network it no longer leads")
+	}
 	cursor, _, err := f.store.Cursor(ctx, "dev")
 	if err != nil {
 		t.Fatal(err)

@@ -54,12 +54,48 @@ func (s *System) keeperProps(net *engine.Network, leader bool) *actor.Props {
 		Network: net, Store: s.cfg.Store, Submit: s, Clock: s.cfg.Clock, Log: s.cfg.Log,
 		Metrics: s.poolMetrics(), LowWaterTxs: s.cfg.PoolLowWaterTxs,
 	})
-	if !leader {
+	if leader {
+		s.mu.Lock()
+		if s.leaderKeepers == nil {
+			s.leaderKeepers = map[string]*engine.PoolKeeper{}
+		}
+		s.leaderKeepers[net.Name] = k
+		s.mu.Unlock()
+	} else {
 		s.keepers[net.Name] = k
 	}
 	return pools.Props(pools.Config{
 		Keeper: k, Network: net.Name, Store: s.cfg.Store, Log: s.cfg.Log, Every: s.cfg.PoolEvery, Rescan: leader,
 	})
+}
+
+// leaderKeeperGone forgets the keeper of network this node ran as its
+// leader (the lease went to another node).
+func (s *System) leaderKeeperGone(network string) {
+	s.mu.Lock()
+	delete(s.leaderKeepers, network)
+	s.mu.Unlock()
+}
+
+// keeperOf returns the pool keeper of network that runs on this node
+// (single-node mode, or this node leads the network), or nil.
+func (s *System) keeperOf(network string) *engine.PoolKeeper {
+	if k := s.keepers[network]; k != nil {
+		return k
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leaderKeepers[network]
+}
+
+// PoolShort returns why the pool cannot cover its members as its keeper
+// last found, when the keeper runs on this node; "" otherwise (no node
+// read: the transaction views ask it for every pool they show).
+func (s *System) PoolShort(network, poolID string) string {
+	if k := s.keeperOf(network); k != nil {
+		return k.Short(poolID)
+	}
+	return ""
 }
 
 // AssignPoolMember gives a send through p (its members loaded) a member:
@@ -135,10 +171,34 @@ func (s *System) PoolStatus(ctx context.Context, p *engine.Pool) (engine.PoolSta
 		}
 		out.Members[i] = ms
 	}
-	if k := s.keepers[p.Network]; k != nil {
-		out.TopUps, out.Short = k.TopUps(p.ID), k.Short(p.ID)
+	if out.TopUps, out.Short, err = s.poolTopUpsAndShort(ctx, net, p); err != nil {
+		return engine.PoolStatus{}, err
 	}
 	return out, nil
+}
+
+// poolTopUpsAndShort returns p's top-ups (the store's count) and why it
+// cannot cover its members: its keeper's finding where the keeper runs on
+// this node, else assessed now as a keeper would (cluster mode on a node
+// that does not lead the network; a node that does not answer leaves it
+// empty, logged).
+func (s *System) poolTopUpsAndShort(ctx context.Context, net *engine.Network, p *engine.Pool) (int, string, error) {
+	tu, err := s.cfg.Store.PoolTopUps(ctx, p.ID)
+	if err != nil {
+		return 0, "", fmt.Errorf("top-ups of pool %s: %w", p.ID, err)
+	}
+	if k := s.keeperOf(p.Network); k != nil {
+		return tu.Sent, k.Short(p.ID), nil
+	}
+	k := engine.NewPoolKeeper(engine.PoolKeeperConfig{Network: net, Store: s.cfg.Store, Clock: s.cfg.Clock, Log: s.cfg.Log,
+		LowWaterTxs: s.cfg.PoolLowWaterTxs})
+	actx, cancel := context.WithTimeout(ctx, poolStatusTimeout)
+	defer cancel()
+	short, err := k.Assess(actx, p)
+	if err != nil {
+		s.cfg.Log.Warn("pool status: shortfall", "pool", p.ID, "err", err)
+	}
+	return tu.Sent, short, nil
 }
 
 // nonceHealth describes a member's nonce health: "ok", or how long its

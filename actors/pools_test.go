@@ -177,7 +177,8 @@ func TestPoolTransfersWaitForTopUpsAndComplete(t *testing.T) {
 // TestPoolTopUpPaidOnceAcrossRestart: with the chain paused the top-ups
 // stay pending; the keeper sends no second one while they are, and
 // neither does the keeper of a restarted system over the same store
-// (PendingPools, OrderingKeyMember). Then everything completes.
+// (PendingPools, OrderingKeyMember), whose PoolStatus counts the two
+// (the store's count). Then everything completes.
 func TestPoolTopUpPaidOnceAcrossRestart(t *testing.T) {
 	f, ps, p := newPoolFixture(t)
 	f.sim.Pause(true)
@@ -199,6 +200,10 @@ func TestPoolTopUpPaidOnceAcrossRestart(t *testing.T) {
 	f.start()
 	time.Sleep(3 * time.Second) // the restarted keeper looks three times
 	checkTopUps(t, f, ps, p)
+	// The restarted system counts the top-ups its predecessor sent.
+	if st, err := f.sys.PoolStatus(context.Background(), p); err != nil || st.TopUps != 2 {
+		t.Fatalf("after the restart PoolStatus says %d top-ups (%v), want 2", st.TopUps, err)
+	}
 	f.sim.Pause(false)
 	for _, tx := range f.waitAll(ids, time.Minute) {
 		if tx.Status != engine.StatusCompleted {

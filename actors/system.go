@@ -94,6 +94,9 @@ type System struct {
 	// mode; in cluster mode the network leaders run them).
 	subscribers map[string]*actor.PID
 	faucets     map[string]*actor.PID
+	// leaderKeepers are the pool keepers this node runs as a network's
+	// leader (cluster mode), by network; guarded by mu, made on first use.
+	leaderKeepers map[string]*engine.PoolKeeper
 	// Pools (actors/pools.go): set at Start, only read after.
 	balancer   *engine.PoolBalancer
 	keepers    map[string]*engine.PoolKeeper

@@ -957,13 +957,13 @@ type Pool struct {
 	Name    string       `json:"name"`
 	Network string       `json:"network"`
 
-	// Short GET /pools/{id} only: why the pool cannot cover what its members need (no treasury, or the treasury's balance); absent when it can. A transfer that no member can cover stays `waiting` meanwhile.
+	// Short GET /pools/{id} only: why the pool cannot cover what its members need (no treasury, or the treasury's balance); absent when it can. A transfer that no member can cover stays `waiting` meanwhile, its `waitReason` saying why.
 	Short *string `json:"short,omitempty"`
 
 	// Size Number of members.
 	Size int `json:"size"`
 
-	// TopUps GET /pools/{id} only: the top-up transactions the pool has sent (from the treasury; listed by GET /transactions?pool=).
+	// TopUps GET /pools/{id} only: the top-up transactions the pool has sent, in any status (from the treasury; listed by GET /transactions?pool=), counted in the store: the same on every node and after a restart.
 	TopUps *int `json:"topUps,omitempty"`
 
 	// Treasury Id of the current user's account that refills the members (gas and tokens); null when the pool has none (the network's faucet, where one is configured, funds the new members' gas).
@@ -1275,6 +1275,11 @@ type Transaction struct {
 	//
 	// Example: 1000000000000000000
 	WaitForValue *string `json:"waitForValue,omitempty"`
+
+	// WaitReason Why the transaction waits, in words for people (not a stable format): the dependencies not completed yet (with their status), the balance its sender awaits (`waitForAsset`/`waitForValue`) and, for a send through a pool, why its member lacks it (the pool has no treasury, its treasury cannot cover the top-ups, a top-up is pending, or the treasury refills it at the keeper's next look) and the `waitTimeout` deadline. Present in `GET /transactions` and `GET /transactions/{id}` exactly when `status` is `waiting`; absent in every other status and in other responses (202 answers, callbacks).
+	//
+	// Example: waits until its pool member 0x5B38Da6a701c568545dCfcB03FcB875f56beddC4 holds 5 of token 0x00000000000000000000000000000000000000AA beyond what its transfers in flight move; the pool has no treasury, so nothing refills its members
+	WaitReason *string `json:"waitReason,omitempty"`
 
 	// WaitUntil Deadline of the conditions (`created` + `waitTimeout`); present when `waitTimeout` was given.
 	WaitUntil *time.Time `json:"waitUntil,omitempty"`

@@ -95,6 +95,20 @@ type PoolStore interface {
 	// transaction of (poolID, key), and false when no transaction of the
 	// key is pending.
 	OrderingKeyMember(ctx context.Context, poolID, key string) (string, bool, error)
+	// PoolTopUps returns the pool's top-ups (its treasury's transactions
+	// of the pool whose OrderingKey starts with TopUpKeyPrefix): how many
+	// were sent, in any status, and the keys of those not ended. A pool
+	// without a treasury has none; ErrNotFound for an unknown pool.
+	PoolTopUps(ctx context.Context, poolID string) (PoolTopUps, error)
+}
+
+// PoolTopUps is what a pool's treasury has sent its members.
+type PoolTopUps struct {
+	// Sent counts the top-up transactions, whatever their status.
+	Sent int
+	// Pending are the OrderingKeys of the top-ups not ended (new,
+	// waiting, submitted), in no particular order.
+	Pending []string
 }
 
 // TopUpKeyPrefix starts the OrderingKey of a pool's top-ups:
@@ -150,7 +164,8 @@ type PoolMemberStatus struct {
 // top-ups, and why the treasury cannot refill (empty when it can).
 type PoolStatus struct {
 	Members []PoolMemberStatus
-	// TopUps counts the top-up transactions the pool has sent.
+	// TopUps counts the top-up transactions the pool has sent (the
+	// store's count: the same on every node, kept across restarts).
 	TopUps int
 	// Short is why the pool cannot cover what its members need (no
 	// treasury, or the treasury's balance), empty when it can.

@@ -61,14 +61,14 @@ type PoolKeeperConfig struct {
 // transaction from the treasury (PoolID set, OrderingKey TopUpKeyPrefix +
 // member + ":" + asset); a member gets none while one of the same asset is
 // pending (the store says so: restart-safe). Tick runs from one goroutine
-// (the keeper actor); Add, Short and TopUps are safe for concurrent use.
+// (the keeper actor); Add, Short and Assess are safe for concurrent use
+// (the store counts the top-ups: PoolStore.PoolTopUps).
 type PoolKeeper struct {
 	cfg PoolKeeperConfig
 
 	mu     sync.Mutex
 	active map[string]struct{}
 	short  map[string]string
-	topUps map[string]int
 }
 
 // NewPoolKeeper returns the keeper of cfg.Network's pools.
@@ -91,7 +91,7 @@ func NewPoolKeeper(cfg PoolKeeperConfig) *PoolKeeper {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &PoolKeeper{cfg: cfg, active: map[string]struct{}{}, short: map[string]string{}, topUps: map[string]int{}}
+	return &PoolKeeper{cfg: cfg, active: map[string]struct{}{}, short: map[string]string{}}
 }
 
 // Add marks a pool as having work: the next Tick looks at it.
@@ -122,13 +122,6 @@ func (k *PoolKeeper) Short(poolID string) string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.short[poolID]
-}
-
-// TopUps returns how many top-ups of the pool this keeper sent.
-func (k *PoolKeeper) TopUps(poolID string) int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.topUps[poolID]
 }
 
 // Tick looks at every pool with work: it tops up its members where needed
@@ -297,31 +290,64 @@ func (k *PoolKeeper) notPending(ctx context.Context, p *Pool, owed []topUp) ([]t
 	return out, nil
 }
 
-// pay sends what the treasury can cover of owed, and records what it
-// cannot (Short).
-func (k *PoolKeeper) pay(ctx context.Context, p *Pool, owed []topUp) error {
+// noTreasury is the shortfall of a pool without a treasury whose members
+// need a top-up.
+const noTreasury = "no treasury: members need gas or tokens and nothing refills them"
+
+// Assess returns why p cannot cover its members now ("" when it can), as
+// a look of its keeper would find, and pays nothing: GET /pools/{id} on a
+// node that does not run p's keeper (cluster mode, where the network's
+// leader runs it). It reads the loads, the members' and the treasury's
+// balances and the pending top-ups.
+func (k *PoolKeeper) Assess(ctx context.Context, p *Pool) (string, error) {
+	loads, err := k.cfg.Store.PoolLoads(ctx, p.ID)
+	if err != nil {
+		return "", fmt.Errorf("loads: %w", err)
+	}
+	owed, err := k.owed(ctx, p, loads)
+	if err != nil {
+		return "", err
+	}
+	if owed, err = k.notPending(ctx, p, owed); err != nil {
+		return "", err
+	}
+	_, _, short, err := k.payable(ctx, p, owed)
+	return short, err
+}
+
+// payable returns the top-ups of owed that p's treasury covers, the
+// treasury (nil when it pays nothing), and why it cannot pay the rest.
+func (k *PoolKeeper) payable(ctx context.Context, p *Pool, owed []topUp) ([]topUp, *Account, string, error) {
 	if len(owed) == 0 {
-		k.setShort(p, "")
-		return nil
+		return nil, nil, "", nil
 	}
 	if p.TreasuryID == "" {
-		k.setShort(p, "no treasury: members need gas or tokens and nothing refills them")
-		return nil
+		return nil, nil, noTreasury, nil
 	}
 	treasury, err := k.cfg.Store.AccountByID(ctx, p.TreasuryID)
 	if err != nil {
-		return fmt.Errorf("treasury: %w", err)
+		return nil, nil, "", fmt.Errorf("treasury: %w", err)
 	}
 	payable, short, err := k.covered(ctx, treasury, owed)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return payable, treasury, short, nil
+}
+
+// pay sends what the treasury can cover of owed, and records what it
+// cannot (Short).
+func (k *PoolKeeper) pay(ctx context.Context, p *Pool, owed []topUp) error {
+	payable, treasury, short, err := k.payable(ctx, p, owed)
 	if err != nil {
 		return err
 	}
 	k.setShort(p, short)
+	if len(payable) == 0 {
+		return nil
+	}
 	sent := k.submitAll(ctx, p, treasury, payable)
 	if sent > 0 {
-		k.mu.Lock()
-		k.topUps[p.ID] += sent
-		k.mu.Unlock()
 		k.cfg.Metrics.PoolTopUps(p.ID, p.Network, sent)
 	}
 	return nil

@@ -110,8 +110,8 @@ func TestPoolKeeperTopsUpOncePerMemberAndAsset(t *testing.T) {
 			t.Fatalf("top-up %+v is not the treasury's, of the pool", tx)
 		}
 	}
-	if k.TopUps(f.pool.ID) != 2 || k.Short(f.pool.ID) != "" {
-		t.Fatalf("TopUps %d, Short %q; want 2, none", k.TopUps(f.pool.ID), k.Short(f.pool.ID))
+	if k.Short(f.pool.ID) != "" {
+		t.Fatalf("Short %q; want none", k.Short(f.pool.ID))
 	}
 	// Pending: nothing more, from this keeper nor from a new one (a restart).
 	k.Tick(context.Background())
@@ -140,17 +140,34 @@ func TestPoolKeeperSaysWhyItIsShort(t *testing.T) {
 	if s := k.Short(f.pool.ID); !strings.Contains(s, "holds 10 of token") {
 		t.Fatalf("Short %q, want the treasury's token shortfall", s)
 	}
+	wantAssess(t, f, k.Short(f.pool.ID), 1)
 	f.pool.TreasuryID = ""
 	clear(f.store.pending)
 	k.Tick(context.Background())
 	if s := k.Short(f.pool.ID); !strings.HasPrefix(s, "no treasury") {
 		t.Fatalf("Short %q, want no treasury", s)
 	}
+	wantAssess(t, f, k.Short(f.pool.ID), 1)
 	// Nothing pending and nothing owed: the keeper lets the pool go.
 	f.store.loads = nil
 	f.node.eth[f.pool.Members[1].Address] = big.NewInt(1e18)
 	k.Tick(context.Background())
 	if k.Short(f.pool.ID) != "" || k.Has(f.pool.ID) {
 		t.Fatalf("Short %q, active %v after the members were covered and idle", k.Short(f.pool.ID), k.Has(f.pool.ID))
+	}
+	wantAssess(t, f, "", 1)
+}
+
+// wantAssess fails unless a keeper that never looked at the pool (another
+// node's) assesses the shortfall want, and paid nothing: the fixture
+// still has submitted top-ups only.
+func wantAssess(t *testing.T, f *keeperFixture, want string, submitted int) {
+	t.Helper()
+	got, err := f.keeper().Assess(context.Background(), f.pool)
+	if err != nil || got != want {
+		t.Fatalf("Assess = %q, %v; want %q (the keeper's Short)", got, err, want)
+	}
+	if len(f.submit.txs) != submitted {
+		t.Fatalf("Assess submitted: %d top-ups, want %d", len(f.submit.txs), submitted)
 	}
 }

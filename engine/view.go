@@ -57,6 +57,9 @@ type TransactionView struct {
 	WaitForAsset string      `json:"waitForAsset,omitempty"`
 	WaitForValue string      `json:"waitForValue,omitempty"`
 	WaitUntil    string      `json:"waitUntil,omitempty"`
+	// WaitReason says why the transaction waits (WaitReason); set by
+	// the API's reads only while the status is waiting, omitted otherwise.
+	WaitReason string `json:"waitReason,omitempty"`
 	// Pool and OrderingKey are present on sends through a pool.
 	Pool        string `json:"pool,omitempty"`
 	OrderingKey string `json:"orderingKey,omitempty"`

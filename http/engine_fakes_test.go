@@ -38,6 +38,8 @@ type fakeEngine struct {
 	// PoolChanged.
 	poolStatus   engine.PoolStatus
 	poolsChanged []engine.Pool
+	// poolShort is what PoolShort answers, by pool id.
+	poolShort map[string]string
 }
 
 // NonceStuck answers from e.stuck, as actors.System does from its book.

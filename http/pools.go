@@ -292,6 +292,7 @@ func (s *Server) resizePool(c *gin.Context) {
 	} else if grow < 0 {
 		err = s.store.ResizePool(ctx, p.ID, *req.Size, nil)
 	}
+	s.pools.drop(p.ID)
 	if engine.IsNotFound(err) {
 		err = notFound("", "pool %s not found", p.ID) // deleted meanwhile
 	}
@@ -327,6 +328,7 @@ func (s *Server) deletePool(c *gin.Context) {
 		return
 	}
 	err = s.store.DeletePool(c.Request.Context(), p.ID)
+	s.pools.drop(p.ID) // refused at once by this node's sends
 	if engine.IsNotFound(err) {
 		err = notFound("", "pool %s not found", p.ID) // deleted meanwhile
 	}
@@ -347,10 +349,20 @@ func (s *Server) pathPool(c *gin.Context) (*engine.Pool, error) {
 	return s.ownPool(c.Request.Context(), currentUser(c).ID, id, "")
 }
 
-// ownPool returns owner's pool id, or not_found on field (another user's
-// pool too).
+// ownPool returns owner's pool id, read from the store, or not_found on
+// field (another user's pool too).
 func (s *Server) ownPool(ctx context.Context, owner, id, field string) (*engine.Pool, error) {
-	p, err := s.store.PoolByID(ctx, id)
+	return s.ownPoolWith(ctx, owner, id, field, s.store.PoolByID)
+}
+
+// cachedPool returns pool id through the pool cache (shared: read only).
+func (s *Server) cachedPool(ctx context.Context, id string) (*engine.Pool, error) {
+	return s.pools.get(ctx, id, s.clock.Now(), s.store.PoolByID)
+}
+
+// ownPoolWith is ownPool reading the pool with read.
+func (s *Server) ownPoolWith(ctx context.Context, owner, id, field string, read func(context.Context, string) (*engine.Pool, error)) (*engine.Pool, error) {
+	p, err := read(ctx, id)
 	if engine.IsNotFound(err) || (err == nil && p.Owner != owner) {
 		return nil, notFound(field, "pool %s not found", id)
 	}

@@ -31,3 +31,10 @@ func (e *fakeEngine) PoolChanged(_ context.Context, p *engine.Pool) {
 	defer e.mu.Unlock()
 	e.poolsChanged = append(e.poolsChanged, *p)
 }
+
+// PoolShort answers e.poolShort[poolID].
+func (e *fakeEngine) PoolShort(_, poolID string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.poolShort[poolID]
+}

@@ -303,8 +303,10 @@ func (l sendLookup) AccountByID(ctx context.Context, id string) (*engine.Account
 	return l.s.store.AccountByID(ctx, id)
 }
 
+// OwnPool reads the pool through the pool cache: a burst of sends through
+// one pool reads it once per poolCacheTTL.
 func (l sendLookup) OwnPool(ctx context.Context, owner, id, field string) (*engine.Pool, error) {
-	return l.s.ownPool(ctx, owner, id, field)
+	return l.s.ownPoolWith(ctx, owner, id, field, l.s.cachedPool)
 }
 
 func (l sendLookup) AssignPoolMember(ctx context.Context, p *engine.Pool, need engine.PoolNeed) (engine.PoolAssignment, error) {

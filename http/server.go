@@ -45,6 +45,10 @@ type Engine interface {
 	// PoolChanged tells the engine that p was created, resized or deleted.
 	// Best effort, non-blocking.
 	PoolChanged(ctx context.Context, p *engine.Pool)
+	// PoolShort returns why the pool cannot cover its members as its
+	// keeper last found, "" when it can or when the keeper does not run
+	// on this node. It reads nothing (transaction views ask it).
+	PoolShort(network, poolID string) string
 }
 
 // Store is the part of engine.Store that the HTTP layer uses, by role.
@@ -78,6 +82,9 @@ type TransactionStore interface {
 	// NoteError records an error on a transaction without changing its
 	// status (an abandoned submitted transaction).
 	NoteError(ctx context.Context, id string, status engine.TxStatus, txErr *engine.TxError) error
+	// Statuses returns the statuses of the transactions ids (any owner;
+	// unknown ids are absent): the dependencies a waitReason names.
+	Statuses(ctx context.Context, ids []string) (map[string]engine.TxStatus, error)
 }
 
 // NonceStore reads an account's nonces on a network (GET /accounts/{id}:
@@ -186,6 +193,8 @@ type Server struct {
 	users userCache
 	// contracts caches registered contracts and their parsed ABIs.
 	contracts contractCache
+	// pools caches the pools that sends name (poolcache.go).
+	pools poolCache
 	// accounts caches accounts (id, owner, address) and default accounts.
 	accounts accountCache
 	// tokenStatics caches the fields of ERC-20 tokens that cannot change.

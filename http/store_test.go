@@ -16,6 +16,27 @@ type testStore struct {
 	*sqlite.Store
 	// pingErr, when set, is the error of Ping (a database that is down).
 	pingErr atomic.Pointer[error]
+	// poolReads, statusReads and topUpReads count the calls of PoolByID,
+	// Statuses and PoolTopUps.
+	poolReads, statusReads, topUpReads atomic.Int64
+}
+
+// PoolByID counts the read (poolReads).
+func (s *testStore) PoolByID(ctx context.Context, id string) (*engine.Pool, error) {
+	s.poolReads.Add(1)
+	return s.Store.PoolByID(ctx, id)
+}
+
+// Statuses counts the read (statusReads).
+func (s *testStore) Statuses(ctx context.Context, ids []string) (map[string]engine.TxStatus, error) {
+	s.statusReads.Add(1)
+	return s.Store.Statuses(ctx, ids)
+}
+
+// PoolTopUps counts the read (topUpReads).
+func (s *testStore) PoolTopUps(ctx context.Context, poolID string) (engine.PoolTopUps, error) {
+	s.topUpReads.Add(1)
+	return s.Store.PoolTopUps(ctx, poolID)
 }
 
 var _ Store = (*testStore)(nil)

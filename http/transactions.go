@@ -33,7 +33,9 @@ func (s *Server) getTransaction(c *gin.Context) {
 		s.fail(c, fmt.Errorf("transaction %s: %w", id, err))
 		return
 	}
-	ok(c, engine.ViewTransaction(tx))
+	views := []engine.TransactionView{engine.ViewTransaction(tx)}
+	s.withWaitReasons(c.Request.Context(), []*engine.Transaction{tx}, views)
+	ok(c, views[0])
 }
 
 // Defaults and bounds of GET /transactions.
@@ -77,6 +79,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 	for _, tx := range txs {
 		body.Data = append(body.Data, engine.ViewTransaction(tx))
 	}
+	s.withWaitReasons(c.Request.Context(), txs, body.Data)
 	if next != nil {
 		if body.Next, err = encodeListCursor(*next, f.Ascending); err != nil {
 			s.fail(c, err)

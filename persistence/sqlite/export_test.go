@@ -38,7 +38,7 @@ func ExplainPoolQueries(ctx context.Context, s *Store) (map[string]string, error
 	plans := map[string]string{}
 	for name, q := range s.Store.PoolQueries() {
 		args := []any{"p"}
-		if name == "OrderingKeyMember" {
+		if name == "OrderingKeyMember" || strings.HasPrefix(name, "TopUps") {
 			args = append(args, "k")
 		}
 		var steps []struct {

@@ -251,6 +251,8 @@ func TestPoolQueriesUseIndexes(t *testing.T) {
 		"PoolLoads":         "SEARCH transactions USING COVERING INDEX transactions_pool_pending",
 		"OrderingKeyMember": "SEARCH transactions USING INDEX transactions_pool_key",
 		"PendingPools":      "transactions_pool_pending",
+		"TopUpsSent":        "transactions_queue",
+		"TopUpsPending":     "SEARCH transactions USING INDEX transactions_pool_key",
 	} {
 		plan := plans[name]
 		t.Logf("%s:\n%s", name, plan)

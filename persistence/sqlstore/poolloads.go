@@ -70,15 +70,17 @@ func (s *Store) poolLoadsQuery() string {
 		GROUP BY account_id, status, pool_asset`
 }
 
-// PoolQueries returns the statements of PoolLoads, OrderingKeyMember and
-// PendingPools bound to the database's placeholders (one argument each
-// but OrderingKeyMember's two: pool id, key), by method name, for the
-// database's tests (EXPLAIN).
+// PoolQueries returns the statements of PoolLoads, OrderingKeyMember,
+// PendingPools and PoolTopUps (TopUpsSent, TopUpsPending) bound to the
+// database's placeholders (one argument each but OrderingKeyMember's and
+// the top-ups' two), by name, for the database's tests (EXPLAIN).
 func (s *Store) PoolQueries() map[string]string {
 	return map[string]string{
 		"PoolLoads":         s.bind(s.poolLoadsQuery()),
 		"OrderingKeyMember": s.bind(orderingKeyQuery),
 		"PendingPools":      s.bind(s.pendingPoolsQuery()),
+		"TopUpsSent":        s.bind(topUpsSentQuery()),
+		"TopUpsPending":     s.bind(topUpsPendingQuery()),
 	}
 }
 

@@ -123,6 +123,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 		{"PoolDelete", testPoolDelete},
 		{"PoolLoads", testPoolLoads},
 		{"PoolPendingAndKeys", testPoolPendingAndKeys},
+		{"PoolTopUps", testPoolTopUps},
 		{"PoolFilter", testPoolFilter},
 		{"PoolColumnsOnEveryRead", testPoolColumnsOnEveryRead},
 	}
