@@ -66,9 +66,10 @@ type PoolKeeperConfig struct {
 type PoolKeeper struct {
 	cfg PoolKeeperConfig
 
-	mu     sync.Mutex
-	active map[string]struct{}
-	short  map[string]string
+	mu      sync.Mutex
+	active  map[string]struct{}
+	short   map[string]string
+	refills map[string]refill // by top-up key
 }
 
 // NewPoolKeeper returns the keeper of cfg.Network's pools.
@@ -91,7 +92,10 @@ func NewPoolKeeper(cfg PoolKeeperConfig) *PoolKeeper {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &PoolKeeper{cfg: cfg, active: map[string]struct{}{}, short: map[string]string{}}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	return &PoolKeeper{cfg: cfg, active: map[string]struct{}{}, short: map[string]string{}, refills: map[string]refill{}}
 }
 
 // Add marks a pool as having work: the next Tick looks at it.
@@ -248,19 +252,21 @@ func (k *PoolKeeper) owed(ctx context.Context, p *Pool, loads []PoolMemberLoad) 
 		low := reservedOf(l, AssetETH)
 		low.Add(low, new(big.Int).Mul(txGas, big.NewInt(n+int64(k.cfg.LowWaterTxs))))
 		if b.ETH.Cmp(low) < 0 {
+			t := topUp{member: m, asset: AssetETH}
 			high := reservedOf(l, AssetETH)
-			high.Add(high, new(big.Int).Mul(txGas, big.NewInt(n+int64(k.cfg.HighWaterTxs))))
-			out = append(out, topUp{member: m, asset: AssetETH, amount: high.Sub(high, b.ETH)})
+			high.Add(high, new(big.Int).Mul(txGas, big.NewInt(n+int64(k.cfg.HighWaterTxs)*k.headroom(t.key()))))
+			t.amount = high.Sub(high, b.ETH)
+			out = append(out, t)
 		}
-		for _, t := range tokens {
-			have, need := b.Tokens[t], reservedOf(l, t)
+		for _, a := range tokens {
+			have, need := b.Tokens[a], reservedOf(l, a)
 			if have == nil || have.Cmp(need) >= 0 {
 				continue
 			}
-			amount := new(big.Int).Sub(need, have)
-			head := new(big.Int).Mul(need, big.NewInt(int64(k.cfg.HeadroomPercent)))
-			amount.Add(amount, head.Div(head, big.NewInt(100)))
-			out = append(out, topUp{member: m, asset: t, amount: amount})
+			t := topUp{member: m, asset: a, amount: new(big.Int).Sub(need, have)}
+			head := new(big.Int).Mul(need, big.NewInt(int64(k.cfg.HeadroomPercent)*k.headroom(t.key())))
+			t.amount.Add(t.amount, head.Div(head, big.NewInt(100)))
+			out = append(out, t)
 		}
 	}
 	return out, nil
@@ -460,6 +466,7 @@ func (k *PoolKeeper) submitBatch(ctx context.Context, p *Pool, treasury *Account
 				k.cfg.Log.Warn("pool top-up not accepted", "pool", p.ID, "member", t.member.AccountID, "asset", t.asset, "err", err)
 				return
 			}
+			k.noteRefill(t.key())
 			mu.Lock()
 			sent++
 			mu.Unlock()

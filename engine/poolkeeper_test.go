@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 )
@@ -169,5 +170,51 @@ func wantAssess(t *testing.T, f *keeperFixture, want string, submitted int) {
 	}
 	if len(f.submit.txs) != submitted {
 		t.Fatalf("Assess submitted: %d top-ups, want %d", len(f.submit.txs), submitted)
+	}
+}
+
+// TestPoolKeeperDoublesHeadroomWhenOutrun: a member that needs another
+// top-up of a token within refillWindow of its last gets twice the last
+// headroom (a burst still arriving outruns 50 %), up to
+// maxHeadroomDoublings; after a quiet refillWindow it is back to 50 %.
+func TestPoolKeeperDoublesHeadroomWhenOutrun(t *testing.T) {
+	f := newKeeperFixture(t)
+	clock := &fixedClock{t: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)}
+	k := NewPoolKeeper(PoolKeeperConfig{Network: f.net, Store: f.store, Submit: f.submit, Clock: clock})
+	k.Add(f.pool.ID)
+	m0 := f.pool.Members[0].Address
+	tokenTopUp := func(reserved, holds int64, after time.Duration) string {
+		t.Helper()
+		clock.t = clock.t.Add(after)
+		f.store.loads[0].Reserved[poolToken.Hex()] = big.NewInt(reserved)
+		f.node.tokens[poolToken][m0] = big.NewInt(holds)
+		clear(f.store.pending)
+		before := len(f.submit.txs)
+		k.Add(f.pool.ID)
+		k.Tick(context.Background())
+		for _, tx := range f.submit.txs[before:] {
+			if tx.ContractAddress == poolToken {
+				return tx.Parameters[1].(string)
+			}
+		}
+		t.Fatalf("no token top-up for %d reserved, %d held", reserved, holds)
+		return ""
+	}
+	for i, c := range []struct {
+		reserved, holds int64
+		after           time.Duration
+		want            string
+	}{
+		{100, 0, 0, "150"},                             // deficit 100 + 50 %
+		{400, 150, 5 * time.Second, "650"},             // 250 + 100 %: outrun
+		{1000, 600, 5 * time.Second, "2400"},           // 400 + 200 %
+		{1000, 900, 5 * time.Second, "4100"},           // 100 + 400 %
+		{1000, 900, 5 * time.Second, "8100"},           // 100 + 800 %, the most
+		{1000, 900, 5 * time.Second, "8100"},           // still 800 %
+		{1000, 900, refillWindow + time.Second, "600"}, // quiet: 100 + 50 %
+	} {
+		if got := tokenTopUp(c.reserved, c.holds, c.after); got != c.want {
+			t.Fatalf("top-up %d (%d reserved, %d held, %v after the last): %s, want %s", i, c.reserved, c.holds, c.after, got, c.want)
+		}
 	}
 }
