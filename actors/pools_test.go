@@ -37,6 +37,28 @@ func (s *poolStore) topUps(t *testing.T, poolID string) []*engine.Transaction {
 	return out
 }
 
+// createPool stores a pool of size new accounts of f's user (not their
+// default) with treasury (an account id, "" for none) and returns it as
+// the store reads it, with its members.
+func createPool(t *testing.T, f *fixture, ps *poolStore, name string, size int, treasury string) *engine.Pool {
+	t.Helper()
+	ctx := context.Background()
+	p := &engine.Pool{ID: uuid.NewString(), Owner: f.user.ID, Name: name, Network: "dev", Size: size, TreasuryID: treasury}
+	members := make([]*engine.Account, size)
+	for i := range members {
+		members[i] = f.newAccount(f.user)
+		members[i].Default = false
+	}
+	if err := ps.CreatePool(ctx, p, members); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ps.PoolByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // newPoolFixture is the fixture restarted with its pool keeper looking
 // every second (the first time half a second after new work: the test's
 // sends are all in by then), and a pool of two members funded with gas
@@ -49,19 +71,8 @@ func newPoolFixture(t *testing.T) (*fixture, *poolStore, *engine.Pool) {
 	f.cfg.PoolEvery = time.Second
 	f.start()
 	ctx := context.Background()
-	p := &engine.Pool{ID: uuid.NewString(), Owner: f.user.ID, Name: "payouts", Network: "dev", Size: 2, TreasuryID: f.account.ID}
-	members := []*engine.Account{f.newAccount(f.user), f.newAccount(f.user)}
-	for _, m := range members {
-		m.Default = false
-	}
-	if err := ps.CreatePool(ctx, p, members); err != nil {
-		t.Fatal(err)
-	}
-	p, err := ps.PoolByID(ctx, p.ID) // with its members
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes, err := f.faucet.Fund(ctx, []common.Address{members[0].Address, members[1].Address})
+	p := createPool(t, f, ps, "payouts", 2, f.account.ID)
+	hashes, err := f.faucet.Fund(ctx, []common.Address{p.Members[0].Address, p.Members[1].Address})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,17 +276,8 @@ func TestPoolMembersWithoutGasAreToppedUp(t *testing.T) {
 	f.cfg.PoolEvery = time.Second
 	f.start()
 	ps := &poolStore{countingStore: f.store, owner: f.user.ID}
-	ctx := context.Background()
-	p := &engine.Pool{ID: uuid.NewString(), Owner: f.user.ID, Name: "dry", Network: "dev", Size: 1, TreasuryID: f.account.ID}
-	m := f.newAccount(f.user)
-	m.Default = false
-	if err := ps.CreatePool(ctx, p, []*engine.Account{m}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := ps.PoolByID(ctx, p.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := createPool(t, f, ps, "dry", 1, f.account.ID)
+	m := p.Members[0]
 	var ids []string
 	for i := 0; i < 3; i++ {
 		tx, a := sendThroughPool(t, f, p, randomAddress(t), 10)
@@ -291,7 +293,7 @@ func TestPoolMembersWithoutGasAreToppedUp(t *testing.T) {
 	}
 	var gas *engine.Transaction
 	for _, tx := range ps.topUps(t, p.ID) {
-		if tx.OrderingKey == engine.TopUpKeyPrefix+m.ID+":ETH" {
+		if tx.OrderingKey == engine.TopUpKeyPrefix+m.AccountID+":ETH" {
 			gas = tx
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/txengine/txengine/engine"
 )
 
@@ -22,20 +20,7 @@ func TestPoolShortOnANodeWithoutTheKeeper(t *testing.T) {
 	f := newFixture(t, 8, time.Minute)
 	ps := &poolStore{countingStore: f.store, owner: f.user.ID}
 	ctx := context.Background()
-	newPool := func(treasury string) *engine.Pool {
-		t.Helper()
-		p := &engine.Pool{ID: uuid.NewString(), Owner: f.user.ID, Name: "dry", Network: "dev", Size: 1, TreasuryID: treasury}
-		m := f.newAccount(f.user)
-		m.Default = false
-		if err := ps.CreatePool(ctx, p, []*engine.Account{m}); err != nil {
-			t.Fatal(err)
-		}
-		p, err := ps.PoolByID(ctx, p.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	newPool := func(treasury string) *engine.Pool { return createPool(t, f, ps, "dry", 1, treasury) }
 	bare := newPool("")
 	broke := newPool(bare.Members[0].AccountID) // a treasury with nothing
 	f.sys.ForgetKeeper("dev")
