@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -87,6 +88,8 @@ func (p *busyProfile) after(t *testing.T, st *busyStack, started time.Time, r lo
 // how many sent the most a sender may have pending (16), and the largest
 // sender's count (the treasury's top-ups show there).
 func logSenders(ec *ethclient.Client, start time.Time, first, last uint64, logf func(string, ...any)) {
+	spans := map[common.Address]*senderSpan{}
+	defer logSpans(spans, logf)
 	for n := first - 1; n <= last+1 && first > 0; n++ {
 		blk, err := ec.BlockByNumber(context.Background(), new(big.Int).SetUint64(n))
 		if err != nil {
@@ -101,6 +104,7 @@ func logSenders(ec *ethclient.Client, start time.Time, first, last uint64, logf 
 				continue
 			}
 			by[from]++
+			spans[from] = spans[from].add(n)
 			if len(tx.Data()) == 0 {
 				plain[from]++
 			}
@@ -117,5 +121,46 @@ func logSenders(ec *ethclient.Client, start time.Time, first, last uint64, logf 
 		at := time.Unix(int64(blk.Time()), 0)
 		logf("block %d: %4d txs from %2d senders (%2d with 16+, most %3d of which %2d ETH), gas %3.0f %%, at %+6.1fs", n, len(blk.Transactions()), len(by), full, most, mostETH,
 			100*float64(blk.GasUsed())/float64(blk.GasLimit()), at.Sub(start).Seconds())
+	}
+}
+
+// senderSpan is one sender's transactions over the logged blocks: how
+// many, in how many blocks, the first and the last block.
+type senderSpan struct {
+	txs, blocks int
+	first, last uint64
+}
+
+// add counts one transaction in block n.
+func (s *senderSpan) add(n uint64) *senderSpan {
+	if s == nil {
+		return &senderSpan{txs: 1, blocks: 1, first: n, last: n}
+	}
+	if s.last != n {
+		s.blocks++
+	}
+	s.txs++
+	s.last = n
+	return s
+}
+
+// logSpans logs the senders by their last block: a tail of part-empty
+// blocks shows which senders were left the most, and whether they had
+// sent in every block before (left behind) or started late (waited).
+func logSpans(spans map[common.Address]*senderSpan, logf func(string, ...any)) {
+	addrs := make([]common.Address, 0, len(spans))
+	for a := range spans {
+		addrs = append(addrs, a)
+	}
+	sort.Slice(addrs, func(i, j int) bool {
+		a, b := spans[addrs[i]], spans[addrs[j]]
+		if a.last != b.last {
+			return a.last < b.last
+		}
+		return a.txs < b.txs
+	})
+	for _, a := range addrs {
+		s := spans[a]
+		logf("sender %s: %4d txs in %2d blocks, blocks %d..%d (%d missed)", a.Hex()[:10], s.txs, s.blocks, s.first, s.last, int(s.last-s.first)+1-s.blocks)
 	}
 }
