@@ -76,8 +76,9 @@ type Network struct {
 	// would otherwise ask twice per account for the same block's fees.
 	FeeQuoteTTL time.Duration
 
-	fees  feeCache
-	heads headLog
+	fees    feeCache
+	heads   headLog
+	senders senderLimit
 }
 
 // Defaults of the checks of pending transactions (reconcileInFlight), in

@@ -274,14 +274,16 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 		}
 	}
 	if poolFull {
-		// The node keeps no more of the account than it holds now.
+		// The node keeps no more of the account than it holds now, nor,
+		// as far as we know, of any other sender.
 		s.window.full(head, load.inFlight)
+		s.net.learnSenderLimit(s.window.ceiling, head)
 	}
 	if err := s.releaseTail(ctx, first, tail, chosen, kinds, sendErrs, load); err != nil {
 		return kept, busy, err
 	}
 	if tookAll(kinds) {
-		s.window.fit(fees.blockGas, maxGas(signed))
+		s.window.fit(head, fees.blockGas, maxGas(signed))
 	}
 	if s.ledger.checked == 0 && kept > 0 && head > 0 {
 		// The window was empty: the blocks are counted from here.

@@ -1,6 +1,9 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // window is an account's adaptive in-flight window: how many of its
 // transactions may be unconfirmed at once. It starts at Network.InFlight.
@@ -28,7 +31,10 @@ import "errors"
 // pass for probeBlocks blocks. A busy public node that keeps 16 pending
 // per sender so gets 16 every block, instead of a window that halves to
 // 16 over several blocks and doubles past it again, each time sending
-// transactions that come straight back.
+// transactions that come straight back. The limit is the node's, not the
+// account's: the network keeps the last one learned (senderLimit), and
+// every other account of the network takes it as its ceiling too (adopt)
+// instead of learning it with a refused batch of its own.
 type window struct {
 	size, min, max int
 	// limited is set when the last pump ended with the window full and
@@ -93,14 +99,61 @@ func (w *window) grow(head uint64, inFlight int) bool {
 }
 
 // fit widens the window to what one block of blockGas can include of
-// transactions of txGas each (at most the window's maximum), unless the
-// node has refused the account for capacity: then only grow widens it. The
-// caller calls it when the node took every transaction of a batch.
-func (w *window) fit(blockGas, txGas uint64) {
+// transactions of txGas each (at most the window's maximum, and at most a
+// ceiling learned at or after head-probeBlocks), unless the node has
+// refused the account for capacity: then only grow widens it. The caller
+// calls it when the node took every transaction of a batch.
+func (w *window) fit(head, blockGas, txGas uint64) {
 	if w.refused || blockGas == 0 || txGas == 0 {
 		return
 	}
-	w.size = max(w.size, int(min(blockGas/txGas, uint64(w.max))))
+	size := int(min(blockGas/txGas, uint64(w.max)))
+	if w.ceiling > 0 && head < w.ceilingAt+probeBlocks {
+		size = min(size, w.ceiling)
+	}
+	w.size = max(w.size, size)
+}
+
+// adopt takes the per-sender limit another account of the network learned
+// at head at (see senderLimit) as the window's ceiling, when it is newer
+// than the window's own: the window drops to it (not below the minimum).
+func (w *window) adopt(limit int, at uint64) {
+	if limit <= 0 || (w.ceiling > 0 && at <= w.ceilingAt) {
+		return
+	}
+	w.ceiling, w.ceilingAt = max(limit, w.min), at
+	w.size = min(w.size, w.ceiling)
+}
+
+// senderLimit is the per-sender limit of a network's node as the last
+// pool-full refusal of any of its accounts taught it (window.full): how
+// many of one sender's transactions the node kept, and at which head.
+type senderLimit struct {
+	mu    sync.Mutex
+	limit int
+	at    uint64
+}
+
+// learnSenderLimit records that the node keeps limit transactions per
+// sender, learned at head.
+func (n *Network) learnSenderLimit(limit int, head uint64) {
+	n.senders.mu.Lock()
+	defer n.senders.mu.Unlock()
+	if head >= n.senders.at {
+		n.senders.limit, n.senders.at = limit, head
+	}
+}
+
+// senderLimitAt returns the node's per-sender limit and the head it was
+// learned at, when it was learned within probeBlocks of head (0 otherwise:
+// none, or too old to trust).
+func (n *Network) senderLimitAt(head uint64) (int, uint64) {
+	n.senders.mu.Lock()
+	defer n.senders.mu.Unlock()
+	if n.senders.limit == 0 || head >= n.senders.at+probeBlocks {
+		return 0, 0
+	}
+	return n.senders.limit, n.senders.at
 }
 
 // shrink halves the window after a refusal for capacity or a stall seen

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
@@ -171,6 +172,57 @@ func TestSenderKeepsToTheNodesSlots(t *testing.T) {
 	}
 }
 
+// TestSendersShareTheNodesLimit: the per-sender limit one account of a
+// network learned from a pool-full refusal is every other account's
+// ceiling: a second account's first pump offers the node only that many,
+// where it would otherwise offer its initial window and then what a block
+// holds, and have the rest refused. Once the limit is older than
+// probeBlocks it no longer binds a new window.
+func TestSendersShareTheNodesLimit(t *testing.T) {
+	const slots = 16
+	pending := map[common.Address]int{}
+	refused := map[common.Address]int{}
+	chain := &fakeChain{send: func(tx *types.Transaction) error {
+		from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
+		if err != nil {
+			return err
+		}
+		if pending[from] >= slots {
+			refused[from]++
+			return errors.New("txpool is full")
+		}
+		pending[from]++
+		return nil
+	}}
+	a, _ := windowSender(t, chain, 64, 100)
+	a.net.ObserveHead(1)
+	if n, err := a.Pump(context.Background()); err != nil || n != slots {
+		t.Fatalf("first account's pump: %d, %v; want %d", n, err, slots)
+	}
+	if refused[a.account.Address] == 0 {
+		t.Fatal("the first account was not refused: the test's node keeps no limit")
+	}
+	b, _ := windowSender(t, chain, 64, 100)
+	b.net = a.net // the same network: what one account learned, the other knows
+	b.window = newWindow(a.net)
+	if n, err := b.Pump(context.Background()); err != nil || n != slots {
+		t.Fatalf("second account's pump: %d, %v; want %d", n, err, slots)
+	}
+	if r := refused[b.account.Address]; r != 0 || b.window.size != slots {
+		t.Fatalf("second account: %d refused, window %d; want none refused and a window of %d (the first account's lesson)", r, b.window.size, slots)
+	}
+	// A limit learned probeBlocks ago binds no new window.
+	a.net.ObserveHead(1 + probeBlocks)
+	if limit, _ := a.net.senderLimitAt(1 + probeBlocks); limit != 0 {
+		t.Fatalf("a limit learned %d blocks ago still binds: %d", probeBlocks, limit)
+	}
+	w := newWindow(a.net)
+	w.adopt(a.net.senderLimitAt(1 + probeBlocks))
+	if w.fit(1+probeBlocks, 10_000_000, 50_000); w.size != 200 {
+		t.Fatalf("a new window after the limit expired fits %d, want 200 (a block of 10M gas at 50k)", w.size)
+	}
+}
+
 // TestSenderWindowFitsABlock: once the node took a whole batch, the window
 // is at least what one block can include of the account's transactions, in
 // the same pump; after a refusal for capacity only blocks widen it.
@@ -190,7 +242,7 @@ func TestSenderWindowFitsABlock(t *testing.T) {
 	// After a refusal for capacity the block's size no longer counts.
 	w := window{size: 8, min: 2, max: 100}
 	w.shrink(5)
-	if w.fit(1_000_000, gas); w.size != 4 {
+	if w.fit(6, 1_000_000, gas); w.size != 4 {
 		t.Fatalf("a refused window fitted to a block: %d, want 4 (8 halved)", w.size)
 	}
 }
