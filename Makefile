@@ -157,14 +157,16 @@ bench:
 ## account slots) behind rpcproxy.BusyMempool (a sender's 17th pending refused with geth's "txpool is
 ## full") and PostgreSQL, defaults: drain, chain bound, refusals, CPU per transaction, node check.
 ## POOLS_ONLY=single or pool runs one; POOLS_RECIPIENTS=10000 sends each transfer to a fresh address
-## (100 by default: holders after their first transfer). Not part of make test.
+## (100 by default: holders after their first transfer). The pool row runs a second burst through the
+## same pool (a pool in use; POOLS_WARM=0 skips it). Not part of make test.
 POOLS_N    ?= 10000
 POOLS_SIZE ?= 32
 POOLS_ONLY ?=
 POOLS_RECIPIENTS ?= 100
+POOLS_WARM ?= 1
 bench-pools:
 	TXENGINE_BENCH=pools TXENGINE_BENCH_POOLS_N=$(POOLS_N) TXENGINE_BENCH_POOLS_SIZE=$(POOLS_SIZE) TXENGINE_BENCH_POOLS_ONLY=$(POOLS_ONLY) \
-		TXENGINE_BENCH_POOLS_RECIPIENTS=$(POOLS_RECIPIENTS) \
+		TXENGINE_BENCH_POOLS_RECIPIENTS=$(POOLS_RECIPIENTS) TXENGINE_BENCH_POOLS_WARM=$(POOLS_WARM) \
 		$(GO) test -v -count=1 -timeout 60m -run '^TestBenchPools$$' ./bench/suite/
 
 ## bench-go: the Go micro-benchmarks docs/performance.md quotes (hot path, store writes; PostgreSQL ones start a

@@ -116,12 +116,16 @@ func (w *window) fit(head, blockGas, txGas uint64) {
 
 // adopt takes the per-sender limit another account of the network learned
 // at head at (see senderLimit) as the window's ceiling, when it is newer
-// than the window's own: the window drops to it (not below the minimum).
+// than the window's own: the window drops to it (not below the minimum),
+// and as after a refusal of its own, only growth widens it from then on
+// (fit does not): when the ceiling's probeBlocks have passed, one account
+// probes and its refusal renews every window's ceiling, instead of every
+// account offering a block's worth that comes back.
 func (w *window) adopt(limit int, at uint64) {
 	if limit <= 0 || (w.ceiling > 0 && at <= w.ceilingAt) {
 		return
 	}
-	w.ceiling, w.ceilingAt = max(limit, w.min), at
+	w.ceiling, w.ceilingAt, w.refused = max(limit, w.min), at, true
 	w.size = min(w.size, w.ceiling)
 }
 

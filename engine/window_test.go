@@ -221,6 +221,12 @@ func TestSendersShareTheNodesLimit(t *testing.T) {
 	if w.fit(1+probeBlocks, 10_000_000, 50_000); w.size != 200 {
 		t.Fatalf("a new window after the limit expired fits %d, want 200 (a block of 10M gas at 50k)", w.size)
 	}
+	// The second account's window, which adopted the limit, does not fit
+	// to a block once the limit expired: only growth widens it, as after
+	// a refusal of its own.
+	if b.window.fit(1+probeBlocks, 10_000_000, 50_000); b.window.size != slots {
+		t.Fatalf("the adopting window fitted to a block after the limit expired: %d, want %d", b.window.size, slots)
+	}
 }
 
 // TestSenderWindowFitsABlock: once the node took a whole batch, the window

@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,13 @@ func busyBurst(t *testing.T, b bins, n int, logf func(string, ...any), args ...s
 	prof := startBusyProfile(t, b)
 	st := startBusyStack(t, b.txengine, prof.env()...)
 	defer st.svc.stop()
+	return st.burst(t, b, prof, n, logf, args...)
+}
+
+// burst runs txload with args (--n n and more) on the stack, checking every
+// completed transfer on the node (--rpc), and profiles it when prof is set.
+func (st *busyStack) burst(t *testing.T, b bins, prof *busyProfile, n int, logf func(string, ...any), args ...string) busyRun {
+	t.Helper()
 	before := scrape(t, st.svc.url)
 	cpu := processCPU(t, st.svc.PID())
 	st.proxy.ResetStats()
@@ -77,6 +85,9 @@ func busyBurst(t *testing.T, b bins, n int, logf func(string, ...any), args ...s
 	logf("busy mempool %v: drained %d in %.1fs (bound %.0fs, %d a block), blocks %d..%d, %d refusals, accepted in %.1fs, CPU %.2f ms per completed, check %s",
 		args, n, r.LastCompletedSeconds, run.bound, run.perBlock, r.FirstBlock, r.LastBlock, run.refusals, r.AcceptSeconds, run.cpuPer, verdict(r))
 	prof.after(t, st, started, r, before, after, logf)
+	if prof == nil && os.Getenv("TXENGINE_BENCH_BLOCKS") != "" {
+		logSenders(st.ec, started, r.FirstBlock, r.LastBlock, logf)
+	}
 	if r.Check == nil || !r.Check.OK {
 		t.Errorf("busy burst %v: check %s %v", args, verdict(r), r.Check)
 	}
@@ -107,13 +118,47 @@ func benchPools(t *testing.T, b bins, n, size int, logf func(string, ...any)) []
 		rows = append(rows, busyRows("B.single", fmt.Sprintf("1 × %d %s", n, where), single)...)
 	}
 	if only == "" || only == "pool" {
-		pool := busyBurst(t, b, n, logf, "--recipients", itoa(recipients), "--pool-size", itoa(size))
-		rows = append(rows, busyRows("B.pool", fmt.Sprintf("%d through a pool of %d %s", n, size, where), pool)...)
+		pool, warm := poolBursts(t, b, n, logf, "--recipients", itoa(recipients), "--pool-size", itoa(size))
+		rows = append(rows, busyRows("B.pool", fmt.Sprintf("%d through a new pool of %d %s", n, size, where), pool)...)
 		if single.r.LastCompletedSeconds > 0 {
 			rows = append(rows, benchtable.Row{ID: "B.pool.speedup", What: "single account's drain / the pool's", Value: single.r.LastCompletedSeconds / pool.r.LastCompletedSeconds, Unit: "x"})
 		}
+		if warm != nil {
+			rows = append(rows, busyRows("B.pool.warm", fmt.Sprintf("then %d more through the same pool (members hold what the first burst's top-ups left)", n), *warm)...)
+		}
 	}
 	return rows
+}
+
+// poolBursts runs a burst through a new pool (args create it: --pool-size)
+// on a fresh busy stack and then, unless TXENGINE_BENCH_POOLS_WARM=0, a
+// second burst of n through the same pool: a pool in use, whose members
+// hold the gas and tokens the first burst's top-ups left them, as an
+// integrator's long-lived pool does. TXENGINE_PROFILE_RUN=warm profiles the
+// second burst instead of the first; TXENGINE_BENCH_BLOCKS=1 logs the
+// blocks of a burst that is not profiled too.
+func poolBursts(t *testing.T, b bins, n int, logf func(string, ...any), args ...string) (busyRun, *busyRun) {
+	t.Helper()
+	prof := startBusyProfile(t, b)
+	st := startBusyStack(t, b.txengine, prof.env()...)
+	defer st.svc.stop()
+	coldProf, warmProf := prof, (*busyProfile)(nil)
+	if os.Getenv("TXENGINE_PROFILE_RUN") == "warm" {
+		coldProf, warmProf = nil, prof
+	}
+	cold := st.burst(t, b, coldProf, n, logf, args...)
+	if os.Getenv("TXENGINE_BENCH_POOLS_WARM") == "0" || cold.r.Pool == "" {
+		return cold, nil
+	}
+	again := slices.Clone(args)
+	for i, a := range again {
+		if a == "--pool-size" {
+			again[i+1] = cold.r.Pool
+			again[i] = "--pool"
+		}
+	}
+	warm := st.burst(t, b, warmProf, n, logf, again...)
+	return cold, &warm
 }
 
 // busyRows are the rows of one busy run.

@@ -109,6 +109,7 @@ func logSenders(ec *ethclient.Client, start time.Time, first, last uint64, logf 
 				plain[from]++
 			}
 		}
+		tipLo, tipHi := tipRange(blk)
 		full, most, mostETH := 0, 0, 0
 		for a, c := range by {
 			if c >= 16 {
@@ -119,8 +120,8 @@ func logSenders(ec *ethclient.Client, start time.Time, first, last uint64, logf 
 			}
 		}
 		at := time.Unix(int64(blk.Time()), 0)
-		logf("block %d: %4d txs from %2d senders (%2d with 16+, most %3d of which %2d ETH), gas %3.0f %%, at %+6.1fs", n, len(blk.Transactions()), len(by), full, most, mostETH,
-			100*float64(blk.GasUsed())/float64(blk.GasLimit()), at.Sub(start).Seconds())
+		logf("block %d: %4d txs from %2d senders (%2d with 16+, most %3d of which %2d ETH), gas %3.0f %%, at %+6.1fs, base fee %v, tips %v..%v", n, len(blk.Transactions()), len(by), full, most, mostETH,
+			100*float64(blk.GasUsed())/float64(blk.GasLimit()), at.Sub(start).Seconds(), blk.BaseFee(), tipLo, tipHi)
 	}
 }
 
@@ -163,4 +164,23 @@ func logSpans(spans map[common.Address]*senderSpan, logf func(string, ...any)) {
 		s := spans[a]
 		logf("sender %s: %4d txs in %2d blocks, blocks %d..%d (%d missed)", a.Hex()[:10], s.txs, s.blocks, s.first, s.last, int(s.last-s.first)+1-s.blocks)
 	}
+}
+
+// tipRange returns the lowest and highest effective tip of blk's
+// transactions (nil without any): a burst whose later transactions tip
+// more than its earlier ones leaves the earlier behind.
+func tipRange(blk *types.Block) (lo, hi *big.Int) {
+	for _, tx := range blk.Transactions() {
+		tip, err := tx.EffectiveGasTip(blk.BaseFee())
+		if err != nil {
+			continue
+		}
+		if lo == nil || tip.Cmp(lo) < 0 {
+			lo = tip
+		}
+		if hi == nil || tip.Cmp(hi) > 0 {
+			hi = tip
+		}
+	}
+	return lo, hi
 }

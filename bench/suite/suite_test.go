@@ -638,6 +638,7 @@ func waitEnded(hc *http.Client, svc *service, before metrics, timeout time.Durat
 // loadReport is the part of txload's JSON report the suite reads.
 type loadReport struct {
 	TokenID              string  `json:"tokenId"`
+	Pool                 string  `json:"pool"`
 	Accepted             int     `json:"accepted"`
 	AcceptedPerSec       float64 `json:"acceptedPerSec"`
 	SetupSeconds         float64 `json:"setupSeconds"`
