@@ -213,6 +213,37 @@ func TestPoolBalancerCoversOrWaits(t *testing.T) {
 	}
 }
 
+// TestPoolBalancerCoverDoesNotPileUp: a member that holds the tokens gets
+// the sends while it is at most poolCoverSlack more loaded than the least
+// loaded member; past that the send goes to the least loaded member, to
+// wait there for its top-up. A burst so stays even across the members
+// whatever they hold when it starts (a profiled burst gave the members
+// that held leftovers 40 transfers more, and they drained alone at the
+// end).
+func TestPoolBalancerCoverDoesNotPileUp(t *testing.T) {
+	f := newPoolFixture(t, 2)
+	asset := poolToken.Hex()
+	f.setToken(0, 1_000_000)
+	need := PoolNeed{Asset: asset, Value: big.NewInt(1)}
+	got, waits := map[int]int{}, 0
+	for i := 0; i < 100; i++ {
+		a := f.assign(t, need)
+		got[a.Member.Slot]++
+		if a.Wait {
+			waits++
+			if a.Member.Slot != 1 {
+				t.Fatalf("send %d waits on slot %d, which holds the tokens", i, a.Member.Slot)
+			}
+		}
+	}
+	if d := got[0] - got[1]; d < poolCoverSlack || d > poolCoverSlack+1 {
+		t.Fatalf("100 sends split %d / %d, want the covering member ahead by %d (the slack), not more", got[0], got[1], poolCoverSlack)
+	}
+	if waits != got[1] {
+		t.Fatalf("%d of slot 1's %d sends wait, want all (it holds no tokens)", waits, got[1])
+	}
+}
+
 func TestPoolBalancerOrderingKeySticks(t *testing.T) {
 	f := newPoolFixture(t, 3)
 	k := PoolNeed{Asset: AssetETH, Value: new(big.Int), OrderingKey: "customer-1"}

@@ -166,7 +166,8 @@ func (st *poolState) load(i int) int {
 }
 
 // pick returns the least loaded member that covers need, ties going to
-// the first from the rotation's start; else the least loaded one.
+// the first from the rotation's start, unless it carries more than
+// poolCoverSlack over the least loaded member; else the least loaded one.
 func (st *poolState) pick(need PoolNeed, gasCost *big.Int) int {
 	n := len(st.members)
 	best, bestAny := -1, -1
@@ -180,11 +181,19 @@ func (st *poolState) pick(need PoolNeed, gasCost *big.Int) int {
 			best = i
 		}
 	}
-	if best >= 0 {
+	if best >= 0 && st.load(best) <= st.load(bestAny)+poolCoverSlack {
 		return best
 	}
 	return bestAny
 }
+
+// poolCoverSlack is how much more load a member that covers a send may
+// carry than the least loaded member before the send goes to the least
+// loaded one anyway (to wait there for its top-up): about what one member
+// moves in a block on a busy node (16 pending per sender). Without it a
+// burst piles onto the members that happen to hold funds while the others
+// are topped up, and those members drain alone at the end.
+const poolCoverSlack = 16
 
 // free sets st.scratch to what member i holds of asset beyond what its
 // pending transactions reserve (balance nil: false).

@@ -363,7 +363,7 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 	load := accountLoad{queued: s.load.queued, inFlight: sum.Count}
 	head, _ := s.net.LastHead()
 	s.window.adopt(s.net.senderLimitAt(head))
-	if s.window.grow(head, sum.Count) {
+	if s.growWindow(head, sum.Count) {
 		s.log.Debug("in-flight window grows", "window", s.window.size, "head", head)
 	}
 	defer func() {

@@ -136,6 +136,40 @@ type senderLimit struct {
 	mu    sync.Mutex
 	limit int
 	at    uint64
+	// probedAt is the last head at which an account was let past an
+	// expired ceiling (claimProbe).
+	probedAt uint64
+}
+
+// probing reports whether growing at head would take the window past a
+// ceiling whose probeBlocks have passed.
+func (w *window) probing(head uint64) bool {
+	return w.limited && w.size < w.max && head > w.grownAt && head > w.refusedAt &&
+		w.ceiling > 0 && w.size >= w.ceiling && head >= w.ceilingAt+probeBlocks
+}
+
+// growWindow grows the account's window at head (window.grow), past an
+// expired ceiling only with the network's claim for head (claimProbe).
+func (s *Sender) growWindow(head uint64, inFlight int) bool {
+	if s.window.probing(head) && !s.net.claimProbe(head) {
+		return false
+	}
+	return s.window.grow(head, inFlight)
+}
+
+// claimProbe reports whether an account may probe past its expired
+// ceiling at head: one account of the network per head. Its refusal
+// renews every window's ceiling (adopt); without the claim, the accounts
+// that learned the limit together would all probe at once and all be
+// refused.
+func (n *Network) claimProbe(head uint64) bool {
+	n.senders.mu.Lock()
+	defer n.senders.mu.Unlock()
+	if head <= n.senders.probedAt {
+		return false
+	}
+	n.senders.probedAt = head
+	return true
 }
 
 // learnSenderLimit records that the node keeps limit transactions per

@@ -229,6 +229,35 @@ func TestSendersShareTheNodesLimit(t *testing.T) {
 	}
 }
 
+// TestOneSenderProbesPerHead: accounts whose ceilings expired together
+// probe past them one per head, not all at once (each probe of a busy node
+// is a batch refused).
+func TestOneSenderProbesPerHead(t *testing.T) {
+	chain := &fakeChain{}
+	a, _ := windowSender(t, chain, 16, 0)
+	b, _ := windowSender(t, chain, 16, 0)
+	b.net = a.net
+	for _, s := range []*Sender{a, b} {
+		s.window.ceiling, s.window.ceilingAt, s.window.limited = 16, 1, true
+	}
+	head := uint64(1 + probeBlocks)
+	if a.growWindow(head-1, 16) || b.growWindow(head-1, 16) {
+		t.Fatal("a window grew past its ceiling before probeBlocks passed")
+	}
+	grown := 0
+	for _, s := range []*Sender{a, b} {
+		if s.growWindow(head, 16) {
+			grown++
+		}
+	}
+	if grown != 1 {
+		t.Fatalf("%d accounts probed past their ceiling at head %d, want 1", grown, head)
+	}
+	if !b.growWindow(head+1, 16) || b.window.size != 32 {
+		t.Fatalf("the second account did not probe at the next head: window %d", b.window.size)
+	}
+}
+
 // TestSenderWindowFitsABlock: once the node took a whole batch, the window
 // is at least what one block can include of the account's transactions, in
 // the same pump; after a refusal for capacity only blocks widen it.
