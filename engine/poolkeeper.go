@@ -29,7 +29,7 @@ const (
 type PoolKeeperStore interface {
 	PoolByID(ctx context.Context, id string) (*Pool, error)
 	PoolLoads(ctx context.Context, poolID string) ([]PoolMemberLoad, error)
-	OrderingKeyMember(ctx context.Context, poolID, key string) (string, bool, error)
+	PoolTopUps(ctx context.Context, poolID string) (PoolTopUps, error)
 	AccountByID(ctx context.Context, id string) (*Account, error)
 }
 
@@ -60,7 +60,8 @@ type PoolKeeperConfig struct {
 // less of a token than its pending transfers move. A top-up is an ordinary
 // transaction from the treasury (PoolID set, OrderingKey TopUpKeyPrefix +
 // member + ":" + asset); a member gets none while one of the same asset is
-// pending (the store says so: restart-safe). Tick runs from one goroutine
+// pending (the store's PoolTopUps, read once per look and before the
+// balances: restart-safe). Tick runs from one goroutine
 // (the keeper actor); Add, Short and Assess are safe for concurrent use
 // (the store counts the top-ups: PoolStore.PoolTopUps).
 type PoolKeeper struct {
@@ -183,24 +184,21 @@ func (k *PoolKeeper) keep(ctx context.Context, id string) (busy bool, err error)
 	}
 	k.cfg.Metrics.PoolMembers(id, p.Network, len(p.Members))
 	k.cfg.Metrics.PoolLoad(id, p.Network, queued, inFlight)
+	// The pending top-ups are read before the balances: a top-up that
+	// ended before this read is in the balances read after it.
+	tu, err := k.cfg.Store.PoolTopUps(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		k.forget(id)
+		return false, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("pending top-ups: %w", err)
+	}
 	owed, err := k.owed(ctx, p, loads)
 	if err != nil {
 		return true, err
 	}
-	owed, err = k.notPending(ctx, p, owed)
-	if err != nil {
-		return true, err
-	}
-	if len(owed) > 0 {
-		// Read again: a top-up that completed after the first read and
-		// before the pending check is in these balances.
-		if owed, err = k.owed(ctx, p, loads); err != nil {
-			return true, err
-		}
-		if owed, err = k.notPending(ctx, p, owed); err != nil {
-			return true, err
-		}
-	}
+	owed = notPending(owed, tu.Pending)
 	if err := k.pay(ctx, p, owed); err != nil {
 		return true, err
 	}
@@ -218,22 +216,7 @@ func (k *PoolKeeper) forget(id string) {
 
 // owed computes the top-ups p's members need, from their balances now.
 func (k *PoolKeeper) owed(ctx context.Context, p *Pool, loads []PoolMemberLoad) ([]topUp, error) {
-	byID := make(map[string]PoolMemberLoad, len(loads))
-	tokenSet := map[string]struct{}{}
-	for _, l := range loads {
-		byID[l.AccountID] = l
-		for a := range l.Reserved {
-			if a != AssetETH {
-				tokenSet[a] = struct{}{}
-			}
-		}
-	}
-	tokens := make([]string, 0, len(tokenSet))
-	for a := range tokenSet {
-		tokens = append(tokens, a)
-	}
-	sort.Strings(tokens)
-	bal, err := ReadPoolBalances(ctx, k.cfg.Network, p.Members, tokens)
+	bal, err := ReadPoolBalances(ctx, k.cfg.Network, p.Members, loadTokens(loads))
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +224,40 @@ func (k *PoolKeeper) owed(ctx context.Context, p *Pool, loads []PoolMemberLoad) 
 	if err != nil {
 		return nil, fmt.Errorf("gas price: %w", err)
 	}
-	txGas := new(big.Int).Mul(price, new(big.Int).SetUint64(k.cfg.GasPerTx))
+	return k.owedOf(p, loads, bal, k.txGas(price)), nil
+}
+
+// txGas is the cost of one transaction's gas at price.
+func (k *PoolKeeper) txGas(price *big.Int) *big.Int {
+	return new(big.Int).Mul(price, new(big.Int).SetUint64(k.cfg.GasPerTx))
+}
+
+// loadTokens returns the tokens the loads reserve, sorted.
+func loadTokens(loads []PoolMemberLoad) []string {
+	set := map[string]struct{}{}
+	for _, l := range loads {
+		for a := range l.Reserved {
+			if a != AssetETH {
+				set[a] = struct{}{}
+			}
+		}
+	}
+	tokens := make([]string, 0, len(set))
+	for a := range set {
+		tokens = append(tokens, a)
+	}
+	sort.Strings(tokens)
+	return tokens
+}
+
+// owedOf computes the top-ups p's members need from their loads and
+// balances, one transaction's gas costing txGas.
+func (k *PoolKeeper) owedOf(p *Pool, loads []PoolMemberLoad, bal PoolBalances, txGas *big.Int) []topUp {
+	byID := make(map[string]PoolMemberLoad, len(loads))
+	for _, l := range loads {
+		byID[l.AccountID] = l
+	}
+	tokens := loadTokens(loads)
 	var out []topUp
 	for _, m := range p.Members {
 		l, b := byID[m.AccountID], bal[m.AccountID]
@@ -269,7 +285,7 @@ func (k *PoolKeeper) owed(ctx context.Context, p *Pool, loads []PoolMemberLoad) 
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // reservedOf returns a copy of what l's pending transactions move of asset.
@@ -281,42 +297,53 @@ func reservedOf(l PoolMemberLoad, asset string) *big.Int {
 }
 
 // notPending drops the top-ups of which one of the same member and asset
-// is still pending.
-func (k *PoolKeeper) notPending(ctx context.Context, p *Pool, owed []topUp) ([]topUp, error) {
+// is pending (its key is in pending).
+func notPending(owed []topUp, pending []string) []topUp {
+	if len(pending) == 0 {
+		return owed
+	}
+	set := make(map[string]struct{}, len(pending))
+	for _, key := range pending {
+		set[key] = struct{}{}
+	}
 	out := owed[:0]
 	for _, t := range owed {
-		_, pending, err := k.cfg.Store.OrderingKeyMember(ctx, p.ID, t.key())
-		if err != nil {
-			return nil, fmt.Errorf("pending top-up: %w", err)
-		}
-		if !pending {
+		if _, ok := set[t.key()]; !ok {
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // noTreasury is the shortfall of a pool without a treasury whose members
 // need a top-up.
 const noTreasury = "no treasury: members need gas or tokens and nothing refills them"
 
+// PoolLook is what a look at a pool reads of the store and the node,
+// that a caller which read it already hands to Assess.
+type PoolLook struct {
+	// Loads are the members' loads (PoolStore.PoolLoads).
+	Loads []PoolMemberLoad
+	// Balances are the members' balances of ETH and of (at least) the
+	// tokens their loads reserve; a member absent or without ETH is
+	// skipped, as when the node does not answer.
+	Balances PoolBalances
+	// Pending are the keys of the pool's pending top-ups
+	// (PoolTopUps.Pending), read before the balances.
+	Pending []string
+}
+
 // Assess returns why p cannot cover its members now ("" when it can), as
-// a look of its keeper would find, and pays nothing: GET /pools/{id} on a
-// node that does not run p's keeper (cluster mode, where the network's
-// leader runs it). It reads the loads, the members' and the treasury's
-// balances and the pending top-ups.
-func (k *PoolKeeper) Assess(ctx context.Context, p *Pool) (string, error) {
-	loads, err := k.cfg.Store.PoolLoads(ctx, p.ID)
+// a look of its keeper would find, from what the caller read (look), and
+// pays nothing: GET /pools/{id} on a node that does not run p's keeper
+// (cluster mode, where the network's leader runs it). It reads only the
+// gas price and the treasury's balances.
+func (k *PoolKeeper) Assess(ctx context.Context, p *Pool, look PoolLook) (string, error) {
+	price, err := k.cfg.Network.GasPrice(ctx)
 	if err != nil {
-		return "", fmt.Errorf("loads: %w", err)
+		return "", fmt.Errorf("gas price: %w", err)
 	}
-	owed, err := k.owed(ctx, p, loads)
-	if err != nil {
-		return "", err
-	}
-	if owed, err = k.notPending(ctx, p, owed); err != nil {
-		return "", err
-	}
+	owed := notPending(k.owedOf(p, look.Loads, look.Balances, k.txGas(price)), look.Pending)
 	_, _, short, err := k.payable(ctx, p, owed)
 	return short, err
 }
