@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -158,6 +156,8 @@ type topUp struct {
 	member PoolMember
 	asset  string
 	amount *big.Int
+	// work is the member's queued plus in-flight transactions (byNeed).
+	work int
 }
 
 // key is the top-up's OrderingKey.
@@ -199,6 +199,7 @@ func (k *PoolKeeper) keep(ctx context.Context, id string) (busy bool, err error)
 		return true, err
 	}
 	owed = notPending(owed, tu.Pending)
+	byNeed(owed)
 	if err := k.pay(ctx, p, owed); err != nil {
 		return true, err
 	}
@@ -268,7 +269,7 @@ func (k *PoolKeeper) owedOf(p *Pool, loads []PoolMemberLoad, bal PoolBalances, t
 		low := reservedOf(l, AssetETH)
 		low.Add(low, new(big.Int).Mul(txGas, big.NewInt(n+int64(k.cfg.LowWaterTxs))))
 		if b.ETH.Cmp(low) < 0 {
-			t := topUp{member: m, asset: AssetETH}
+			t := topUp{member: m, asset: AssetETH, work: int(n)}
 			high := reservedOf(l, AssetETH)
 			high.Add(high, new(big.Int).Mul(txGas, big.NewInt(n+int64(k.cfg.HighWaterTxs)*k.headroom(t.key()))))
 			t.amount = high.Sub(high, b.ETH)
@@ -279,7 +280,7 @@ func (k *PoolKeeper) owedOf(p *Pool, loads []PoolMemberLoad, bal PoolBalances, t
 			if have == nil || have.Cmp(need) >= 0 {
 				continue
 			}
-			t := topUp{member: m, asset: a, amount: new(big.Int).Sub(need, have)}
+			t := topUp{member: m, asset: a, amount: new(big.Int).Sub(need, have), work: int(n)}
 			head := new(big.Int).Mul(need, big.NewInt(int64(k.cfg.HeadroomPercent)*k.headroom(t.key())))
 			t.amount.Add(t.amount, head.Div(head, big.NewInt(100)))
 			out = append(out, t)
@@ -344,161 +345,7 @@ func (k *PoolKeeper) Assess(ctx context.Context, p *Pool, look PoolLook) (string
 		return "", fmt.Errorf("gas price: %w", err)
 	}
 	owed := notPending(k.owedOf(p, look.Loads, look.Balances, k.txGas(price)), look.Pending)
+	byNeed(owed)
 	_, _, short, err := k.payable(ctx, p, owed)
 	return short, err
-}
-
-// payable returns the top-ups of owed that p's treasury covers, the
-// treasury (nil when it pays nothing), and why it cannot pay the rest.
-func (k *PoolKeeper) payable(ctx context.Context, p *Pool, owed []topUp) ([]topUp, *Account, string, error) {
-	if len(owed) == 0 {
-		return nil, nil, "", nil
-	}
-	if p.TreasuryID == "" {
-		return nil, nil, noTreasury, nil
-	}
-	treasury, err := k.cfg.Store.AccountByID(ctx, p.TreasuryID)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("treasury: %w", err)
-	}
-	payable, short, err := k.covered(ctx, treasury, owed)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	return payable, treasury, short, nil
-}
-
-// pay sends what the treasury can cover of owed, and records what it
-// cannot (Short).
-func (k *PoolKeeper) pay(ctx context.Context, p *Pool, owed []topUp) error {
-	payable, treasury, short, err := k.payable(ctx, p, owed)
-	if err != nil {
-		return err
-	}
-	k.setShort(p, short)
-	if len(payable) == 0 {
-		return nil
-	}
-	sent := k.submitAll(ctx, p, treasury, payable)
-	if sent > 0 {
-		k.cfg.Metrics.PoolTopUps(p.ID, p.Network, sent)
-	}
-	return nil
-}
-
-// setShort records why p cannot cover its members ("" when it can).
-func (k *PoolKeeper) setShort(p *Pool, why string) {
-	k.mu.Lock()
-	if why == "" {
-		delete(k.short, p.ID)
-	} else {
-		k.short[p.ID] = why
-	}
-	k.mu.Unlock()
-	k.cfg.Metrics.PoolShort(p.ID, p.Network, why != "")
-}
-
-// covered returns the top-ups the treasury's balances cover, in order, and
-// why it cannot cover the rest ("" when it covers all).
-func (k *PoolKeeper) covered(ctx context.Context, treasury *Account, owed []topUp) ([]topUp, string, error) {
-	tokens := []string{}
-	for _, t := range owed {
-		if t.asset != AssetETH && !slices.Contains(tokens, t.asset) {
-			tokens = append(tokens, t.asset)
-		}
-	}
-	tm := PoolMember{AccountID: treasury.ID, Address: treasury.Address}
-	bal, err := ReadPoolBalances(ctx, k.cfg.Network, []PoolMember{tm}, tokens)
-	if err != nil {
-		return nil, "", fmt.Errorf("treasury balances: %w", err)
-	}
-	b := bal[treasury.ID]
-	if b.ETH == nil {
-		return nil, "", fmt.Errorf("treasury balances: the node did not answer")
-	}
-	price, err := k.cfg.Network.GasPrice(ctx)
-	if err != nil {
-		return nil, "", fmt.Errorf("gas price: %w", err)
-	}
-	txGas := new(big.Int).Mul(price, new(big.Int).SetUint64(k.cfg.GasPerTx))
-	eth := new(big.Int).Set(b.ETH)
-	left := map[string]*big.Int{}
-	for _, t := range tokens {
-		left[t] = new(big.Int)
-		if v := b.Tokens[t]; v != nil {
-			left[t].Set(v)
-		}
-	}
-	var out []topUp
-	var short []string
-	for _, t := range owed {
-		cost := new(big.Int).Set(txGas)
-		if t.asset == AssetETH {
-			cost.Add(cost, t.amount)
-		} else if left[t.asset].Cmp(t.amount) < 0 {
-			short = appendShort(short, fmt.Sprintf("treasury %s holds %s of token %s, members need %s more", treasury.Address.Hex(), b.Tokens[t.asset], t.asset, t.amount))
-			continue
-		}
-		if eth.Cmp(cost) < 0 {
-			short = appendShort(short, fmt.Sprintf("treasury %s holds %s wei, too little for the members' top-ups", treasury.Address.Hex(), b.ETH))
-			continue
-		}
-		eth.Sub(eth, cost)
-		if t.asset != AssetETH {
-			left[t.asset].Sub(left[t.asset], t.amount)
-		}
-		out = append(out, t)
-	}
-	return out, strings.Join(short, "; "), nil
-}
-
-// appendShort appends why to short unless it is there already.
-func appendShort(short []string, why string) []string {
-	if slices.Contains(short, why) {
-		return short
-	}
-	return append(short, why)
-}
-
-// submitAll submits the top-ups, gas first: the ETH ones together, then
-// the token ones together (the treasury's account actor commits each batch
-// in one group; gas takes the lower nonces, so a member never gets its
-// token before its gas). It returns how many were accepted.
-func (k *PoolKeeper) submitAll(ctx context.Context, p *Pool, treasury *Account, owed []topUp) int {
-	var eth, tokens []topUp
-	for _, t := range owed {
-		if t.asset == AssetETH {
-			eth = append(eth, t)
-		} else {
-			tokens = append(tokens, t)
-		}
-	}
-	return k.submitBatch(ctx, p, treasury, eth) + k.submitBatch(ctx, p, treasury, tokens)
-}
-
-// submitBatch submits top-ups concurrently and returns how many were
-// accepted.
-func (k *PoolKeeper) submitBatch(ctx context.Context, p *Pool, treasury *Account, owed []topUp) int {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	sent := 0
-	for _, t := range owed {
-		tx, err := k.topUpTx(p, treasury, t)
-		if err != nil {
-			k.cfg.Log.Error("pool top-up", "pool", p.ID, "err", err)
-			continue
-		}
-		wg.Go(func() {
-			if _, err := k.cfg.Submit.Submit(ctx, tx); err != nil {
-				k.cfg.Log.Warn("pool top-up not accepted", "pool", p.ID, "member", t.member.AccountID, "asset", t.asset, "err", err)
-				return
-			}
-			k.noteRefill(t.key())
-			mu.Lock()
-			sent++
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return sent
 }

@@ -137,7 +137,8 @@ func TestPoolKeeperTopsUpOncePerMemberAndAsset(t *testing.T) {
 	if got := f.store.takeReads(); !stdmaps.Equal(got, wantReads) {
 		t.Fatalf("store reads of a look %v, want %v", got, wantReads)
 	}
-	gas, tok := f.submit.txs[0], f.submit.txs[1]
+	// m0 has work queued, m1 none: m0's token goes first (byNeed).
+	tok, gas := f.submit.txs[0], f.submit.txs[1]
 	// txGas = 200k gas at 3 wei (twice the base fee 1 plus the tip 1).
 	wantGas := big.NewInt(3 * 200_000 * DefaultPoolHighWaterTxs)
 	if gas.ContractAddress != f.pool.Members[1].Address || gas.Value.Cmp(wantGas) != 0 || len(gas.Data) != 0 ||
