@@ -142,6 +142,11 @@ func (s *System) PoolStatus(ctx context.Context, p *engine.Pool) (engine.PoolSta
 	if err != nil {
 		return engine.PoolStatus{}, fmt.Errorf("loads of pool %s: %w", p.ID, err)
 	}
+	// The pending top-ups before the balances, as a keeper reads them.
+	tu, err := s.cfg.Store.PoolTopUps(ctx, p.ID)
+	if err != nil {
+		return engine.PoolStatus{}, fmt.Errorf("top-ups of pool %s: %w", p.ID, err)
+	}
 	byID := map[string]engine.PoolMemberLoad{}
 	var tokens []string // those sent through the pool, and those pending
 	for _, a := range s.balancer.Assets(p.ID) {
@@ -171,34 +176,29 @@ func (s *System) PoolStatus(ctx context.Context, p *engine.Pool) (engine.PoolSta
 		}
 		out.Members[i] = ms
 	}
-	if out.TopUps, out.Short, err = s.poolTopUpsAndShort(ctx, net, p); err != nil {
-		return engine.PoolStatus{}, err
-	}
+	out.TopUps = tu.Sent
+	out.Short = s.poolShortNow(ctx, net, p, engine.PoolLook{Loads: loads, Balances: bal, Pending: tu.Pending})
 	return out, nil
 }
 
-// poolTopUpsAndShort returns p's top-ups (the store's count) and why it
-// cannot cover its members: its keeper's finding where the keeper runs on
-// this node, else assessed now as a keeper would (cluster mode on a node
+// poolShortNow returns why p cannot cover its members: its keeper's
+// finding where the keeper runs on this node, else assessed now as a
+// keeper would from what PoolStatus read (look; cluster mode on a node
 // that does not lead the network; a node that does not answer leaves it
 // empty, logged).
-func (s *System) poolTopUpsAndShort(ctx context.Context, net *engine.Network, p *engine.Pool) (int, string, error) {
-	tu, err := s.cfg.Store.PoolTopUps(ctx, p.ID)
-	if err != nil {
-		return 0, "", fmt.Errorf("top-ups of pool %s: %w", p.ID, err)
-	}
+func (s *System) poolShortNow(ctx context.Context, net *engine.Network, p *engine.Pool, look engine.PoolLook) string {
 	if k := s.keeperOf(p.Network); k != nil {
-		return tu.Sent, k.Short(p.ID), nil
+		return k.Short(p.ID)
 	}
 	k := engine.NewPoolKeeper(engine.PoolKeeperConfig{Network: net, Store: s.cfg.Store, Clock: s.cfg.Clock, Log: s.cfg.Log,
 		LowWaterTxs: s.cfg.PoolLowWaterTxs})
 	actx, cancel := context.WithTimeout(ctx, poolStatusTimeout)
 	defer cancel()
-	short, err := k.Assess(actx, p)
+	short, err := k.Assess(actx, p, look)
 	if err != nil {
 		s.cfg.Log.Warn("pool status: shortfall", "pool", p.ID, "err", err)
 	}
-	return tu.Sent, short, nil
+	return short
 }
 
 // nonceHealth describes a member's nonce health: "ok", or how long its

@@ -114,8 +114,9 @@ type PoolTopUps struct {
 // TopUpKeyPrefix starts the OrderingKey of a pool's top-ups:
 // "txengine:topup:<member account id>:<asset>" (a top-up is an ordinary
 // transaction from the treasury, PoolID set). A member has at most one
-// pending top-up per asset: the keeper asks OrderingKeyMember before it
-// sends one, so a restart never pays twice. Users' keys may not start
+// pending top-up per asset: the keeper reads the pending keys
+// (PoolTopUps) before the balances and sends none for a pending key, so a
+// restart never pays twice. Users' keys may not start
 // with it.
 const TopUpKeyPrefix = "txengine:topup:"
 

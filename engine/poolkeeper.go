@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -29,7 +27,7 @@ const (
 type PoolKeeperStore interface {
 	PoolByID(ctx context.Context, id string) (*Pool, error)
 	PoolLoads(ctx context.Context, poolID string) ([]PoolMemberLoad, error)
-	OrderingKeyMember(ctx context.Context, poolID, key string) (string, bool, error)
+	PoolTopUps(ctx context.Context, poolID string) (PoolTopUps, error)
 	AccountByID(ctx context.Context, id string) (*Account, error)
 }
 
@@ -60,7 +58,8 @@ type PoolKeeperConfig struct {
 // less of a token than its pending transfers move. A top-up is an ordinary
 // transaction from the treasury (PoolID set, OrderingKey TopUpKeyPrefix +
 // member + ":" + asset); a member gets none while one of the same asset is
-// pending (the store says so: restart-safe). Tick runs from one goroutine
+// pending (the store's PoolTopUps, read once per look and before the
+// balances: restart-safe). Tick runs from one goroutine
 // (the keeper actor); Add, Short and Assess are safe for concurrent use
 // (the store counts the top-ups: PoolStore.PoolTopUps).
 type PoolKeeper struct {
@@ -157,6 +156,8 @@ type topUp struct {
 	member PoolMember
 	asset  string
 	amount *big.Int
+	// work is the member's queued plus in-flight transactions (byNeed).
+	work int
 }
 
 // key is the top-up's OrderingKey.
@@ -183,24 +184,22 @@ func (k *PoolKeeper) keep(ctx context.Context, id string) (busy bool, err error)
 	}
 	k.cfg.Metrics.PoolMembers(id, p.Network, len(p.Members))
 	k.cfg.Metrics.PoolLoad(id, p.Network, queued, inFlight)
+	// The pending top-ups are read before the balances: a top-up that
+	// ended before this read is in the balances read after it.
+	tu, err := k.cfg.Store.PoolTopUps(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		k.forget(id)
+		return false, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("pending top-ups: %w", err)
+	}
 	owed, err := k.owed(ctx, p, loads)
 	if err != nil {
 		return true, err
 	}
-	owed, err = k.notPending(ctx, p, owed)
-	if err != nil {
-		return true, err
-	}
-	if len(owed) > 0 {
-		// Read again: a top-up that completed after the first read and
-		// before the pending check is in these balances.
-		if owed, err = k.owed(ctx, p, loads); err != nil {
-			return true, err
-		}
-		if owed, err = k.notPending(ctx, p, owed); err != nil {
-			return true, err
-		}
-	}
+	owed = notPending(owed, tu.Pending)
+	byNeed(owed)
 	if err := k.pay(ctx, p, owed); err != nil {
 		return true, err
 	}
@@ -218,22 +217,7 @@ func (k *PoolKeeper) forget(id string) {
 
 // owed computes the top-ups p's members need, from their balances now.
 func (k *PoolKeeper) owed(ctx context.Context, p *Pool, loads []PoolMemberLoad) ([]topUp, error) {
-	byID := make(map[string]PoolMemberLoad, len(loads))
-	tokenSet := map[string]struct{}{}
-	for _, l := range loads {
-		byID[l.AccountID] = l
-		for a := range l.Reserved {
-			if a != AssetETH {
-				tokenSet[a] = struct{}{}
-			}
-		}
-	}
-	tokens := make([]string, 0, len(tokenSet))
-	for a := range tokenSet {
-		tokens = append(tokens, a)
-	}
-	sort.Strings(tokens)
-	bal, err := ReadPoolBalances(ctx, k.cfg.Network, p.Members, tokens)
+	bal, err := ReadPoolBalances(ctx, k.cfg.Network, p.Members, loadTokens(loads))
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +225,40 @@ func (k *PoolKeeper) owed(ctx context.Context, p *Pool, loads []PoolMemberLoad) 
 	if err != nil {
 		return nil, fmt.Errorf("gas price: %w", err)
 	}
-	txGas := new(big.Int).Mul(price, new(big.Int).SetUint64(k.cfg.GasPerTx))
+	return k.owedOf(p, loads, bal, k.txGas(price)), nil
+}
+
+// txGas is the cost of one transaction's gas at price.
+func (k *PoolKeeper) txGas(price *big.Int) *big.Int {
+	return new(big.Int).Mul(price, new(big.Int).SetUint64(k.cfg.GasPerTx))
+}
+
+// loadTokens returns the tokens the loads reserve, sorted.
+func loadTokens(loads []PoolMemberLoad) []string {
+	set := map[string]struct{}{}
+	for _, l := range loads {
+		for a := range l.Reserved {
+			if a != AssetETH {
+				set[a] = struct{}{}
+			}
+		}
+	}
+	tokens := make([]string, 0, len(set))
+	for a := range set {
+		tokens = append(tokens, a)
+	}
+	sort.Strings(tokens)
+	return tokens
+}
+
+// owedOf computes the top-ups p's members need from their loads and
+// balances, one transaction's gas costing txGas.
+func (k *PoolKeeper) owedOf(p *Pool, loads []PoolMemberLoad, bal PoolBalances, txGas *big.Int) []topUp {
+	byID := make(map[string]PoolMemberLoad, len(loads))
+	for _, l := range loads {
+		byID[l.AccountID] = l
+	}
+	tokens := loadTokens(loads)
 	var out []topUp
 	for _, m := range p.Members {
 		l, b := byID[m.AccountID], bal[m.AccountID]
@@ -252,7 +269,7 @@ func (k *PoolKeeper) owed(ctx context.Context, p *Pool, loads []PoolMemberLoad) 
 		low := reservedOf(l, AssetETH)
 		low.Add(low, new(big.Int).Mul(txGas, big.NewInt(n+int64(k.cfg.LowWaterTxs))))
 		if b.ETH.Cmp(low) < 0 {
-			t := topUp{member: m, asset: AssetETH}
+			t := topUp{member: m, asset: AssetETH, work: int(n)}
 			high := reservedOf(l, AssetETH)
 			high.Add(high, new(big.Int).Mul(txGas, big.NewInt(n+int64(k.cfg.HighWaterTxs)*k.headroom(t.key()))))
 			t.amount = high.Sub(high, b.ETH)
@@ -263,13 +280,13 @@ func (k *PoolKeeper) owed(ctx context.Context, p *Pool, loads []PoolMemberLoad) 
 			if have == nil || have.Cmp(need) >= 0 {
 				continue
 			}
-			t := topUp{member: m, asset: a, amount: new(big.Int).Sub(need, have)}
+			t := topUp{member: m, asset: a, amount: new(big.Int).Sub(need, have), work: int(n)}
 			head := new(big.Int).Mul(need, big.NewInt(int64(k.cfg.HeadroomPercent)*k.headroom(t.key())))
 			t.amount.Add(t.amount, head.Div(head, big.NewInt(100)))
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // reservedOf returns a copy of what l's pending transactions move of asset.
@@ -281,197 +298,54 @@ func reservedOf(l PoolMemberLoad, asset string) *big.Int {
 }
 
 // notPending drops the top-ups of which one of the same member and asset
-// is still pending.
-func (k *PoolKeeper) notPending(ctx context.Context, p *Pool, owed []topUp) ([]topUp, error) {
+// is pending (its key is in pending).
+func notPending(owed []topUp, pending []string) []topUp {
+	if len(pending) == 0 {
+		return owed
+	}
+	set := make(map[string]struct{}, len(pending))
+	for _, key := range pending {
+		set[key] = struct{}{}
+	}
 	out := owed[:0]
 	for _, t := range owed {
-		_, pending, err := k.cfg.Store.OrderingKeyMember(ctx, p.ID, t.key())
-		if err != nil {
-			return nil, fmt.Errorf("pending top-up: %w", err)
-		}
-		if !pending {
+		if _, ok := set[t.key()]; !ok {
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // noTreasury is the shortfall of a pool without a treasury whose members
 // need a top-up.
 const noTreasury = "no treasury: members need gas or tokens and nothing refills them"
 
+// PoolLook is what a look at a pool reads of the store and the node,
+// that a caller which read it already hands to Assess.
+type PoolLook struct {
+	// Loads are the members' loads (PoolStore.PoolLoads).
+	Loads []PoolMemberLoad
+	// Balances are the members' balances of ETH and of (at least) the
+	// tokens their loads reserve; a member absent or without ETH is
+	// skipped, as when the node does not answer.
+	Balances PoolBalances
+	// Pending are the keys of the pool's pending top-ups
+	// (PoolTopUps.Pending), read before the balances.
+	Pending []string
+}
+
 // Assess returns why p cannot cover its members now ("" when it can), as
-// a look of its keeper would find, and pays nothing: GET /pools/{id} on a
-// node that does not run p's keeper (cluster mode, where the network's
-// leader runs it). It reads the loads, the members' and the treasury's
-// balances and the pending top-ups.
-func (k *PoolKeeper) Assess(ctx context.Context, p *Pool) (string, error) {
-	loads, err := k.cfg.Store.PoolLoads(ctx, p.ID)
-	if err != nil {
-		return "", fmt.Errorf("loads: %w", err)
-	}
-	owed, err := k.owed(ctx, p, loads)
-	if err != nil {
-		return "", err
-	}
-	if owed, err = k.notPending(ctx, p, owed); err != nil {
-		return "", err
-	}
-	_, _, short, err := k.payable(ctx, p, owed)
-	return short, err
-}
-
-// payable returns the top-ups of owed that p's treasury covers, the
-// treasury (nil when it pays nothing), and why it cannot pay the rest.
-func (k *PoolKeeper) payable(ctx context.Context, p *Pool, owed []topUp) ([]topUp, *Account, string, error) {
-	if len(owed) == 0 {
-		return nil, nil, "", nil
-	}
-	if p.TreasuryID == "" {
-		return nil, nil, noTreasury, nil
-	}
-	treasury, err := k.cfg.Store.AccountByID(ctx, p.TreasuryID)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("treasury: %w", err)
-	}
-	payable, short, err := k.covered(ctx, treasury, owed)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	return payable, treasury, short, nil
-}
-
-// pay sends what the treasury can cover of owed, and records what it
-// cannot (Short).
-func (k *PoolKeeper) pay(ctx context.Context, p *Pool, owed []topUp) error {
-	payable, treasury, short, err := k.payable(ctx, p, owed)
-	if err != nil {
-		return err
-	}
-	k.setShort(p, short)
-	if len(payable) == 0 {
-		return nil
-	}
-	sent := k.submitAll(ctx, p, treasury, payable)
-	if sent > 0 {
-		k.cfg.Metrics.PoolTopUps(p.ID, p.Network, sent)
-	}
-	return nil
-}
-
-// setShort records why p cannot cover its members ("" when it can).
-func (k *PoolKeeper) setShort(p *Pool, why string) {
-	k.mu.Lock()
-	if why == "" {
-		delete(k.short, p.ID)
-	} else {
-		k.short[p.ID] = why
-	}
-	k.mu.Unlock()
-	k.cfg.Metrics.PoolShort(p.ID, p.Network, why != "")
-}
-
-// covered returns the top-ups the treasury's balances cover, in order, and
-// why it cannot cover the rest ("" when it covers all).
-func (k *PoolKeeper) covered(ctx context.Context, treasury *Account, owed []topUp) ([]topUp, string, error) {
-	tokens := []string{}
-	for _, t := range owed {
-		if t.asset != AssetETH && !slices.Contains(tokens, t.asset) {
-			tokens = append(tokens, t.asset)
-		}
-	}
-	tm := PoolMember{AccountID: treasury.ID, Address: treasury.Address}
-	bal, err := ReadPoolBalances(ctx, k.cfg.Network, []PoolMember{tm}, tokens)
-	if err != nil {
-		return nil, "", fmt.Errorf("treasury balances: %w", err)
-	}
-	b := bal[treasury.ID]
-	if b.ETH == nil {
-		return nil, "", fmt.Errorf("treasury balances: the node did not answer")
-	}
+// a look of its keeper would find, from what the caller read (look), and
+// pays nothing: GET /pools/{id} on a node that does not run p's keeper
+// (cluster mode, where the network's leader runs it). It reads only the
+// gas price and the treasury's balances.
+func (k *PoolKeeper) Assess(ctx context.Context, p *Pool, look PoolLook) (string, error) {
 	price, err := k.cfg.Network.GasPrice(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("gas price: %w", err)
+		return "", fmt.Errorf("gas price: %w", err)
 	}
-	txGas := new(big.Int).Mul(price, new(big.Int).SetUint64(k.cfg.GasPerTx))
-	eth := new(big.Int).Set(b.ETH)
-	left := map[string]*big.Int{}
-	for _, t := range tokens {
-		left[t] = new(big.Int)
-		if v := b.Tokens[t]; v != nil {
-			left[t].Set(v)
-		}
-	}
-	var out []topUp
-	var short []string
-	for _, t := range owed {
-		cost := new(big.Int).Set(txGas)
-		if t.asset == AssetETH {
-			cost.Add(cost, t.amount)
-		} else if left[t.asset].Cmp(t.amount) < 0 {
-			short = appendShort(short, fmt.Sprintf("treasury %s holds %s of token %s, members need %s more", treasury.Address.Hex(), b.Tokens[t.asset], t.asset, t.amount))
-			continue
-		}
-		if eth.Cmp(cost) < 0 {
-			short = appendShort(short, fmt.Sprintf("treasury %s holds %s wei, too little for the members' top-ups", treasury.Address.Hex(), b.ETH))
-			continue
-		}
-		eth.Sub(eth, cost)
-		if t.asset != AssetETH {
-			left[t.asset].Sub(left[t.asset], t.amount)
-		}
-		out = append(out, t)
-	}
-	return out, strings.Join(short, "; "), nil
-}
-
-// appendShort appends why to short unless it is there already.
-func appendShort(short []string, why string) []string {
-	if slices.Contains(short, why) {
-		return short
-	}
-	return append(short, why)
-}
-
-// submitAll submits the top-ups, gas first: the ETH ones together, then
-// the token ones together (the treasury's account actor commits each batch
-// in one group; gas takes the lower nonces, so a member never gets its
-// token before its gas). It returns how many were accepted.
-func (k *PoolKeeper) submitAll(ctx context.Context, p *Pool, treasury *Account, owed []topUp) int {
-	var eth, tokens []topUp
-	for _, t := range owed {
-		if t.asset == AssetETH {
-			eth = append(eth, t)
-		} else {
-			tokens = append(tokens, t)
-		}
-	}
-	return k.submitBatch(ctx, p, treasury, eth) + k.submitBatch(ctx, p, treasury, tokens)
-}
-
-// submitBatch submits top-ups concurrently and returns how many were
-// accepted.
-func (k *PoolKeeper) submitBatch(ctx context.Context, p *Pool, treasury *Account, owed []topUp) int {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	sent := 0
-	for _, t := range owed {
-		tx, err := k.topUpTx(p, treasury, t)
-		if err != nil {
-			k.cfg.Log.Error("pool top-up", "pool", p.ID, "err", err)
-			continue
-		}
-		wg.Go(func() {
-			if _, err := k.cfg.Submit.Submit(ctx, tx); err != nil {
-				k.cfg.Log.Warn("pool top-up not accepted", "pool", p.ID, "member", t.member.AccountID, "asset", t.asset, "err", err)
-				return
-			}
-			k.noteRefill(t.key())
-			mu.Lock()
-			sent++
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return sent
+	owed := notPending(k.owedOf(p, look.Loads, look.Balances, k.txGas(price)), look.Pending)
+	byNeed(owed)
+	_, _, short, err := k.payable(ctx, p, owed)
+	return short, err
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	stdmaps "maps"
 	"math/big"
 	"strings"
 	"sync"
@@ -12,16 +13,39 @@ import (
 )
 
 // keeperStore is a PoolKeeperStore over memory: a top-up's key stays
-// pending until the test ends it, as the real store's OrderingKeyMember.
+// pending until the test ends it, as the real store's PoolTopUps. It
+// counts its reads by method.
 type keeperStore struct {
 	mu       sync.Mutex
 	pool     *Pool
 	loads    []PoolMemberLoad
 	treasury *Account
 	pending  map[string]string // key -> account
+	sent     int
+	reads    map[string]int
+}
+
+// read counts a read of method.
+func (s *keeperStore) read(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reads == nil {
+		s.reads = map[string]int{}
+	}
+	s.reads[method]++
+}
+
+// takeReads returns the reads counted since the last call, and forgets them.
+func (s *keeperStore) takeReads() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reads
+	s.reads = map[string]int{}
+	return r
 }
 
 func (s *keeperStore) PoolByID(context.Context, string) (*Pool, error) {
+	s.read("PoolByID")
 	if s.pool == nil {
 		return nil, ErrNotFound
 	}
@@ -29,17 +53,28 @@ func (s *keeperStore) PoolByID(context.Context, string) (*Pool, error) {
 }
 
 func (s *keeperStore) PoolLoads(context.Context, string) ([]PoolMemberLoad, error) {
+	s.read("PoolLoads")
 	return s.loads, nil
 }
 
-func (s *keeperStore) OrderingKeyMember(_ context.Context, _, key string) (string, bool, error) {
+func (s *keeperStore) PoolTopUps(context.Context, string) (PoolTopUps, error) {
+	s.read("PoolTopUps")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, ok := s.pending[key]
-	return m, ok, nil
+	out := PoolTopUps{Sent: s.sent, Pending: []string{}}
+	if s.pool == nil || s.pool.TreasuryID == "" {
+		return out, nil // as the store: a pool without a treasury has none
+	}
+	for key := range s.pending {
+		out.Pending = append(out.Pending, key)
+	}
+	return out, nil
 }
 
-func (s *keeperStore) AccountByID(context.Context, string) (*Account, error) { return s.treasury, nil }
+func (s *keeperStore) AccountByID(context.Context, string) (*Account, error) {
+	s.read("AccountByID")
+	return s.treasury, nil
+}
 
 // keeperSubmit records the submitted top-ups and marks their keys pending.
 type keeperSubmit struct {
@@ -54,6 +89,7 @@ func (k *keeperSubmit) Submit(_ context.Context, tx *Transaction) (*Transaction,
 	k.mu.Unlock()
 	k.store.mu.Lock()
 	k.store.pending[tx.OrderingKey] = tx.AccountID
+	k.store.sent++
 	k.store.mu.Unlock()
 	return tx, nil
 }
@@ -95,7 +131,14 @@ func TestPoolKeeperTopsUpOncePerMemberAndAsset(t *testing.T) {
 	if len(f.submit.txs) != 2 {
 		t.Fatalf("%d top-ups, want 2 (m1's gas, m0's token)", len(f.submit.txs))
 	}
-	gas, tok := f.submit.txs[0], f.submit.txs[1]
+	// One read of each per look: the pending top-ups of every member and
+	// asset in one (PoolTopUps), not one per owed top-up.
+	wantReads := map[string]int{"PoolByID": 1, "PoolLoads": 1, "PoolTopUps": 1, "AccountByID": 1}
+	if got := f.store.takeReads(); !stdmaps.Equal(got, wantReads) {
+		t.Fatalf("store reads of a look %v, want %v", got, wantReads)
+	}
+	// m0 has work queued, m1 none: m0's token goes first (byNeed).
+	tok, gas := f.submit.txs[0], f.submit.txs[1]
 	// txGas = 200k gas at 3 wei (twice the base fee 1 plus the tip 1).
 	wantGas := big.NewInt(3 * 200_000 * DefaultPoolHighWaterTxs)
 	if gas.ContractAddress != f.pool.Members[1].Address || gas.Value.Cmp(wantGas) != 0 || len(gas.Data) != 0 ||
@@ -115,7 +158,11 @@ func TestPoolKeeperTopsUpOncePerMemberAndAsset(t *testing.T) {
 		t.Fatalf("Short %q; want none", k.Short(f.pool.ID))
 	}
 	// Pending: nothing more, from this keeper nor from a new one (a restart).
+	f.store.takeReads()
 	k.Tick(context.Background())
+	if got, want := f.store.takeReads(), map[string]int{"PoolByID": 1, "PoolLoads": 1, "PoolTopUps": 1}; !stdmaps.Equal(got, want) {
+		t.Fatalf("store reads of a look with everything pending %v, want %v", got, want)
+	}
 	f.keeper().Tick(context.Background())
 	if len(f.submit.txs) != 2 {
 		t.Fatalf("%d top-ups after the top-ups were pending, want still 2", len(f.submit.txs))
@@ -160,13 +207,28 @@ func TestPoolKeeperSaysWhyItIsShort(t *testing.T) {
 }
 
 // wantAssess fails unless a keeper that never looked at the pool (another
-// node's) assesses the shortfall want, and paid nothing: the fixture
-// still has submitted top-ups only.
+// node's) assesses the shortfall want from the loads, balances and pending
+// top-ups read as PoolStatus reads them, and paid nothing: the fixture
+// still has submitted top-ups only. Assess reads of the store only the
+// treasury, and only when something is owed.
 func wantAssess(t *testing.T, f *keeperFixture, want string, submitted int) {
 	t.Helper()
-	got, err := f.keeper().Assess(context.Background(), f.pool)
+	ctx := context.Background()
+	loads, _ := f.store.PoolLoads(ctx, f.pool.ID)
+	tu, _ := f.store.PoolTopUps(ctx, f.pool.ID)
+	bal, err := ReadPoolBalances(ctx, f.net, f.pool.Members, loadTokens(loads))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.store.takeReads()
+	got, err := f.keeper().Assess(ctx, f.pool, PoolLook{Loads: loads, Balances: bal, Pending: tu.Pending})
 	if err != nil || got != want {
 		t.Fatalf("Assess = %q, %v; want %q (the keeper's Short)", got, err, want)
+	}
+	for m, n := range f.store.takeReads() {
+		if m != "AccountByID" || n > 1 {
+			t.Fatalf("Assess read the store's %s %d times; want at most the treasury once", m, n)
+		}
 	}
 	if len(f.submit.txs) != submitted {
 		t.Fatalf("Assess submitted: %d top-ups, want %d", len(f.submit.txs), submitted)
