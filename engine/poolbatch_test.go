@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"sync"
+	"testing"
+
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// allowanceNode is a poolNode that answers ERC-20 allowance calls.
+type allowanceNode struct {
+	*poolNode
+	mu        sync.Mutex
+	allowance *big.Int
+	calls     int
+}
+
+func (n *allowanceNode) CallContract(_ context.Context, msg ethereum.CallMsg, _ *big.Int) ([]byte, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.calls++
+	return erc20Approve.Methods["allowance"].Outputs.Pack(new(big.Int).Set(n.allowance))
+}
+
+type batchFixture struct {
+	*keeperFixture
+	node  *allowanceNode
+	nonce uint64
+}
+
+// newBatchFixture: a pool of five members with work queued, none holding
+// gas or the token; the treasury holds plenty of both, and its disperser
+// has no allowance.
+func newBatchFixture(t *testing.T) *batchFixture {
+	pf := newPoolFixture(t, 5)
+	f := &batchFixture{keeperFixture: &keeperFixture{poolFixture: pf, net: pf.b.cfg.Networks["dev"]}}
+	f.node = &allowanceNode{poolNode: pf.node, allowance: new(big.Int)}
+	f.net.Chain = f.node
+	treasury := &Account{ID: "treasury", Address: common.HexToAddress("0x00000000000000000000000000000000000000ee")}
+	f.pool.TreasuryID, f.pool.Owner = treasury.ID, "owner"
+	f.poolFixture.node.eth[treasury.Address] = big.NewInt(1e18)
+	f.poolFixture.node.tokens[poolToken][treasury.Address] = big.NewInt(1e9)
+	f.store = &keeperStore{pool: f.pool, treasury: treasury, pending: map[string]string{}}
+	for i, m := range f.pool.Members {
+		f.poolFixture.node.eth[m.Address] = new(big.Int)
+		f.store.loads = append(f.store.loads, PoolMemberLoad{AccountID: m.AccountID, Queued: 10 - i,
+			Reserved: map[string]*big.Int{poolToken.Hex(): big.NewInt(100)}})
+	}
+	f.submit = &keeperSubmit{store: f.store}
+	return f
+}
+
+// look runs one look of k and returns the transactions it submitted.
+func (f *batchFixture) look(k *PoolKeeper) []*Transaction {
+	before := len(f.submit.txs)
+	k.Add(f.pool.ID)
+	k.Tick(context.Background())
+	return f.submit.txs[before:]
+}
+
+// end ends every submitted transaction with status (nonces in order) and
+// clears the pending keys; the members' balances stay as they are (a
+// burst still arriving needs more).
+func (f *batchFixture) end(status TxStatus) {
+	f.store.mu.Lock()
+	defer f.store.mu.Unlock()
+	for _, tx := range f.store.txs {
+		if tx.Nonce == nil {
+			n := f.nonce
+			f.nonce++
+			tx.Nonce, tx.Status = &n, status
+		}
+	}
+	clear(f.store.pending)
+}
+
+// keys returns the top-up part of txs' keys.
+func keys(txs []*Transaction) []string {
+	out := make([]string, len(txs))
+	for i, tx := range txs {
+		out[i] = strings.TrimPrefix(tx.OrderingKey, TopUpKeyPrefix)
+	}
+	return out
+}
+
+// TestPoolKeeperBatchesOnceTheDisperserIsReady: five members short of gas
+// and the token get one top-up each while the treasury's disperser is
+// deployed (the deployment goes last, after the top-ups); then gas goes in
+// one batch while the token's approval is sent, then both in one batch
+// each, the gas batch first. Nothing is sent while a batch of the asset is
+// pending, from this keeper or a new one (a restart), which finds the
+// disperser again by its deployment's key.
+func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
+	f := newBatchFixture(t)
+	k := f.keeper()
+	txs := f.look(k)
+	if len(txs) != 11 || keys(txs)[10] != "disperser" || !IsCreation(txs[10]) || txs[10].AccountID != "treasury" {
+		t.Fatalf("first look sent %v, want 10 top-ups and the disperser's deployment last", keys(txs))
+	}
+	for _, tx := range txs[:10] {
+		if strings.HasPrefix(tx.OrderingKey, batchKeyPrefix) {
+			t.Fatalf("a batch %s before the disperser is deployed", tx.OrderingKey)
+		}
+	}
+	if got := f.look(k); len(got) != 0 {
+		t.Fatalf("with everything pending the keeper sent %v", keys(got))
+	}
+	f.end(StatusCompleted) // the deployment took nonce 10
+	disperser := crypto.CreateAddress(f.store.treasury.Address, 10)
+
+	txs = f.look(k)
+	tok := poolToken.Hex()
+	want := []string{"batch:ETH", "m0:" + tok, "m1:" + tok, "m2:" + tok, "m3:" + tok, "m4:" + tok, "approve:" + tok}
+	if strings.Join(keys(txs), " ") != strings.Join(want, " ") {
+		t.Fatalf("with the disperser deployed the keeper sent %v, want %v", keys(txs), want)
+	}
+	gas := txs[0]
+	if gas.ContractAddress != disperser || gas.Method != "disperseEther" || gas.PoolID != f.pool.ID {
+		t.Fatalf("gas batch %+v, want disperseEther on the disperser %s", gas, disperser.Hex())
+	}
+	recipients := gas.Parameters[0].([]any)
+	sum := new(big.Int)
+	for _, v := range gas.Parameters[1].([]any) {
+		n, _ := new(big.Int).SetString(v.(string), 10)
+		sum.Add(sum, n)
+	}
+	if len(recipients) != 5 || recipients[0] != f.pool.Members[0].Address.Hex() || gas.Value.Cmp(sum) != 0 || sum.Sign() <= 0 {
+		t.Fatalf("gas batch pays %v %v with value %s, want the five members (busiest first), value their sum", recipients, gas.Parameters[1], gas.Value)
+	}
+	if app := txs[6]; app.ContractAddress != poolToken || app.Method != "approve" || app.Parameters[0] != disperser.Hex() {
+		t.Fatalf("approval %+v, want approve(disperser, max) on the token", app)
+	}
+	// Pending batch and approval: nothing, from this keeper or a restarted one.
+	if got := append(f.look(k), f.look(f.keeper())...); len(got) != 0 {
+		t.Fatalf("with a batch pending the keepers sent %v", keys(got))
+	}
+
+	f.end(StatusCompleted)
+	f.node.allowance = maxUint256
+	k2 := f.keeper() // a restart: it finds the deployment again
+	txs = f.look(k2)
+	if strings.Join(keys(txs), " ") != "batch:ETH batch:"+tok {
+		t.Fatalf("with the token approved the keeper sent %v, want the gas batch then the token batch", keys(txs))
+	}
+	if tb := txs[1]; tb.ContractAddress != disperser || tb.Method != "disperseToken" || tb.Parameters[0] != tok || len(tb.Parameters[1].([]any)) != 5 {
+		t.Fatalf("token batch %+v, want disperseToken(token, the five members, …)", tb)
+	}
+	for _, tx := range f.store.txs {
+		if IsCreation(tx) && tx.ID != f.store.txs[10].ID {
+			t.Fatalf("the disperser was deployed twice")
+		}
+	}
+}
+
+// TestPoolKeeperBatchFailedGoesOneByOne: after a batch failed, the members
+// get one top-up each (for batchPause), not another batch.
+func TestPoolKeeperBatchFailedGoesOneByOne(t *testing.T) {
+	f := newBatchFixture(t)
+	f.node.allowance = maxUint256
+	k := f.keeper()
+	f.look(k)
+	f.end(StatusCompleted) // the disperser is deployed
+	txs := f.look(k)
+	if strings.Join(keys(txs), " ") != "batch:ETH batch:"+poolToken.Hex() {
+		t.Fatalf("sent %v, want two batches", keys(txs))
+	}
+	f.end(StatusFailed)
+	txs = f.look(k)
+	if len(txs) != 10 {
+		t.Fatalf("after the batches failed the keeper sent %v, want one top-up per member and asset", keys(txs))
+	}
+	for _, tx := range txs {
+		if strings.HasPrefix(tx.OrderingKey, batchKeyPrefix) {
+			t.Fatalf("another batch %s after one failed", tx.OrderingKey)
+		}
+	}
+}
