@@ -180,3 +180,37 @@ func TestPoolKeeperBatchFailedGoesOneByOne(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolKeeperRedeploysAFailedDisperser: a deployment that fails is sent
+// again, maxDisperserDeploys times in all; then the members get one top-up
+// each, and a restarted keeper (one read of the deployments) sends no
+// other. The keeper follows its deployment by id, not by listing.
+func TestPoolKeeperRedeploysAFailedDisperser(t *testing.T) {
+	f := newBatchFixture(t)
+	k := f.keeper()
+	deploys := func(txs []*Transaction) int {
+		n := 0
+		for _, tx := range txs {
+			if IsCreation(tx) {
+				n++
+			}
+		}
+		return n
+	}
+	for i := 0; i < maxDisperserDeploys; i++ {
+		if txs := f.look(k); deploys(txs) != 1 || len(txs) != 11 {
+			t.Fatalf("look %d sent %v, want the 10 top-ups and a deployment", i, keys(txs))
+		}
+		f.end(StatusFailed)
+	}
+	if reads := f.store.takeReads(); reads["ListTransactions"] != 1 {
+		t.Fatalf("the keeper listed the deployments %d times, want once (then it follows its own)", reads["ListTransactions"])
+	}
+	if txs := f.look(k); deploys(txs) != 0 || len(txs) != 10 {
+		t.Fatalf("after %d failed deployments the keeper sent %v, want the 10 top-ups alone", maxDisperserDeploys, keys(txs))
+	}
+	f.end(StatusCompleted)
+	if txs := f.look(f.keeper()); deploys(txs) != 0 || len(txs) != 10 {
+		t.Fatalf("a restarted keeper sent %v, want the 10 top-ups alone", keys(txs))
+	}
+}

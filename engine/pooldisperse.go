@@ -87,46 +87,85 @@ var erc20Approve = mustParseABI(erc20ApproveABI)
 // maxUint256 is the allowance the treasury gives its disperser.
 var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
 
+// deployState is what a keeper knows of a treasury's disperser
+// deployments: the last one's id (pending, or ended and not yet read)
+// and how many failed.
+type deployState struct {
+	scanned bool
+	last    string
+	failed  int
+}
+
 // disperser returns the address of treasury's disperser on the keeper's
 // network and whether it is deployed (its deployment completed); when it
 // is not and none is pending, deploy is the deployment to send (nil when
 // one is pending, or the node refused maxDisperserDeploys of them). The
-// deployment is found again by its key after a restart: the address is
-// crypto.CreateAddress(treasury, its nonce).
+// keeper follows its own deployment by id (one read a look); the first
+// time it looks for a treasury (a restart) it finds the deployments by
+// sender and MethodCreate (ListTransactions, once): the address is
+// crypto.CreateAddress(treasury, the completed one's nonce).
 func (k *PoolKeeper) disperser(ctx context.Context, p *Pool, treasury *Account) (addr common.Address, ready bool, deploy *Transaction, err error) {
 	k.mu.Lock()
 	addr, ready = k.dispersers[treasury.ID]
+	st := k.deploys[treasury.ID]
 	k.mu.Unlock()
 	if ready {
 		return addr, true, nil, nil
 	}
+	var found *Transaction
+	if !st.scanned {
+		if st, found, err = k.scanDeploys(ctx, p, treasury); err != nil {
+			return common.Address{}, false, nil, err
+		}
+	} else if st.last != "" {
+		found, err = k.cfg.Store.TransactionByID(ctx, st.last)
+		switch {
+		case IsNotFound(err):
+			st.last = "" // not accepted: sent again
+		case err != nil:
+			return common.Address{}, false, nil, fmt.Errorf("disperser deployment %s: %w", st.last, err)
+		case found.Status == StatusFailed:
+			st.failed, st.last, found = st.failed+1, "", nil
+		}
+	}
+	switch {
+	case found != nil && !found.Status.Terminal():
+		// pending: wait for it
+	case found != nil && found.Status == StatusCompleted && found.Nonce != nil:
+		addr, ready = crypto.CreateAddress(treasury.Address, *found.Nonce), true
+	case st.failed < maxDisperserDeploys:
+		deploy = k.setupTx(p, treasury, disperserKey, common.Address{}, MethodCreate, contracts.Disperse().Bin, nil)
+		st.last = deploy.ID
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if ready {
+		k.dispersers[treasury.ID] = addr
+	}
+	k.deploys[treasury.ID] = st
+	return addr, ready, deploy, nil
+}
+
+// scanDeploys reads treasury's disperser deployments: the newest not
+// failed (nil: none) and how many failed.
+func (k *PoolKeeper) scanDeploys(ctx context.Context, p *Pool, treasury *Account) (deployState, *Transaction, error) {
 	from := treasury.Address
 	txs, _, err := k.cfg.Store.ListTransactions(ctx, TxFilter{Owner: p.Owner, From: &from, Network: p.Network, Method: MethodCreate, Limit: 20})
 	if err != nil {
-		return common.Address{}, false, nil, fmt.Errorf("disperser: %w", err)
+		return deployState{}, nil, fmt.Errorf("disperser deployments: %w", err)
 	}
-	failed := 0
+	st := deployState{scanned: true}
+	var found *Transaction
 	for _, tx := range txs { // newest first
-		if tx.OrderingKey != disperserKey {
-			continue
-		}
 		switch {
-		case !tx.Status.Terminal():
-			return common.Address{}, false, nil, nil // pending
-		case tx.Status == StatusCompleted && tx.Nonce != nil:
-			addr = crypto.CreateAddress(from, *tx.Nonce)
-			k.mu.Lock()
-			k.dispersers[treasury.ID] = addr
-			k.mu.Unlock()
-			return addr, true, nil, nil
-		default:
-			failed++
+		case tx.OrderingKey != disperserKey:
+		case tx.Status == StatusFailed:
+			st.failed++
+		case found == nil:
+			found, st.last = tx, tx.ID
 		}
 	}
-	if failed >= maxDisperserDeploys {
-		return common.Address{}, false, nil, nil
-	}
-	return common.Address{}, false, k.setupTx(p, treasury, disperserKey, common.Address{}, MethodCreate, contracts.Disperse().Bin, nil), nil
+	return st, found, nil
 }
 
 // setupTx is one of the treasury's transactions that prepare batches (the

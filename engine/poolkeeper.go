@@ -81,6 +81,7 @@ type PoolKeeper struct {
 	refills map[string]refill // by top-up key
 	// dispersers are the treasuries' deployed dispersers, by treasury id.
 	dispersers map[string]common.Address
+	deploys    map[string]deployState
 	// lastBatch is the id of the last batch sent, and batchPaused until
 	// when batches stay off after one failed, by pool id + " " + asset.
 	lastBatch   map[string]string
@@ -114,7 +115,7 @@ func NewPoolKeeper(cfg PoolKeeperConfig) *PoolKeeper {
 		cfg.Clock = SystemClock{}
 	}
 	return &PoolKeeper{cfg: cfg, active: map[string]struct{}{}, short: map[string]string{}, refills: map[string]refill{},
-		dispersers: map[string]common.Address{}, lastBatch: map[string]string{}, batchPaused: map[string]time.Time{}}
+		dispersers: map[string]common.Address{}, deploys: map[string]deployState{}, lastBatch: map[string]string{}, batchPaused: map[string]time.Time{}}
 }
 
 // Add marks a pool as having work: the next Tick looks at it.
