@@ -90,19 +90,22 @@ func keys(txs []*Transaction) []string {
 
 // TestPoolKeeperBatchesOnceTheDisperserIsReady: five members short of gas
 // and the token get one top-up each while the treasury's disperser is
-// deployed (the deployment goes last, after the top-ups); then gas goes in
-// one batch while the token's approval is sent, then both in one batch
-// each, the gas batch first. Nothing is sent while a batch of the asset is
-// pending, from this keeper or a new one (a restart), which finds the
-// disperser again by its deployment's key.
+// deployed (the deployment goes first, one slot); once the deployment has
+// a nonce (its address is known) the token's approval goes, once; once it
+// is mined and approved, gas and token go in one batch each, the gas batch
+// first. Nothing is sent while a batch of the asset is pending, from this
+// keeper or a new one (a restart), which finds the disperser again by its
+// deployment's key and deploys no other.
 func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
 	f := newBatchFixture(t)
 	k := f.keeper()
+	tok := poolToken.Hex()
 	txs := f.look(k)
-	if len(txs) != 11 || keys(txs)[10] != "disperser" || !IsCreation(txs[10]) || txs[10].AccountID != "treasury" {
-		t.Fatalf("first look sent %v, want 10 top-ups and the disperser's deployment last", keys(txs))
+	if len(txs) != 11 || keys(txs)[0] != "disperser" || !IsCreation(txs[0]) || txs[0].AccountID != "treasury" {
+		t.Fatalf("first look sent %v, want the disperser's deployment first, then 10 top-ups", keys(txs))
 	}
-	for _, tx := range txs[:10] {
+	deployment := txs[0]
+	for _, tx := range txs[1:] {
 		if strings.HasPrefix(tx.OrderingKey, batchKeyPrefix) {
 			t.Fatalf("a batch %s before the disperser is deployed", tx.OrderingKey)
 		}
@@ -110,14 +113,38 @@ func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
 	if got := f.look(k); len(got) != 0 {
 		t.Fatalf("with everything pending the keeper sent %v", keys(got))
 	}
-	f.end(StatusCompleted) // the deployment took nonce 10
-	disperser := crypto.CreateAddress(f.store.treasury.Address, 10)
-
+	// The deployment is signed (nonce 0), not mined; the top-ups ended.
+	f.end(StatusCompleted)
+	f.store.mu.Lock()
+	deployment.Status = StatusSubmitted
+	f.store.pending[deployment.OrderingKey] = "treasury"
+	f.store.mu.Unlock()
+	disperser := crypto.CreateAddress(f.store.treasury.Address, 0)
 	txs = f.look(k)
-	tok := poolToken.Hex()
-	want := []string{"batch:ETH", "m0:" + tok, "m1:" + tok, "m2:" + tok, "m3:" + tok, "m4:" + tok, "approve:" + tok}
-	if strings.Join(keys(txs), " ") != strings.Join(want, " ") {
-		t.Fatalf("with the disperser deployed the keeper sent %v, want %v", keys(txs), want)
+	if len(txs) != 11 || keys(txs)[0] != "approve:"+tok {
+		t.Fatalf("with the deployment signed the keeper sent %v, want the approval first, then 10 top-ups (no batch before it is mined)", keys(txs))
+	}
+	if app := txs[0]; app.ContractAddress != poolToken || app.Method != "approve" || app.Parameters[0] != disperser.Hex() || app.Parameters[1] != maxUint256.String() {
+		t.Fatalf("approval %+v, want approve(disperser %s, max) on the token", app, disperser.Hex())
+	}
+	// The approval pending, the allowance still 0: no second approval.
+	f.end(StatusCompleted)
+	f.store.mu.Lock()
+	deployment.Status = StatusSubmitted
+	f.store.pending[deployment.OrderingKey] = "treasury"
+	f.store.pending[approveKeyPrefix+tok] = "treasury"
+	f.store.mu.Unlock()
+	if txs = f.look(k); len(txs) != 10 {
+		t.Fatalf("with the approval pending the keeper sent %v, want the 10 top-ups alone", keys(txs))
+	}
+
+	// Deployed and approved: one batch per asset, gas first.
+	f.end(StatusCompleted)
+	deployment.Status = StatusCompleted
+	f.node.allowance = maxUint256
+	txs = f.look(k)
+	if strings.Join(keys(txs), " ") != "batch:ETH batch:"+tok {
+		t.Fatalf("with the disperser deployed and approved the keeper sent %v, want the gas batch then the token batch", keys(txs))
 	}
 	gas := txs[0]
 	if gas.ContractAddress != disperser || gas.Method != "disperseEther" || gas.PoolID != f.pool.ID {
@@ -132,26 +159,19 @@ func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
 	if len(recipients) != 5 || recipients[0] != f.pool.Members[0].Address.Hex() || gas.Value.Cmp(sum) != 0 || sum.Sign() <= 0 {
 		t.Fatalf("gas batch pays %v %v with value %s, want the five members (busiest first), value their sum", recipients, gas.Parameters[1], gas.Value)
 	}
-	if app := txs[6]; app.ContractAddress != poolToken || app.Method != "approve" || app.Parameters[0] != disperser.Hex() {
-		t.Fatalf("approval %+v, want approve(disperser, max) on the token", app)
-	}
-	// Pending batch and approval: nothing, from this keeper or a restarted one.
-	if got := append(f.look(k), f.look(f.keeper())...); len(got) != 0 {
-		t.Fatalf("with a batch pending the keepers sent %v", keys(got))
-	}
-
-	f.end(StatusCompleted)
-	f.node.allowance = maxUint256
-	k2 := f.keeper() // a restart: it finds the deployment again
-	txs = f.look(k2)
-	if strings.Join(keys(txs), " ") != "batch:ETH batch:"+tok {
-		t.Fatalf("with the token approved the keeper sent %v, want the gas batch then the token batch", keys(txs))
-	}
 	if tb := txs[1]; tb.ContractAddress != disperser || tb.Method != "disperseToken" || tb.Parameters[0] != tok || len(tb.Parameters[1].([]any)) != 5 {
 		t.Fatalf("token batch %+v, want disperseToken(token, the five members, …)", tb)
 	}
+	// Pending batches: nothing, from this keeper or a restarted one.
+	if got := append(f.look(k), f.look(f.keeper())...); len(got) != 0 {
+		t.Fatalf("with the batches pending the keepers sent %v", keys(got))
+	}
+	f.end(StatusCompleted)
+	if txs = f.look(f.keeper()); strings.Join(keys(txs), " ") != "batch:ETH batch:"+tok {
+		t.Fatalf("a restarted keeper sent %v, want the two batches (the disperser found again)", keys(txs))
+	}
 	for _, tx := range f.store.txs {
-		if IsCreation(tx) && tx.ID != f.store.txs[10].ID {
+		if IsCreation(tx) && tx != deployment {
 			t.Fatalf("the disperser was deployed twice")
 		}
 	}

@@ -96,26 +96,38 @@ type deployState struct {
 	failed  int
 }
 
-// disperser returns the address of treasury's disperser on the keeper's
-// network and whether it is deployed (its deployment completed); when it
-// is not and none is pending, deploy is the deployment to send (nil when
-// one is pending, or the node refused maxDisperserDeploys of them). The
+// disperserView is what a look knows of a treasury's disperser.
+type disperserView struct {
+	// addr is its address, known once its deployment has a nonce
+	// (known): approvals may go before it is mined.
+	addr  common.Address
+	known bool
+	// ready: its deployment completed; batches may go.
+	ready bool
+	// deploy is the deployment to send: none is pending, and the node
+	// refused fewer than maxDisperserDeploys.
+	deploy *Transaction
+}
+
+// disperser returns what is known of treasury's disperser on the keeper's
+// network (disperserView). The
 // keeper follows its own deployment by id (one read a look); the first
 // time it looks for a treasury (a restart) it finds the deployments by
 // sender and MethodCreate (ListTransactions, once): the address is
 // crypto.CreateAddress(treasury, the completed one's nonce).
-func (k *PoolKeeper) disperser(ctx context.Context, p *Pool, treasury *Account) (addr common.Address, ready bool, deploy *Transaction, err error) {
+func (k *PoolKeeper) disperser(ctx context.Context, p *Pool, treasury *Account) (disperserView, error) {
 	k.mu.Lock()
-	addr, ready = k.dispersers[treasury.ID]
+	addr, ready := k.dispersers[treasury.ID]
 	st := k.deploys[treasury.ID]
 	k.mu.Unlock()
 	if ready {
-		return addr, true, nil, nil
+		return disperserView{addr: addr, known: true, ready: true}, nil
 	}
 	var found *Transaction
+	var err error
 	if !st.scanned {
 		if st, found, err = k.scanDeploys(ctx, p, treasury); err != nil {
-			return common.Address{}, false, nil, err
+			return disperserView{}, err
 		}
 	} else if st.last != "" {
 		found, err = k.cfg.Store.TransactionByID(ctx, st.last)
@@ -123,27 +135,31 @@ func (k *PoolKeeper) disperser(ctx context.Context, p *Pool, treasury *Account) 
 		case IsNotFound(err):
 			st.last = "" // not accepted: sent again
 		case err != nil:
-			return common.Address{}, false, nil, fmt.Errorf("disperser deployment %s: %w", st.last, err)
+			return disperserView{}, fmt.Errorf("disperser deployment %s: %w", st.last, err)
 		case found.Status == StatusFailed:
 			st.failed, st.last, found = st.failed+1, "", nil
 		}
 	}
+	var v disperserView
 	switch {
-	case found != nil && !found.Status.Terminal():
-		// pending: wait for it
-	case found != nil && found.Status == StatusCompleted && found.Nonce != nil:
-		addr, ready = crypto.CreateAddress(treasury.Address, *found.Nonce), true
+	case found != nil && found.Status != StatusCompleted:
+		// pending: its address once it has a nonce
+		if found.Nonce != nil {
+			v.addr, v.known = crypto.CreateAddress(treasury.Address, *found.Nonce), true
+		}
+	case found != nil && found.Nonce != nil:
+		v.addr, v.known, v.ready = crypto.CreateAddress(treasury.Address, *found.Nonce), true, true
 	case st.failed < maxDisperserDeploys:
-		deploy = k.setupTx(p, treasury, disperserKey, common.Address{}, MethodCreate, contracts.Disperse().Bin, nil)
-		st.last = deploy.ID
+		v.deploy = k.setupTx(p, treasury, disperserKey, common.Address{}, MethodCreate, contracts.Disperse().Bin, nil)
+		st.last = v.deploy.ID
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if ready {
-		k.dispersers[treasury.ID] = addr
+	if v.ready {
+		k.dispersers[treasury.ID] = v.addr
 	}
 	k.deploys[treasury.ID] = st
-	return addr, ready, deploy, nil
+	return v, nil
 }
 
 // scanDeploys reads treasury's disperser deployments: the newest not

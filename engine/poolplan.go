@@ -7,10 +7,11 @@ import (
 )
 
 // plan turns the payable top-ups (ordered byNeed) into the look's
-// transactions, in the order they take the treasury's nonces: the gas
-// batch, the top-ups paid one by one (byNeed), the token batches, then
-// what prepares batches (the disperser's deployment, approvals). A member's
-// gas thus never comes after its token. An asset owed to at least
+// transactions, in the order they take the treasury's nonces: what
+// prepares batches (the disperser's deployment, approvals: one slot each,
+// once, so that batches can go a block sooner), the gas batch, the top-ups
+// paid one by one (byNeed), then the token batches. A member's gas thus
+// never comes after its token. An asset owed to at least
 // BatchMin members goes in one batch once the treasury's disperser is
 // deployed (and, for a token, approved); until then, or when batches of
 // the asset failed lately, each member gets its own top-up.
@@ -31,7 +32,10 @@ func (k *PoolKeeper) plan(ctx context.Context, p *Pool, treasury *Account, payab
 	}
 	batches, setup := k.batches(ctx, p, treasury, batchable, byAsset, pending)
 	inBatch := map[string]bool{}
-	var out []send
+	out := make([]send, 0, len(setup)+len(payable))
+	for _, tx := range setup {
+		out = append(out, send{tx: tx})
+	}
 	for _, b := range batches {
 		for _, t := range b.pays {
 			inBatch[t.key()] = true
@@ -56,9 +60,6 @@ func (k *PoolKeeper) plan(ctx context.Context, p *Pool, treasury *Account, payab
 			out = append(out, b)
 		}
 	}
-	for _, tx := range setup {
-		out = append(out, send{tx: tx})
-	}
 	return out
 }
 
@@ -70,18 +71,19 @@ func (k *PoolKeeper) batches(ctx context.Context, p *Pool, treasury *Account, ba
 	if len(batchable) == 0 {
 		return nil, nil
 	}
-	addr, ready, deploy, err := k.disperser(ctx, p, treasury)
+	d, err := k.disperser(ctx, p, treasury)
 	if err != nil {
 		k.cfg.Log.Warn("pool batches", "pool", p.ID, "err", err)
 		return nil, nil
 	}
 	var setup []*Transaction
-	if deploy != nil {
-		setup = append(setup, deploy)
+	if d.deploy != nil {
+		setup = append(setup, d.deploy)
 	}
-	if !ready {
+	if !d.known {
 		return nil, setup
 	}
+	addr := d.addr
 	var out []send
 	for _, a := range batchable {
 		ts := byAsset[a]
@@ -102,6 +104,9 @@ func (k *PoolKeeper) batches(ctx context.Context, p *Pool, treasury *Account, ba
 			if !ok {
 				continue
 			}
+		}
+		if !d.ready {
+			continue // approved before its deployment is mined: batches wait for it
 		}
 		tx, err := k.batchTx(p, treasury, addr, a, ts)
 		if err != nil {
