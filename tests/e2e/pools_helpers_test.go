@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/url"
@@ -310,7 +311,7 @@ func (st *poolStack) poolTransactions(t *testing.T, poolID string) []map[string]
 // transfer(member, …) (the token's address), each member a batch of the
 // disperser pays (disperseEther, disperseToken), the disperser's deployment
 // and approvals ("setup:disperser", "setup:approve"), and anything else
-// ("other").
+// ("other"); reverted transactions paid nothing and are left out.
 func (st *poolStack) topUpsOnChain(t *testing.T, from, to uint64, members map[common.Address]poolAccount) map[string]int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -325,6 +326,13 @@ func (st *poolStack) topUpsOnChain(t *testing.T, from, to uint64, members map[co
 			sender, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
 			if err != nil || sender != st.treasury.address {
 				continue
+			}
+			r, err := st.chain.TransactionReceipt(ctx, tx.Hash())
+			if err != nil {
+				t.Fatalf("receipt of %s: %v", tx.Hash(), err)
+			}
+			if r.Status != types.ReceiptStatusSuccessful {
+				continue // reverted: it paid nothing (the service has it failed)
 			}
 			for _, k := range topUpKinds(t, tx, st.tokenAt, members) {
 				out[k]++
@@ -430,9 +438,13 @@ func serviceTopUpKinds(rest string, tx map[string]any, byID map[string]common.Ad
 		if asset != "ETH" {
 			asset, rs = common.HexToAddress(asset).Hex(), params[1]
 		}
+		var recipients []string // the view shows an array parameter as JSON text
+		if err := json.Unmarshal([]byte(rs.(string)), &recipients); err != nil {
+			return []string{"unreadable batch: " + err.Error()}
+		}
 		var out []string
-		for _, r := range rs.([]any) {
-			out = append(out, common.HexToAddress(r.(string)).Hex()+":"+asset)
+		for _, r := range recipients {
+			out = append(out, common.HexToAddress(r).Hex()+":"+asset)
 		}
 		return out
 	}
