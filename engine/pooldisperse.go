@@ -110,11 +110,11 @@ type disperserView struct {
 }
 
 // disperser returns what is known of treasury's disperser on the keeper's
-// network (disperserView). The
-// keeper follows its own deployment by id (one read a look); the first
-// time it looks for a treasury (a restart) it finds the deployments by
-// sender and MethodCreate (ListTransactions, once): the address is
-// crypto.CreateAddress(treasury, the completed one's nonce).
+// network (disperserView). The keeper follows its own deployment by id
+// (one read a look); the first time it looks for a treasury (a restart)
+// it finds the deployments by sender and MethodCreate (ListTransactions,
+// once; it scans the owner's rows): the address is
+// crypto.CreateAddress(treasury, the deployment's nonce).
 func (k *PoolKeeper) disperser(ctx context.Context, p *Pool, treasury *Account) (disperserView, error) {
 	k.mu.Lock()
 	addr, ready := k.dispersers[treasury.ID]
