@@ -35,6 +35,8 @@ type Store interface {
 	engine.SubscriptionProcessorStore
 	engine.PoolStore
 	PendingAccounts(ctx context.Context, network string) ([]string, error)
+	// ListTransactions serves the pool keepers (a treasury's disperser).
+	ListTransactions(ctx context.Context, f engine.TxFilter) ([]*engine.Transaction, *engine.TxCursor, error)
 }
 
 // Config configures the actor system.

@@ -7,7 +7,7 @@ set -euo pipefail
 
 SOLC_VERSION=0.8.28 # keep in step with the pragma of the sources
 EVM_VERSION=cancun  # accepted by go-ethereum dev chains and current networks
-CONTRACTS=(TxToken SecurityToken SystemNFT)
+CONTRACTS=(TxToken SecurityToken SystemNFT Disperse)
 
 cd "$(dirname "$0")"
 if [[ "$(node -p 'try { require("./.solc/node_modules/solc/package.json").version } catch { "" }')" != "$SOLC_VERSION" ]]; then

@@ -1,6 +1,7 @@
 // Package contracts holds the Solidity sources of the contracts txengine
-// deploys (an ERC-20, a security token with a transfer allow-list, and an
-// ERC-721 for System NFTs) and embeds their compiled ABI and bytecode.
+// deploys (an ERC-20, a security token with a transfer allow-list, an
+// ERC-721 for System NFTs, and the disperser a pool's treasury refills its
+// members with) and embeds their compiled ABI and bytecode.
 //
 // The artifacts under build/ are produced by build.sh (solc-js from the npm
 // registry, pinned) and committed, so building the service needs no compiler.
@@ -25,6 +26,7 @@ const (
 	NameERC20         = "TxToken"
 	NameSecurityToken = "SecurityToken"
 	NameSystemNFT     = "SystemNFT"
+	NameDisperse      = "Disperse"
 )
 
 // Artifact is one compiled contract.
@@ -53,8 +55,16 @@ func SecurityToken() Artifact { return mustLoad(NameSecurityToken) }
 // mint(address to, uint256 tokenId) for the owner.
 func SystemNFT() Artifact { return mustLoad(NameSystemNFT) }
 
+// Disperse returns the disperser a pool's treasury refills its members
+// with, one transaction per asset: no constructor arguments,
+// disperseEther(address[] recipients, uint256[] values) payable (msg.value
+// must be the sum) and disperseToken(address token, address[] recipients,
+// uint256[] values) (transferFrom of the caller: it approves the
+// disperser first). Either reverts, moving nothing, if one send fails.
+func Disperse() Artifact { return mustLoad(NameDisperse) }
+
 // All returns every embedded contract.
-func All() []Artifact { return []Artifact{ERC20(), SecurityToken(), SystemNFT()} }
+func All() []Artifact { return []Artifact{ERC20(), SecurityToken(), SystemNFT(), Disperse()} }
 
 // Load returns the embedded artifact called name.
 func Load(name string) (Artifact, error) {

@@ -26,6 +26,7 @@ func TestArtifacts(t *testing.T) {
 				"safeTransferFrom0", "approve", "setApprovalForAll", "getApproved",
 				"isApprovedForAll", "supportsInterface", "mint"},
 			[]string{"Transfer", "Approval", "ApprovalForAll"}, 3},
+		{Disperse(), NameDisperse, []string{"disperseEther", "disperseToken"}, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -113,11 +113,13 @@ type PoolTopUps struct {
 
 // TopUpKeyPrefix starts the OrderingKey of a pool's top-ups:
 // "txengine:topup:<member account id>:<asset>" (a top-up is an ordinary
-// transaction from the treasury, PoolID set). A member has at most one
-// pending top-up per asset: the keeper reads the pending keys
-// (PoolTopUps) before the balances and sends none for a pending key, so a
-// restart never pays twice. Users' keys may not start
-// with it.
+// transaction from the treasury, PoolID set), "txengine:topup:batch:<asset>"
+// for a batch that refills many members (TopUpBatchKey), and
+// "txengine:topup:disperser" and "txengine:topup:approve:<token>" for what
+// prepares batches. A member has at most one pending top-up per asset, and
+// none while a batch of the asset is pending: the keeper reads the pending
+// keys (PoolTopUps) before the balances and sends none for a pending key,
+// so a restart never pays twice. Users' keys may not start with it.
 const TopUpKeyPrefix = "txengine:topup:"
 
 // PoolNeed is what a send through a pool needs of the member it is given:

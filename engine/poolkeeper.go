@@ -8,6 +8,9 @@ import (
 	"math/big"
 	"sort"
 	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 )
 
 // Defaults of a PoolKeeper.
@@ -29,6 +32,10 @@ type PoolKeeperStore interface {
 	PoolLoads(ctx context.Context, poolID string) ([]PoolMemberLoad, error)
 	PoolTopUps(ctx context.Context, poolID string) (PoolTopUps, error)
 	AccountByID(ctx context.Context, id string) (*Account, error)
+	// ListTransactions finds the treasury's disperser deployment (by
+	// sender and MethodCreate); TransactionByID reads a batch's outcome.
+	ListTransactions(ctx context.Context, f TxFilter) ([]*Transaction, *TxCursor, error)
+	TransactionByID(ctx context.Context, id string) (*Transaction, error)
 }
 
 // TxSubmitter accepts a transaction durably (the actor system's Submit).
@@ -50,6 +57,9 @@ type PoolKeeperConfig struct {
 	LowWaterTxs     int
 	HighWaterTxs    int
 	HeadroomPercent int
+	// BatchMin is the fewest members owed one asset that get it in one
+	// batch (0: DefaultPoolBatchMin; negative: never in batches).
+	BatchMin int
 }
 
 // PoolKeeper tops up the members of one network's pools from their
@@ -69,6 +79,13 @@ type PoolKeeper struct {
 	active  map[string]struct{}
 	short   map[string]string
 	refills map[string]refill // by top-up key
+	// dispersers are the treasuries' deployed dispersers, by treasury id.
+	dispersers map[string]common.Address
+	deploys    map[string]deployState
+	// lastBatch is the id of the last batch sent, and batchPaused until
+	// when batches stay off after one failed, by pool id + " " + asset.
+	lastBatch   map[string]string
+	batchPaused map[string]time.Time
 }
 
 // NewPoolKeeper returns the keeper of cfg.Network's pools.
@@ -85,6 +102,9 @@ func NewPoolKeeper(cfg PoolKeeperConfig) *PoolKeeper {
 	if cfg.HeadroomPercent <= 0 {
 		cfg.HeadroomPercent = DefaultPoolHeadroomPercent
 	}
+	if cfg.BatchMin == 0 {
+		cfg.BatchMin = DefaultPoolBatchMin
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NopPoolMetrics{}
 	}
@@ -94,7 +114,8 @@ func NewPoolKeeper(cfg PoolKeeperConfig) *PoolKeeper {
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock{}
 	}
-	return &PoolKeeper{cfg: cfg, active: map[string]struct{}{}, short: map[string]string{}, refills: map[string]refill{}}
+	return &PoolKeeper{cfg: cfg, active: map[string]struct{}{}, short: map[string]string{}, refills: map[string]refill{},
+		dispersers: map[string]common.Address{}, deploys: map[string]deployState{}, lastBatch: map[string]string{}, batchPaused: map[string]time.Time{}}
 }
 
 // Add marks a pool as having work: the next Tick looks at it.
@@ -200,7 +221,7 @@ func (k *PoolKeeper) keep(ctx context.Context, id string) (busy bool, err error)
 	}
 	owed = notPending(owed, tu.Pending)
 	byNeed(owed)
-	if err := k.pay(ctx, p, owed); err != nil {
+	if err := k.pay(ctx, p, owed, tu.Pending); err != nil {
 		return true, err
 	}
 	return queued+inFlight > 0 || len(owed) > 0, nil
@@ -298,7 +319,8 @@ func reservedOf(l PoolMemberLoad, asset string) *big.Int {
 }
 
 // notPending drops the top-ups of which one of the same member and asset
-// is pending (its key is in pending).
+// is pending (its key is in pending), and those of an asset of which a
+// batch is pending (it may pay any member).
 func notPending(owed []topUp, pending []string) []topUp {
 	if len(pending) == 0 {
 		return owed
@@ -309,7 +331,9 @@ func notPending(owed []topUp, pending []string) []topUp {
 	}
 	out := owed[:0]
 	for _, t := range owed {
-		if _, ok := set[t.key()]; !ok {
+		_, mine := set[t.key()]
+		_, batch := set[TopUpBatchKey(t.asset)]
+		if !mine && !batch {
 			out = append(out, t)
 		}
 	}

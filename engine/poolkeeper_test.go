@@ -23,6 +23,9 @@ type keeperStore struct {
 	pending  map[string]string // key -> account
 	sent     int
 	reads    map[string]int
+	// txs are the submitted transactions, oldest first (status new until
+	// the test ends them).
+	txs []*Transaction
 }
 
 // read counts a read of method.
@@ -71,6 +74,36 @@ func (s *keeperStore) PoolTopUps(context.Context, string) (PoolTopUps, error) {
 	return out, nil
 }
 
+// ListTransactions serves the disperser's look-up: the submitted
+// transactions of f.From with f.Method, newest first.
+func (s *keeperStore) ListTransactions(_ context.Context, f TxFilter) ([]*Transaction, *TxCursor, error) {
+	s.read("ListTransactions")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Transaction
+	for i := len(s.txs) - 1; i >= 0; i-- {
+		tx := s.txs[i]
+		if (f.From == nil || tx.From == *f.From) && (f.Method == "" || tx.Method == f.Method) && len(out) < f.Limit {
+			c := *tx
+			out = append(out, &c)
+		}
+	}
+	return out, nil, nil
+}
+
+func (s *keeperStore) TransactionByID(_ context.Context, id string) (*Transaction, error) {
+	s.read("TransactionByID")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tx := range s.txs {
+		if tx.ID == id {
+			c := *tx
+			return &c, nil
+		}
+	}
+	return nil, ErrNotFound
+}
+
 func (s *keeperStore) AccountByID(context.Context, string) (*Account, error) {
 	s.read("AccountByID")
 	return s.treasury, nil
@@ -90,6 +123,7 @@ func (k *keeperSubmit) Submit(_ context.Context, tx *Transaction) (*Transaction,
 	k.store.mu.Lock()
 	k.store.pending[tx.OrderingKey] = tx.AccountID
 	k.store.sent++
+	k.store.txs = append(k.store.txs, tx)
 	k.store.mu.Unlock()
 	return tx, nil
 }

@@ -29,7 +29,8 @@ func (o *orderedSubmit) SubmitInOrder(ctx context.Context, txs []*Transaction) [
 // TestPoolKeeperTopsUpTheBusiestFirst: the treasury's top-ups go out in one
 // ordered submission, the members with the most work left (queued plus in
 // flight) first, ties by slot, each member's gas right before its token
-// (the lower nonce): a lagging member's refill lands in the earlier block.
+// (the lower nonce): a lagging member's refill lands in the earlier block;
+// what prepares batches (the disperser's deployment) goes first.
 func TestPoolKeeperTopsUpTheBusiestFirst(t *testing.T) {
 	pf := newPoolFixture(t, 4)
 	f := &keeperFixture{poolFixture: pf, net: pf.b.cfg.Networks["dev"]}
@@ -52,7 +53,9 @@ func TestPoolKeeperTopsUpTheBusiestFirst(t *testing.T) {
 	k.Add(f.pool.ID)
 	k.Tick(context.Background())
 	tok := ":" + poolToken.Hex()
-	want := []string{"m2:ETH", "m2" + tok, "m1:ETH", "m1" + tok, "m3:ETH", "m3" + tok, "m0:ETH", "m0" + tok}
+	// Four members owe each asset: the treasury's disperser is deployed
+	// for batches, first (one slot).
+	want := []string{"disperser", "m2:ETH", "m2" + tok, "m1:ETH", "m1" + tok, "m3:ETH", "m3" + tok, "m0:ETH", "m0" + tok}
 	if len(sub.calls) != 1 || len(sub.calls[0]) != len(want) {
 		t.Fatalf("submissions %v, want one ordered submission of %d top-ups", sub.calls, len(want))
 	}

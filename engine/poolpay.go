@@ -36,9 +36,10 @@ func (k *PoolKeeper) payable(ctx context.Context, p *Pool, owed []topUp) ([]topU
 	return payable, treasury, short, nil
 }
 
-// pay sends what the treasury can cover of owed, and records what it
-// cannot (Short).
-func (k *PoolKeeper) pay(ctx context.Context, p *Pool, owed []topUp) error {
+// pay sends what the treasury can cover of owed (in batches where it can,
+// plan), and records what it cannot (Short). pending are the keys of the
+// pool's pending top-ups.
+func (k *PoolKeeper) pay(ctx context.Context, p *Pool, owed []topUp, pending []string) error {
 	payable, treasury, short, err := k.payable(ctx, p, owed)
 	if err != nil {
 		return err
@@ -47,7 +48,7 @@ func (k *PoolKeeper) pay(ctx context.Context, p *Pool, owed []topUp) error {
 	if len(payable) == 0 {
 		return nil
 	}
-	sent := k.submitAll(ctx, p, treasury, payable)
+	sent := k.submitAll(ctx, p, k.plan(ctx, p, treasury, payable, pending))
 	if sent > 0 {
 		k.cfg.Metrics.PoolTopUps(p.ID, p.Network, sent)
 	}
@@ -143,19 +144,20 @@ func byNeed(owed []topUp) {
 	})
 }
 
-// submitAll submits the top-ups (ordered byNeed) in their order, through
+// send is one transaction of a look and the member top-ups it pays (none
+// for a transaction that prepares batches).
+type send struct {
+	tx   *Transaction
+	pays []topUp
+}
+
+// submitAll submits the look's transactions in their order, through
 // SubmitInOrder where the submitter has it (one group commit), else one
 // after the other. It returns how many were accepted.
-func (k *PoolKeeper) submitAll(ctx context.Context, p *Pool, treasury *Account, owed []topUp) int {
-	txs := make([]*Transaction, 0, len(owed))
-	made := make([]topUp, 0, len(owed))
-	for _, t := range owed {
-		tx, err := k.topUpTx(p, treasury, t)
-		if err != nil {
-			k.cfg.Log.Error("pool top-up", "pool", p.ID, "err", err)
-			continue
-		}
-		txs, made = append(txs, tx), append(made, t)
+func (k *PoolKeeper) submitAll(ctx context.Context, p *Pool, sends []send) int {
+	txs := make([]*Transaction, len(sends))
+	for i, s := range sends {
+		txs[i] = s.tx
 	}
 	errs := make([]error, len(txs))
 	if ordered, ok := k.cfg.Submit.(OrderedSubmitter); ok {
@@ -166,12 +168,17 @@ func (k *PoolKeeper) submitAll(ctx context.Context, p *Pool, treasury *Account, 
 		}
 	}
 	sent := 0
-	for i, t := range made {
+	for i, s := range sends {
 		if errs[i] != nil {
-			k.cfg.Log.Warn("pool top-up not accepted", "pool", p.ID, "member", t.member.AccountID, "asset", t.asset, "err", errs[i])
+			k.cfg.Log.Warn("pool top-up not accepted", "pool", p.ID, "key", s.tx.OrderingKey, "err", errs[i])
 			continue
 		}
-		k.noteRefill(t.key())
+		for _, t := range s.pays {
+			k.noteRefill(t.key())
+		}
+		if strings.HasPrefix(s.tx.OrderingKey, batchKeyPrefix) {
+			k.noteBatch(p.ID, s.tx)
+		}
 		sent++
 	}
 	return sent

@@ -115,8 +115,7 @@ func (s *Sender) submitEach(ctx context.Context, txs []*Transaction, fees feeQuo
 func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees feeQuote, load *accountLoad) (chosen []*Transaction, signed []*types.Transaction, nodeErr, err error) {
 	msgs := make([]ethereum.CallMsg, len(txs))
 	for i, tx := range txs {
-		to := tx.ContractAddress
-		msgs[i] = ethereum.CallMsg{From: s.account.Address, To: &to, Value: valueOf(tx), Data: tx.Data}
+		msgs[i] = ethereum.CallMsg{From: s.account.Address, To: txTo(tx), Value: valueOf(tx), Data: tx.Data}
 	}
 	gas, estErrs, err := s.io.Estimate(ctx, msgs)
 	if err != nil {
@@ -435,17 +434,17 @@ func valueOf(tx *Transaction) *big.Int {
 // sign builds tx with nonce, gas and fees, signs it and records nonce,
 // gas limit, hash, signed bytes and the submitted time on tx (not stored).
 func (s *Sender) sign(ctx context.Context, tx *Transaction, nonce, gas uint64, fees feeQuote) (*types.Transaction, error) {
-	to := tx.ContractAddress
+	to := txTo(tx)
 	var unsigned *types.Transaction
 	if fees.baseFee != nil {
 		feeCap, tip := s.net.CapFees(MaxFeePerGas(fees.baseFee, fees.tip), fees.tip)
 		unsigned = types.NewTx(&types.DynamicFeeTx{
 			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
-			Gas: gas, To: &to, Value: valueOf(tx), Data: tx.Data,
+			Gas: gas, To: to, Value: valueOf(tx), Data: tx.Data,
 		})
 	} else {
 		price, _ := s.net.CapFees(fees.gasPrice, nil)
-		unsigned = types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: gas, To: &to, Value: valueOf(tx), Data: tx.Data})
+		unsigned = types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: gas, To: to, Value: valueOf(tx), Data: tx.Data})
 	}
 	signed, err := s.signer.SignTx(ctx, s.account.Key(), unsigned, s.net.ChainID)
 	if err != nil {

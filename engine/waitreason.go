@@ -127,6 +127,9 @@ func assetWait(tx *Transaction, pools map[string]PoolWait) string {
 		return s + "; the pool has no treasury, so nothing refills its members"
 	case slices.Contains(pw.PendingTopUps, key):
 		return s + "; a top-up from the pool's treasury is pending"
+	case slices.Contains(pw.PendingTopUps, TopUpBatchKey(AssetKey(tx.WaitForAsset))):
+		// A batch of the asset names every member short of it at its look.
+		return s + "; a batch of top-ups from the pool's treasury is pending"
 	default:
 		return s + "; the pool's treasury refills members when its keeper next looks"
 	}

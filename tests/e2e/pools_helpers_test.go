@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/url"
@@ -11,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/txengine/txengine/contracts"
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/engine/evm"
 	"github.com/txengine/txengine/internal/gethtest"
@@ -305,7 +308,10 @@ func (st *poolStack) poolTransactions(t *testing.T, poolID string) []map[string]
 
 // topUpsOnChain counts the treasury's transactions on the node in blocks
 // from..to by member and asset: ETH sent to a member ("ETH"), the token's
-// transfer(member, …) (the token's address), and anything else ("other").
+// transfer(member, …) (the token's address), each member a batch of the
+// disperser pays (disperseEther, disperseToken), the disperser's deployment
+// and approvals ("setup:disperser", "setup:approve"), and anything else
+// ("other"); reverted transactions paid nothing and are left out.
 func (st *poolStack) topUpsOnChain(t *testing.T, from, to uint64, members map[common.Address]poolAccount) map[string]int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -321,18 +327,56 @@ func (st *poolStack) topUpsOnChain(t *testing.T, from, to uint64, members map[co
 			if err != nil || sender != st.treasury.address {
 				continue
 			}
-			out[topUpKind(tx, st.tokenAt, members)]++
+			r, err := st.chain.TransactionReceipt(ctx, tx.Hash())
+			if err != nil {
+				t.Fatalf("receipt of %s: %v", tx.Hash(), err)
+			}
+			if r.Status != types.ReceiptStatusSuccessful {
+				continue // reverted: it paid nothing (the service has it failed)
+			}
+			for _, k := range topUpKinds(t, tx, st.tokenAt, members) {
+				out[k]++
+			}
 		}
 	}
 	return out
 }
 
-// topUpKind is "<member address>:<asset>" of a treasury's transaction, or
-// "other".
+// topUpKinds is what a treasury's transaction pays: "<member
+// address>:<asset>" for each member, or its setup kind, or "other".
+func topUpKinds(t *testing.T, tx *types.Transaction, token common.Address, members map[common.Address]poolAccount) []string {
+	data := tx.Data()
+	if tx.To() == nil {
+		return []string{"setup:disperser"}
+	}
+	if *tx.To() == token && len(data) >= 4 && common.Bytes2Hex(data[:4]) == "095ea7b3" {
+		return []string{"setup:approve"}
+	}
+	if len(data) >= 4 {
+		if m, err := disperseABI(t).MethodById(data[:4]); err == nil {
+			args, err := m.Inputs.Unpack(data[4:])
+			if err != nil {
+				t.Fatalf("batch %s: %v", tx.Hash(), err)
+			}
+			asset, rs := "ETH", args[0]
+			if m.Name == "disperseToken" {
+				asset, rs = args[0].(common.Address).Hex(), args[1]
+			}
+			var out []string
+			for _, r := range rs.([]common.Address) {
+				out = append(out, r.Hex()+":"+asset)
+			}
+			return out
+		}
+	}
+	return []string{topUpKind(tx, token, members)}
+}
+
+// topUpKind is "<member address>:<asset>" of a treasury's transaction to
+// one member, or "other".
 func topUpKind(tx *types.Transaction, token common.Address, members map[common.Address]poolAccount) string {
 	data := tx.Data()
 	switch {
-	case tx.To() == nil:
 	case *tx.To() == token && len(data) == 68 && common.Bytes2Hex(data[:4]) == "a9059cbb":
 		if m := common.BytesToAddress(data[4:36]); members[m].id != "" {
 			return m.Hex() + ":" + token.Hex()
@@ -343,10 +387,20 @@ func topUpKind(tx *types.Transaction, token common.Address, members map[common.A
 	return "other"
 }
 
+// disperseABI is the disperser's parsed ABI.
+func disperseABI(t *testing.T) *abi.ABI {
+	a, err := contracts.Disperse().ParsedABI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &a
+}
+
 // topUpsOfService counts the pool's top-ups the service reports (the
-// pool's transactions whose orderingKey is engine.TopUpKeyPrefix<member
-// account id>:<asset>) by "<member address>:<asset>", the completed ones
-// apart; every one must have ended.
+// pool's transactions whose orderingKey starts with engine.TopUpKeyPrefix)
+// by "<member address>:<asset>" (a batch once for each member it names),
+// or their setup kind (the disperser's deployment, approvals), the
+// completed ones apart; every one must have ended.
 func (st *poolStack) topUpsOfService(t *testing.T, poolID string, members map[common.Address]poolAccount) (completed, all map[string]int) {
 	t.Helper()
 	byID := map[string]common.Address{}
@@ -360,15 +414,43 @@ func (st *poolStack) topUpsOfService(t *testing.T, poolID string, members map[co
 		if !ok {
 			continue
 		}
-		id, asset, _ := strings.Cut(rest, ":")
-		if asset != "ETH" {
-			asset = common.HexToAddress(asset).Hex()
-		}
-		k := byID[id].Hex() + ":" + asset
-		all[k]++
-		if tx["status"] == "completed" {
-			completed[k]++
+		for _, k := range serviceTopUpKinds(rest, tx, byID) {
+			all[k]++
+			if tx["status"] == "completed" {
+				completed[k]++
+			}
 		}
 	}
 	return completed, all
+}
+
+// serviceTopUpKinds is what the service's top-up with key rest (after the
+// prefix) pays, as topUpKinds names it.
+func serviceTopUpKinds(rest string, tx map[string]any, byID map[string]common.Address) []string {
+	switch {
+	case rest == "disperser":
+		return []string{"setup:disperser"}
+	case strings.HasPrefix(rest, "approve:"):
+		return []string{"setup:approve"}
+	case strings.HasPrefix(rest, "batch:"):
+		asset, params := strings.TrimPrefix(rest, "batch:"), tx["parameters"].([]any)
+		rs := params[0]
+		if asset != "ETH" {
+			asset, rs = common.HexToAddress(asset).Hex(), params[1]
+		}
+		var recipients []string // the view shows an array parameter as JSON text
+		if err := json.Unmarshal([]byte(rs.(string)), &recipients); err != nil {
+			return []string{"unreadable batch: " + err.Error()}
+		}
+		var out []string
+		for _, r := range recipients {
+			out = append(out, common.HexToAddress(r).Hex()+":"+asset)
+		}
+		return out
+	}
+	id, asset, _ := strings.Cut(rest, ":")
+	if asset != "ETH" {
+		asset = common.HexToAddress(asset).Hex()
+	}
+	return []string{byID[id].Hex() + ":" + asset}
 }
