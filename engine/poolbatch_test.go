@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -89,31 +90,27 @@ func keys(txs []*Transaction) []string {
 }
 
 // TestPoolKeeperBatchesOnceTheDisperserIsReady: five members short of gas
-// and the token get one top-up each while the treasury's disperser is
-// deployed (the deployment goes first, one slot); once the deployment has
-// a nonce (its address is known) the token's approval goes, once; once it
-// is mined and approved, gas and token go in one batch each, the gas batch
-// first. Nothing is sent while a batch of the asset is pending, from this
-// keeper or a new one (a restart), which finds the disperser again by its
-// deployment's key and deploys no other.
+// and the token get nothing while the treasury's disperser is deployed and
+// approved (their top-ups are held for the batches, batchSetupWait at
+// most): the deployment goes alone; once it has a nonce (its address is
+// known) the token's approval goes, once; once it is mined and approved,
+// gas and token go in one batch each, the gas batch first. Nothing is sent
+// while a batch of the asset is pending, from this keeper or a new one (a
+// restart), which finds the disperser again by its deployment's key and
+// deploys no other.
 func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
 	f := newBatchFixture(t)
 	k := f.keeper()
 	tok := poolToken.Hex()
 	txs := f.look(k)
-	if len(txs) != 11 || keys(txs)[0] != "disperser" || !IsCreation(txs[0]) || txs[0].AccountID != "treasury" {
-		t.Fatalf("first look sent %v, want the disperser's deployment first, then 10 top-ups", keys(txs))
+	if len(txs) != 1 || keys(txs)[0] != "disperser" || !IsCreation(txs[0]) || txs[0].AccountID != "treasury" {
+		t.Fatalf("first look sent %v, want the disperser's deployment alone (the top-ups wait for their batches)", keys(txs))
 	}
 	deployment := txs[0]
-	for _, tx := range txs[1:] {
-		if strings.HasPrefix(tx.OrderingKey, batchKeyPrefix) {
-			t.Fatalf("a batch %s before the disperser is deployed", tx.OrderingKey)
-		}
-	}
 	if got := f.look(k); len(got) != 0 {
-		t.Fatalf("with everything pending the keeper sent %v", keys(got))
+		t.Fatalf("with the deployment pending the keeper sent %v", keys(got))
 	}
-	// The deployment is signed (nonce 0), not mined; the top-ups ended.
+	// The deployment is signed (nonce 0), not mined.
 	f.end(StatusCompleted)
 	f.store.mu.Lock()
 	deployment.Status = StatusSubmitted
@@ -121,8 +118,8 @@ func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
 	f.store.mu.Unlock()
 	disperser := crypto.CreateAddress(f.store.treasury.Address, 0)
 	txs = f.look(k)
-	if len(txs) != 11 || keys(txs)[0] != "approve:"+tok {
-		t.Fatalf("with the deployment signed the keeper sent %v, want the approval first, then 10 top-ups (no batch before it is mined)", keys(txs))
+	if len(txs) != 1 || keys(txs)[0] != "approve:"+tok {
+		t.Fatalf("with the deployment signed the keeper sent %v, want the approval alone (no batch before it is mined, no top-up one by one)", keys(txs))
 	}
 	if app := txs[0]; app.ContractAddress != poolToken || app.Method != "approve" || app.Parameters[0] != disperser.Hex() || app.Parameters[1] != maxUint256.String() {
 		t.Fatalf("approval %+v, want approve(disperser %s, max) on the token", app, disperser.Hex())
@@ -134,8 +131,8 @@ func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
 	f.store.pending[deployment.OrderingKey] = "treasury"
 	f.store.pending[approveKeyPrefix+tok] = "treasury"
 	f.store.mu.Unlock()
-	if txs = f.look(k); len(txs) != 10 {
-		t.Fatalf("with the approval pending the keeper sent %v, want the 10 top-ups alone", keys(txs))
+	if txs = f.look(k); len(txs) != 0 {
+		t.Fatalf("with the approval pending the keeper sent %v, want nothing (the top-ups wait for the batches)", keys(txs))
 	}
 
 	// Deployed and approved: one batch per asset, gas first.
@@ -177,6 +174,67 @@ func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
 	}
 }
 
+// TestPoolKeeperHoldsTopUpsForTheSetupAWhile: top-ups held for a batch
+// whose disperser is still being deployed go one by one once
+// batchSetupWait has passed (a deployment stuck or slow).
+func TestPoolKeeperHoldsTopUpsForTheSetupAWhile(t *testing.T) {
+	f := newBatchFixture(t)
+	clock := &fixedClock{t: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)}
+	k := NewPoolKeeper(PoolKeeperConfig{Network: f.net, Store: f.store, Submit: f.submit, Clock: clock})
+	if txs := f.look(k); len(txs) != 1 || keys(txs)[0] != "disperser" {
+		t.Fatalf("first look sent %v, want the deployment alone", keys(txs))
+	}
+	clock.t = clock.t.Add(batchSetupWait - time.Second)
+	if txs := f.look(k); len(txs) != 0 {
+		t.Fatalf("within batchSetupWait the keeper sent %v, want nothing", keys(txs))
+	}
+	clock.t = clock.t.Add(time.Second)
+	txs := f.look(k)
+	if len(txs) != 10 {
+		t.Fatalf("after batchSetupWait the keeper sent %v, want 10 top-ups one by one (5 members' gas and token)", keys(txs))
+	}
+	for _, tx := range txs {
+		if strings.HasPrefix(tx.OrderingKey, batchKeyPrefix) || IsCreation(tx) {
+			t.Fatalf("after batchSetupWait the keeper sent %s, want top-ups one by one", tx.OrderingKey)
+		}
+	}
+}
+
+// TestBatchGasHeadroom: a token batch is given newHolderGas per member
+// beyond its estimate (a member whose balance is zero when it is mined
+// costs that much more than estimated with a balance); a gas batch and a
+// single top-up get nothing more.
+func TestBatchGasHeadroom(t *testing.T) {
+	f := newBatchFixture(t)
+	k := f.keeper()
+	treasury := f.store.treasury
+	var ts []topUp
+	for _, m := range f.pool.Members {
+		ts = append(ts, topUp{member: m, asset: poolToken.Hex(), amount: big.NewInt(7)})
+	}
+	tok, err := k.batchTx(f.pool, treasury, common.Address{9}, poolToken.Hex(), ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := batchGasHeadroom(tok); got != 5*newHolderGas {
+		t.Fatalf("token batch of 5: headroom %d, want %d", got, 5*newHolderGas)
+	}
+	for i := range ts {
+		ts[i].asset = AssetETH
+	}
+	eth, err := k.batchTx(f.pool, treasury, common.Address{9}, AssetETH, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := k.topUpTx(f.pool, treasury, topUp{member: f.pool.Members[0], asset: poolToken.Hex(), amount: big.NewInt(7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := batchGasHeadroom(eth), batchGasHeadroom(single); a != 0 || b != 0 {
+		t.Fatalf("headroom of a gas batch %d, of a single top-up %d; want 0 and 0", a, b)
+	}
+}
+
 // TestPoolKeeperBatchFailedGoesOneByOne: after a batch failed, the members
 // get one top-up each (for batchPause), not another batch.
 func TestPoolKeeperBatchFailedGoesOneByOne(t *testing.T) {
@@ -202,8 +260,8 @@ func TestPoolKeeperBatchFailedGoesOneByOne(t *testing.T) {
 }
 
 // TestPoolKeeperRedeploysAFailedDisperser: a deployment that fails is sent
-// again, maxDisperserDeploys times in all; then the members get one top-up
-// each, and a restarted keeper (one read of the deployments) sends no
+// again, maxDisperserDeploys times in all (the top-ups held meanwhile);
+// then the members get one top-up each, and a restarted keeper (one read of the deployments) sends no
 // other. The keeper follows its deployment by id, not by listing.
 func TestPoolKeeperRedeploysAFailedDisperser(t *testing.T) {
 	f := newBatchFixture(t)
@@ -218,8 +276,8 @@ func TestPoolKeeperRedeploysAFailedDisperser(t *testing.T) {
 		return n
 	}
 	for i := 0; i < maxDisperserDeploys; i++ {
-		if txs := f.look(k); deploys(txs) != 1 || len(txs) != 11 {
-			t.Fatalf("look %d sent %v, want the 10 top-ups and a deployment", i, keys(txs))
+		if txs := f.look(k); deploys(txs) != 1 || len(txs) != 1 {
+			t.Fatalf("look %d sent %v, want a deployment alone (the top-ups wait for it)", i, keys(txs))
 		}
 		f.end(StatusFailed)
 	}

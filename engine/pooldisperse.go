@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
@@ -54,6 +55,13 @@ const (
 	// batchPause is how long a pool's batches of an asset stay off after
 	// one failed: its members get one top-up each meanwhile.
 	batchPause = 5 * time.Minute
+	// batchSetupWait is how long a pool's top-ups of an asset are held
+	// while the disperser's deployment or the token's approval is on its
+	// way (a block or two), instead of going one per member: on a busy
+	// node the treasury sends 16 a block, so 32 members' gas and tokens
+	// one by one take 4 blocks, and their nonces come before the batches.
+	// Past it (a deployment stuck or slow) they go one by one.
+	batchSetupWait = 30 * time.Second
 )
 
 // disperseABIJSON is the disperser's ABI with ERC-20's Transfer event: a
@@ -107,6 +115,8 @@ type disperserView struct {
 	// deploy is the deployment to send: none is pending, and the node
 	// refused fewer than maxDisperserDeploys.
 	deploy *Transaction
+	// pending: a deployment is on its way (not yet completed).
+	pending bool
 }
 
 // disperser returns what is known of treasury's disperser on the keeper's
@@ -144,6 +154,7 @@ func (k *PoolKeeper) disperser(ctx context.Context, p *Pool, treasury *Account) 
 	switch {
 	case found != nil && found.Status != StatusCompleted:
 		// pending: its address once it has a nonce
+		v.pending = true
 		if found.Nonce != nil {
 			v.addr, v.known = crypto.CreateAddress(treasury.Address, *found.Nonce), true
 		}
@@ -273,4 +284,27 @@ func (k *PoolKeeper) batchTx(p *Pool, treasury *Account, disperser common.Addres
 	tx := k.setupTx(p, treasury, TopUpBatchKey(asset), disperser, m.RawName, data, params)
 	tx.Value, tx.ABI = value, disperseABIJSON
 	return tx, nil
+}
+
+// newHolderGas is what a token transfer to a holder whose balance is zero
+// when it is mined costs beyond one to a holder with a balance (a storage
+// slot set from zero: 22,100 gas against 5,000).
+const newHolderGas = 17_100
+
+// batchGasHeadroom is the gas a token batch may need beyond its estimate:
+// the estimate prices each member's balance as it is then, and a member
+// that spends all its tokens before the batch is mined costs newHolderGas
+// more. Without it, a batch estimated while members held tokens can run
+// out of gas once they have spent them, and batches of the token stay off
+// for batchPause. 0 for anything else.
+func batchGasHeadroom(tx *Transaction) uint64 {
+	if !strings.HasPrefix(tx.OrderingKey, batchKeyPrefix) || tx.Method != "disperseToken" || len(tx.Data) < 4 {
+		return 0
+	}
+	args, err := disperseABI.Methods["disperseToken"].Inputs.Unpack(tx.Data[4:])
+	if err != nil || len(args) != 3 {
+		return 0
+	}
+	recipients, _ := args[1].([]common.Address)
+	return uint64(len(recipients)) * newHolderGas
 }

@@ -86,6 +86,9 @@ type PoolKeeper struct {
 	// when batches stay off after one failed, by pool id + " " + asset.
 	lastBatch   map[string]string
 	batchPaused map[string]time.Time
+	// held is when a pool's top-ups of an asset were first held for a
+	// batch whose setup is in progress (holdFor), by pool id + " " + asset.
+	held map[string]time.Time
 }
 
 // NewPoolKeeper returns the keeper of cfg.Network's pools.
@@ -115,7 +118,8 @@ func NewPoolKeeper(cfg PoolKeeperConfig) *PoolKeeper {
 		cfg.Clock = SystemClock{}
 	}
 	return &PoolKeeper{cfg: cfg, active: map[string]struct{}{}, short: map[string]string{}, refills: map[string]refill{},
-		dispersers: map[string]common.Address{}, deploys: map[string]deployState{}, lastBatch: map[string]string{}, batchPaused: map[string]time.Time{}}
+		dispersers: map[string]common.Address{}, deploys: map[string]deployState{}, lastBatch: map[string]string{}, batchPaused: map[string]time.Time{},
+		held: map[string]time.Time{}}
 }
 
 // Add marks a pool as having work: the next Tick looks at it.

@@ -29,8 +29,7 @@ func (o *orderedSubmit) SubmitInOrder(ctx context.Context, txs []*Transaction) [
 // TestPoolKeeperTopsUpTheBusiestFirst: the treasury's top-ups go out in one
 // ordered submission, the members with the most work left (queued plus in
 // flight) first, ties by slot, each member's gas right before its token
-// (the lower nonce): a lagging member's refill lands in the earlier block;
-// what prepares batches (the disperser's deployment) goes first.
+// (the lower nonce): a lagging member's refill lands in the earlier block.
 func TestPoolKeeperTopsUpTheBusiestFirst(t *testing.T) {
 	pf := newPoolFixture(t, 4)
 	f := &keeperFixture{poolFixture: pf, net: pf.b.cfg.Networks["dev"]}
@@ -49,13 +48,12 @@ func TestPoolKeeperTopsUpTheBusiestFirst(t *testing.T) {
 		f.node.eth[m.Address] = new(big.Int) // no gas, no token: each needs both
 	}
 	sub := &orderedSubmit{keeperSubmit: &keeperSubmit{store: f.store}}
-	k := NewPoolKeeper(PoolKeeperConfig{Network: f.net, Store: f.store, Submit: sub})
+	k := NewPoolKeeper(PoolKeeperConfig{Network: f.net, Store: f.store, Submit: sub, BatchMin: -1})
 	k.Add(f.pool.ID)
 	k.Tick(context.Background())
 	tok := ":" + poolToken.Hex()
-	// Four members owe each asset: the treasury's disperser is deployed
-	// for batches, first (one slot).
-	want := []string{"disperser", "m2:ETH", "m2" + tok, "m1:ETH", "m1" + tok, "m3:ETH", "m3" + tok, "m0:ETH", "m0" + tok}
+	// Batches off: each member is paid one by one.
+	want := []string{"m2:ETH", "m2" + tok, "m1:ETH", "m1" + tok, "m3:ETH", "m3" + tok, "m0:ETH", "m0" + tok}
 	if len(sub.calls) != 1 || len(sub.calls[0]) != len(want) {
 		t.Fatalf("submissions %v, want one ordered submission of %d top-ups", sub.calls, len(want))
 	}

@@ -13,8 +13,10 @@ import (
 // paid one by one (byNeed), then the token batches. A member's gas thus
 // never comes after its token. An asset owed to at least
 // BatchMin members goes in one batch once the treasury's disperser is
-// deployed (and, for a token, approved); until then, or when batches of
-// the asset failed lately, each member gets its own top-up.
+// deployed (and, for a token, approved). While that setup is on its way
+// the asset's top-ups are held (holdFor, at most batchSetupWait); when it
+// cannot be done, or batches of the asset failed lately, each member gets
+// its own top-up.
 func (k *PoolKeeper) plan(ctx context.Context, p *Pool, treasury *Account, payable []topUp, pending []string) []send {
 	byAsset := map[string][]topUp{}
 	var assets []string
@@ -30,7 +32,8 @@ func (k *PoolKeeper) plan(ctx context.Context, p *Pool, treasury *Account, payab
 			batchable = append(batchable, a)
 		}
 	}
-	batches, setup := k.batches(ctx, p, treasury, batchable, byAsset, pending)
+	batches, setup, waiting := k.batches(ctx, p, treasury, batchable, byAsset, pending)
+	held := k.holdFor(p.ID, assets, batches, waiting)
 	inBatch := map[string]bool{}
 	out := make([]send, 0, len(setup)+len(payable))
 	for _, tx := range setup {
@@ -45,7 +48,7 @@ func (k *PoolKeeper) plan(ctx context.Context, p *Pool, treasury *Account, payab
 		}
 	}
 	for _, t := range payable {
-		if inBatch[t.key()] {
+		if inBatch[t.key()] || held[t.asset] {
 			continue
 		}
 		tx, err := k.topUpTx(p, treasury, t)
@@ -63,28 +66,56 @@ func (k *PoolKeeper) plan(ctx context.Context, p *Pool, treasury *Account, payab
 	return out
 }
 
+// holdFor returns the assets whose top-ups this look holds: those whose
+// batch waits for its setup (waiting), unless they were first held
+// batchSetupWait ago. An asset batched now is held no more.
+func (k *PoolKeeper) holdFor(pool string, assets []string, batches []send, waiting []string) map[string]bool {
+	now := k.cfg.Clock.Now()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, b := range batches {
+		delete(k.held, pool+" "+b.pays[0].asset)
+	}
+	out := map[string]bool{}
+	for _, a := range assets {
+		key := pool + " " + a
+		if !slices.Contains(waiting, a) {
+			delete(k.held, key)
+			continue
+		}
+		since, ok := k.held[key]
+		if !ok {
+			since, k.held[key] = now, now
+		}
+		out[a] = now.Sub(since) < batchSetupWait
+	}
+	return out
+}
+
 // batches returns the batches of the batchable assets that can go now,
-// and the transactions that prepare the others (a deployment, approvals).
-// A batch names at most maxBatchRecipients members, the busiest (the
-// others are paid one by one).
-func (k *PoolKeeper) batches(ctx context.Context, p *Pool, treasury *Account, batchable []string, byAsset map[string][]topUp, pending []string) ([]send, []*Transaction) {
+// the transactions that prepare the others (a deployment, approvals), and
+// the batchable assets whose batch waits for that setup, on its way. A
+// batch names at most maxBatchRecipients members, the busiest (the others
+// are paid one by one).
+func (k *PoolKeeper) batches(ctx context.Context, p *Pool, treasury *Account, batchable []string, byAsset map[string][]topUp, pending []string) (out []send, setup []*Transaction, waiting []string) {
 	if len(batchable) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	d, err := k.disperser(ctx, p, treasury)
 	if err != nil {
 		k.cfg.Log.Warn("pool batches", "pool", p.ID, "err", err)
-		return nil, nil
+		return nil, nil, nil
 	}
-	var setup []*Transaction
 	if d.deploy != nil {
 		setup = append(setup, d.deploy)
 	}
 	if !d.known {
-		return nil, setup
+		if d.deploy != nil || d.pending {
+			waiting = batchable
+		}
+		return nil, setup, waiting
 	}
 	addr := d.addr
-	var out []send
 	for _, a := range batchable {
 		ts := byAsset[a]
 		ts = ts[:min(len(ts), maxBatchRecipients)]
@@ -102,10 +133,12 @@ func (k *PoolKeeper) batches(ctx context.Context, p *Pool, treasury *Account, ba
 				setup = append(setup, approve)
 			}
 			if !ok {
+				waiting = append(waiting, a) // the approval is on its way
 				continue
 			}
 		}
 		if !d.ready {
+			waiting = append(waiting, a)
 			continue // approved before its deployment is mined: batches wait for it
 		}
 		tx, err := k.batchTx(p, treasury, addr, a, ts)
@@ -115,7 +148,7 @@ func (k *PoolKeeper) batches(ctx context.Context, p *Pool, treasury *Account, ba
 		}
 		out = append(out, send{tx: tx, pays: slices.Clone(ts)})
 	}
-	return out, setup
+	return out, setup, waiting
 }
 
 // noteBatch records the batch tx of pool sent: the next look after it
@@ -158,7 +191,7 @@ func (k *PoolKeeper) batchOn(ctx context.Context, pool, asset string) bool {
 	defer k.mu.Unlock()
 	delete(k.lastBatch, key)
 	if tx.Status == StatusFailed {
-		k.cfg.Log.Warn("pool batch failed: one top-up each for a while", "pool", pool, "asset", asset, "tx", id, "pause", batchPause)
+		k.cfg.Log.Warn("pool batch failed: one top-up each for a while", "pool", pool, "asset", asset, "tx", id, "pause", batchPause, "error", tx.Error)
 		k.batchPaused[key] = now.Add(batchPause)
 		return false
 	}

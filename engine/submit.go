@@ -140,7 +140,7 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 			break
 		}
 		delete(s.parked, tx.ID)
-		g := gas[i] + gas[i]*s.net.GasMarginPercent/100
+		g := gas[i] + gas[i]*s.net.GasMarginPercent/100 + batchGasHeadroom(tx)
 		plan = append(plan, plannedTx{tx: tx, nonce: nonce, gas: g})
 		nonce++
 	}
