@@ -10,6 +10,7 @@ import (
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
@@ -121,7 +122,7 @@ func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
 	if len(txs) != 1 || keys(txs)[0] != "approve:"+tok {
 		t.Fatalf("with the deployment signed the keeper sent %v, want the approval alone (no batch before it is mined, no top-up one by one)", keys(txs))
 	}
-	if app := txs[0]; app.ContractAddress != poolToken || app.Method != "approve" || app.Parameters[0] != disperser.Hex() || app.Parameters[1] != maxUint256.String() {
+	if app := txs[0]; app.ContractAddress != poolToken || app.Method != "approve" || app.Parameters[0] != disperser.Hex() || app.Parameters[1] != math.MaxBig256.String() {
 		t.Fatalf("approval %+v, want approve(disperser %s, max) on the token", app, disperser.Hex())
 	}
 	// The approval pending, the allowance still 0: no second approval.
@@ -138,7 +139,7 @@ func TestPoolKeeperBatchesOnceTheDisperserIsReady(t *testing.T) {
 	// Deployed and approved: one batch per asset, gas first.
 	f.end(StatusCompleted)
 	deployment.Status = StatusCompleted
-	f.node.allowance = maxUint256
+	f.node.allowance = math.MaxBig256
 	txs = f.look(k)
 	if strings.Join(keys(txs), " ") != "batch:ETH batch:"+tok {
 		t.Fatalf("with the disperser deployed and approved the keeper sent %v, want the gas batch then the token batch", keys(txs))
@@ -239,7 +240,7 @@ func TestBatchGasHeadroom(t *testing.T) {
 // get one top-up each (for batchPause), not another batch.
 func TestPoolKeeperBatchFailedGoesOneByOne(t *testing.T) {
 	f := newBatchFixture(t)
-	f.node.allowance = maxUint256
+	f.node.allowance = math.MaxBig256
 	k := f.keeper()
 	f.look(k)
 	f.end(StatusCompleted) // the disperser is deployed

@@ -12,6 +12,7 @@ import (
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/google/uuid"
 
@@ -91,9 +92,6 @@ const erc20ApproveABI = `[
 
 // erc20Approve is the parsed erc20ApproveABI, built once and only read.
 var erc20Approve = mustParseABI(erc20ApproveABI)
-
-// maxUint256 is the allowance the treasury gives its disperser.
-var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
 
 // deployState is what a keeper knows of a treasury's disperser
 // deployments: the last one's id (pending, or ended and not yet read)
@@ -229,7 +227,7 @@ func (k *PoolKeeper) approved(ctx context.Context, p *Pool, treasury *Account, d
 		return false, nil, nil
 	}
 	m := erc20Approve.Methods["approve"]
-	data, params, err := packJSON(&m, disperser.Hex(), maxUint256.String())
+	data, params, err := packJSON(&m, disperser.Hex(), math.MaxBig256.String())
 	if err != nil {
 		return false, nil, err
 	}

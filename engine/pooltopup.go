@@ -2,15 +2,12 @@ package engine
 
 import (
 	"encoding/json"
-	"fmt"
 	"math/big"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
-
-	"github.com/txengine/txengine/engine/abicodec"
 )
 
 // erc20TransferABI is ERC-20's transfer and its event: a token top-up is
@@ -39,11 +36,9 @@ func (k *PoolKeeper) topUpTx(p *Pool, treasury *Account, t topUp) (*Transaction,
 		return tx, nil // no data: a plain transfer, as a filler is
 	}
 	m := &erc20Transfer
-	to, _ := json.Marshal(strings.ToLower(t.member.Address.Hex()))
-	amount, _ := json.Marshal(t.amount.String())
-	data, params, err := abicodec.PackCall(m, []json.RawMessage{to, amount})
+	data, params, err := packJSON(m, strings.ToLower(t.member.Address.Hex()), t.amount.String())
 	if err != nil {
-		return nil, fmt.Errorf("pack transfer: %w", err)
+		return nil, err
 	}
 	tx.ContractAddress, tx.Value = common.HexToAddress(t.asset), new(big.Int)
 	tx.Method, tx.Parameters, tx.Data, tx.ContractBWType = m.RawName, params, data, TypeERC20
