@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/txengine
 DATA    ?= ./data
 
-.PHONY: local-kms bench-kms build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-pools bench-go bench-cluster bench-rotate bench-events bench-k6 contracts proto client clean soak docs-graph
+.PHONY: local-kms bench-kms build run run-postgres run-dev-stack clean-dev-stack sim test test-short test-faults test-hardhat test-cluster test-prometheus prometheus fuzz-short vet bench bench-pools bench-shapes bench-go bench-cluster bench-rotate bench-events bench-k6 contracts proto client clean soak docs-graph
 
 build:
 	$(GO) build -o $(BIN) ./cmd/txengine
@@ -151,6 +151,14 @@ vet:
 ## Not part of `make test`.
 bench:
 	TXENGINE_BENCH=1 $(GO) test -v -count=1 -timeout 90m -run '^TestBench$$' ./bench/suite/
+
+## bench-shapes: the shape rows of make bench alone (issues 16 and 28): 1 x 10,000, 1,000 x 10 and
+## 10,000 x 1 with the defaults, 64 clients, to holders and to fresh recipients, on PostgreSQL +
+## geth --dev and on the embedded default; accepts, p99, drain beside the chain bound, CPU per
+## completed transfer, each block. SHAPES=pg,pg.fresh,pool,emb,emb.fresh,emb.breadth picks parts.
+SHAPES ?=
+bench-shapes:
+	TXENGINE_BENCH=shapes TXENGINE_BENCH_SHAPES=$(SHAPES) $(GO) test -v -count=1 -timeout 60m -run '^TestBenchShapes$$' ./bench/suite/
 
 ## bench-pools: the busy-mempool rows of make bench alone (issue 30): POOLS_N transfers (10,000) from
 ## one account, then through a pool of POOLS_SIZE (32), 64 clients, each on a fresh geth --dev (16

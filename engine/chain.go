@@ -79,6 +79,7 @@ type Network struct {
 	fees    feeCache
 	heads   headLog
 	senders senderLimit
+	backlog backlog
 }
 
 // Defaults of the checks of pending transactions (reconcileInFlight), in

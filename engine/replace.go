@@ -71,6 +71,7 @@ func (s *Sender) reconcileInFlight(ctx context.Context, sum InFlightSummary) err
 	}
 	if blocksSince(head, c.moved) >= every {
 		s.window.shrink(head) // the lowest nonce stays pending: the chain takes less than we send
+		s.log.Debug("in-flight window halves: the lowest nonce stays pending", "window", s.window.size, "head", head, "since", c.moved)
 	}
 	c.checkNow, c.checked, c.checkedAt = false, head, time.Now()
 	chainNonce, err := s.io.NonceAt(ctx, s.account.Address)

@@ -61,6 +61,10 @@ type Sender struct {
 	log     *slog.Logger
 	// fence is the activation's lease (zero: single-node mode).
 	fence Fence
+	// plainCaps is set when the node refused a transaction whose fee cap
+	// covered the blocks ahead (feeCapAhead) for funds the account lacks:
+	// it signs with MaxFeePerGas's cap from then on (raisedCapUnpaid).
+	plainCaps bool
 	// io reaches the store and the node for the calls a SubmitStage
 	// merges with other accounts' (batchedIO, WithStage), or each call on
 	// its own (perAccountIO, the default).
@@ -216,6 +220,7 @@ func (s *Sender) reportLoad(l accountLoad) {
 // reports for the account until it runs again.
 func (s *Sender) ForgetLoad() {
 	s.reportLoad(accountLoad{})
+	s.net.noteBacklog(s.account.ID, 0, s.clock.Now())
 	s.forgetNonces()
 }
 
@@ -370,6 +375,9 @@ func (s *Sender) Pump(ctx context.Context) (int, error) {
 		s.window.limited = s.synced && !s.drained && load.inFlight >= s.window.size
 		s.countQueue(ctx, &load)
 		s.reportLoad(load)
+		if load.inFlight == 0 {
+			s.net.noteBacklog(s.account.ID, 0, s.clock.Now()) // nothing of the account's ahead of others
+		}
 		if s.synced {
 			s.metrics.NextNonce(s.accountRef(), s.net.Name, s.next)
 		}

@@ -15,6 +15,9 @@ import (
 type plannedTx struct {
 	tx         *Transaction
 	nonce, gas uint64
+	// ahead is the gas of the network's transactions in flight before
+	// this one (feeCapAhead).
+	ahead uint64
 }
 
 // signPlanned signs plan (consecutive nonces), concurrently within the
@@ -91,7 +94,7 @@ func (s *Sender) signAll(ctx context.Context, plan []plannedTx, fees feeQuote) (
 	}
 	if bound <= 1 || len(plan) == 1 {
 		for i, p := range plan {
-			if out[i], errs[i] = s.sign(ctx, p.tx, p.nonce, p.gas, fees); errs[i] != nil {
+			if out[i], errs[i] = s.sign(ctx, p, fees); errs[i] != nil {
 				for j := i + 1; j < len(plan); j++ {
 					errs[j] = errNotSigned
 				}
@@ -108,7 +111,7 @@ func (s *Sender) signAll(ctx context.Context, plan []plannedTx, fees feeQuote) (
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			out[i], errs[i] = s.sign(ctx, p.tx, p.nonce, p.gas, fees)
+			out[i], errs[i] = s.sign(ctx, p, fees)
 		}()
 	}
 	wg.Wait()

@@ -123,6 +123,12 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 	}
 	nonce := s.next
 	var plan []plannedTx
+	// The gas before each transaction: the other accounts' in flight, the
+	// account's own (at this batch's first estimate each), then the batch's.
+	ahead := s.net.backlogAhead(s.account.ID, s.clock.Now())
+	if len(gas) > 0 {
+		ahead += uint64(load.inFlight) * gas[0]
+	}
 	for i, tx := range txs {
 		if estErrs[i] != nil {
 			txErr, gone := s.estimateRefused(ctx, tx, estErrs[i])
@@ -141,17 +147,33 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 		}
 		delete(s.parked, tx.ID)
 		g := gas[i] + gas[i]*s.net.GasMarginPercent/100 + batchGasHeadroom(tx)
-		plan = append(plan, plannedTx{tx: tx, nonce: nonce, gas: g})
+		plan = append(plan, plannedTx{tx: tx, nonce: nonce, gas: g, ahead: ahead})
+		ahead += gas[i]
 		nonce++
 	}
 	chosen, signed, signErr, err := s.signPlanned(ctx, plan, fees, load)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	s.noteBacklog(plan, len(chosen), load)
 	if signErr != nil && nodeErr == nil {
 		nodeErr = signErr
 	}
 	return chosen, signed, nodeErr, nil
+}
+
+// noteBacklog notes the account's in-flight gas on its network once the
+// first signed of plan go: what it had in flight (at the batch's first
+// estimate each) and theirs.
+func (s *Sender) noteBacklog(plan []plannedTx, signed int, load *accountLoad) {
+	if len(plan) == 0 {
+		return
+	}
+	gas := uint64(load.inFlight) * plan[0].gas
+	for _, p := range plan[:signed] {
+		gas += p.gas
+	}
+	s.net.noteBacklog(s.account.ID, gas, s.clock.Now())
 }
 
 // estimateRefused acts on the node's refusal (err) to estimate tx.
@@ -252,6 +274,11 @@ func rejectedTail(kinds []NodeErrorKind) int {
 func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transaction, signed []*types.Transaction, sendErrs []error, fees feeQuote, load *accountLoad) (kept int, busy NodeErrorKind, err error) {
 	head, _ := s.net.LastHead()
 	kinds := classifySends(sendErrs, load.inFlight > 0)
+	for i := range kinds {
+		if kinds[i] == NodeInsufficientFunds && s.raisedCapUnpaid(signed[i], fees) {
+			kinds[i] = NodeFundsReserved // back to the queue, signed again with the plain cap
+		}
+	}
 	tail := rejectedTail(kinds)
 	var fill []*Transaction
 	poolFull := false
@@ -289,6 +316,24 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 		s.ledger.checked, s.ledger.since, s.ledger.moved, s.ledger.lowest = head, head, head, first
 	}
 	return kept, busy, s.fillRefused(ctx, head, fill, signed, fees)
+}
+
+// raisedCapUnpaid reports whether tx, which the node refused for
+// insufficient funds, was signed with a fee cap above MaxFeePerGas's (one
+// that covers the blocks ahead, feeCapAhead): the account may afford the
+// plain cap, so it signs with that from now on (plainCaps) and tx goes back
+// to the queue instead of failing.
+func (s *Sender) raisedCapUnpaid(tx *types.Transaction, fees feeQuote) bool {
+	if s.plainCaps || fees.baseFee == nil || tx == nil {
+		return false
+	}
+	plain, _ := s.net.CapFees(MaxFeePerGas(fees.baseFee, fees.tip), fees.tip)
+	if tx.GasFeeCap().Cmp(plain) <= 0 {
+		return false
+	}
+	s.plainCaps = true
+	s.log.Info("the account cannot pay a fee cap for the blocks ahead; it signs with twice the base fee", "feeCap", tx.GasFeeCap(), "plain", plain)
+	return true
 }
 
 // tookAll reports whether the node accepted every transaction of a batch.
@@ -431,13 +476,19 @@ func valueOf(tx *Transaction) *big.Int {
 	return tx.Value
 }
 
-// sign builds tx with nonce, gas and fees, signs it and records nonce,
+// sign builds p's transaction with its nonce and gas and fees (a fee cap
+// that covers the blocks p waits for, feeCapAhead), signs it and records nonce,
 // gas limit, hash, signed bytes and the submitted time on tx (not stored).
-func (s *Sender) sign(ctx context.Context, tx *Transaction, nonce, gas uint64, fees feeQuote) (*types.Transaction, error) {
+func (s *Sender) sign(ctx context.Context, p plannedTx, fees feeQuote) (*types.Transaction, error) {
+	tx, nonce, gas := p.tx, p.nonce, p.gas
 	to := txTo(tx)
 	var unsigned *types.Transaction
 	if fees.baseFee != nil {
-		feeCap, tip := s.net.CapFees(MaxFeePerGas(fees.baseFee, fees.tip), fees.tip)
+		ahead := p.ahead
+		if s.plainCaps {
+			ahead = 0
+		}
+		feeCap, tip := s.net.CapFees(feeCapAhead(fees.baseFee, fees.tip, ahead, fees.blockGas), fees.tip)
 		unsigned = types.NewTx(&types.DynamicFeeTx{
 			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
 			Gas: gas, To: to, Value: valueOf(tx), Data: tx.Data,

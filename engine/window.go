@@ -229,6 +229,7 @@ func capacityRefusal(kind NodeErrorKind) bool {
 // the node takes per sender.
 func (s *Sender) refusedForCapacity(tx *Transaction, head uint64) {
 	s.window.shrink(head)
+	s.log.Debug("in-flight window halves: the node refused for capacity", "window", s.window.size, "head", head)
 	if tx.PoolID == "" {
 		return
 	}

@@ -735,6 +735,9 @@ func startService(t *testing.T, bin, dataDir string, env ...string) *service {
 			"TXENGINE_DEV_BLOCK_PERIOD=1s", "TXENGINE_LOG_LEVEL=warn"}, env...),
 		MaxLogs: 1 << 20,
 	}
+	if lvl := os.Getenv("TXENGINE_BENCH_LOG_LEVEL"); lvl != "" { // with TXENGINE_BENCH_SERVICE_LOG
+		opts.Env = append(opts.Env, "TXENGINE_LOG_LEVEL="+lvl)
+	}
 	if p := os.Getenv("TXENGINE_BENCH_SERVICE_LOG"); p != "" {
 		// Keep the service's output (appended, one file for every service).
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

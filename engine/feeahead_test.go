@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"log/slog"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// TestFeeCapAheadCoversTheBlocksWaited: a transaction with no gas ahead
+// gets MaxFeePerGas's cap; each full block of gas before it raises the cap
+// by the base fee's largest step (1/8), up to maxBlocksAhead blocks.
+func TestFeeCapAheadCoversTheBlocksWaited(t *testing.T) {
+	base, tip := big.NewInt(1_000_000_000), big.NewInt(7)
+	const block = 60_000_000
+	if got, want := feeCapAhead(base, tip, 0, block), MaxFeePerGas(base, tip); got.Cmp(want) != 0 {
+		t.Fatalf("no gas ahead: cap %s, want %s", got, want)
+	}
+	if got, want := feeCapAhead(base, tip, block-1, block), MaxFeePerGas(base, tip); got.Cmp(want) != 0 {
+		t.Fatalf("less than a block ahead: cap %s, want %s", got, want)
+	}
+	// 10 blocks ahead (4,080 transfers of 146,715 gas): 1.125^10 ≈ 3.25.
+	got := feeCapAhead(base, tip, 10*block, block)
+	lo, hi := MaxFeePerGas(big.NewInt(3_240_000_000), tip), MaxFeePerGas(big.NewInt(3_250_000_000), tip)
+	if got.Cmp(lo) < 0 || got.Cmp(hi) > 0 {
+		t.Fatalf("10 blocks ahead: cap %s, want between %s and %s", got, lo, hi)
+	}
+	if a, b := feeCapAhead(base, tip, 1000*block, block), feeCapAhead(base, tip, maxBlocksAhead*block, block); a.Cmp(b) != 0 {
+		t.Fatalf("1,000 blocks ahead: cap %s, want the cap of %d blocks %s", a, maxBlocksAhead, b)
+	}
+	if got, want := feeCapAhead(base, tip, 10*block, 0), MaxFeePerGas(base, tip); got.Cmp(want) != 0 {
+		t.Fatalf("unknown block gas: cap %s, want %s", got, want)
+	}
+}
+
+// TestBacklogCountsOtherAccountsRecently: an account's fee cap counts what
+// the other accounts of the network noted in flight, not its own, and
+// forgets a note that is cleared or older than backlogTTL.
+func TestBacklogCountsOtherAccountsRecently(t *testing.T) {
+	var n Network
+	now := time.Unix(1_700_000_000, 0)
+	n.noteBacklog("a", 100, now)
+	n.noteBacklog("b", 20, now)
+	n.noteBacklog("c", 3, now.Add(-backlogTTL-time.Second))
+	if got := n.backlogAhead("a", now); got != 20 {
+		t.Fatalf("ahead of a: %d, want b's 20 (c's note is stale)", got)
+	}
+	if got := n.backlogAhead("z", now); got != 120 {
+		t.Fatalf("ahead of z: %d, want 120", got)
+	}
+	n.noteBacklog("b", 0, now)
+	if got := n.backlogAhead("a", now); got != 0 {
+		t.Fatalf("ahead of a after b cleared: %d, want 0", got)
+	}
+	if _, ok := n.backlog.notes["c"]; ok {
+		t.Fatal("the stale note of c was kept after a prune")
+	}
+}
+
+// TestRaisedCapUnpaidSignsPlainAfter: a refusal for funds of a transaction
+// signed with a raised cap sends it back to the queue once and makes the
+// account sign with the plain cap; a refusal of a plain cap is the
+// account's lack of funds (the transaction fails as before).
+func TestRaisedCapUnpaidSignsPlainAfter(t *testing.T) {
+	s := &Sender{net: &Network{}, log: slog.New(slog.DiscardHandler)}
+	fees := feeQuote{baseFee: big.NewInt(1_000_000_000), tip: big.NewInt(1), blockGas: 60_000_000}
+	tx := func(p plannedTx) *types.Transaction {
+		feeCap := feeCapAhead(fees.baseFee, fees.tip, p.ahead, fees.blockGas)
+		if s.plainCaps {
+			feeCap = MaxFeePerGas(fees.baseFee, fees.tip)
+		}
+		return types.NewTx(&types.DynamicFeeTx{GasFeeCap: feeCap, GasTipCap: fees.tip, Gas: p.gas})
+	}
+	if s.raisedCapUnpaid(tx(plannedTx{gas: 50_000}), fees) {
+		t.Fatal("a plain cap's refusal was taken for a raised cap's")
+	}
+	if !s.raisedCapUnpaid(tx(plannedTx{gas: 50_000, ahead: 5 * 60_000_000}), fees) || !s.plainCaps {
+		t.Fatal("a raised cap's refusal did not send the transaction back nor make the account sign plain")
+	}
+	if s.raisedCapUnpaid(tx(plannedTx{gas: 50_000, ahead: 5 * 60_000_000}), fees) {
+		t.Fatal("the transaction signed again (plain) and refused went back to the queue again")
+	}
+}
