@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"math/big"
 	"testing"
@@ -59,27 +61,41 @@ func TestBacklogCountsOtherAccountsRecently(t *testing.T) {
 	}
 }
 
-// TestRaisedCapUnpaidSignsPlainAfter: a refusal for funds of a transaction
-// signed with a raised cap sends it back to the queue once and makes the
-// account sign with the plain cap; a refusal of a plain cap is the
-// account's lack of funds (the transaction fails as before).
-func TestRaisedCapUnpaidSignsPlainAfter(t *testing.T) {
+// TestRaisedCapUnpaidKeepsCapsWithinTheBalance: a refusal for funds of a
+// transaction signed with a raised cap sends it back to the queue and keeps
+// the account's later caps within the balance the node reported (never
+// below the plain cap); a refusal of a cap within that is the account's
+// lack of funds (the transaction fails as before), and so is a plain cap's.
+func TestRaisedCapUnpaidKeepsCapsWithinTheBalance(t *testing.T) {
 	s := &Sender{net: &Network{}, log: slog.New(slog.DiscardHandler)}
 	fees := feeQuote{baseFee: big.NewInt(1_000_000_000), tip: big.NewInt(1), blockGas: 60_000_000}
-	tx := func(p plannedTx) *types.Transaction {
-		feeCap := feeCapAhead(fees.baseFee, fees.tip, p.ahead, fees.blockGas)
-		if s.plainCaps {
-			feeCap = MaxFeePerGas(fees.baseFee, fees.tip)
-		}
-		return types.NewTx(&types.DynamicFeeTx{GasFeeCap: feeCap, GasTipCap: fees.tip, Gas: p.gas})
+	plain := MaxFeePerGas(fees.baseFee, fees.tip)
+	sign := func(p plannedTx) *types.Transaction {
+		return types.NewTx(&types.DynamicFeeTx{GasFeeCap: s.feeCap(p, fees), GasTipCap: fees.tip, Gas: p.gas})
 	}
-	if s.raisedCapUnpaid(tx(plannedTx{gas: 50_000}), fees) {
+	refusal := func(balance string) error {
+		return fmt.Errorf("insufficient funds for gas * price + value: balance %s, tx cost 1, overshot 1", balance)
+	}
+	if s.raisedCapUnpaid(sign(plannedTx{gas: 50_000}), refusal("1"), fees) {
 		t.Fatal("a plain cap's refusal was taken for a raised cap's")
 	}
-	if !s.raisedCapUnpaid(tx(plannedTx{gas: 50_000, ahead: 5 * 60_000_000}), fees) || !s.plainCaps {
-		t.Fatal("a raised cap's refusal did not send the transaction back nor make the account sign plain")
+	ahead := plannedTx{gas: 50_000, ahead: 10 * 60_000_000} // about 3.25 × the base fee, doubled
+	// The balance pays 50,000 gas at 4 gwei: more than the plain cap (2 gwei), less than the raised.
+	if !s.raisedCapUnpaid(sign(ahead), refusal("200000000000000"), fees) {
+		t.Fatal("a raised cap's refusal did not send the transaction back")
 	}
-	if s.raisedCapUnpaid(tx(plannedTx{gas: 50_000, ahead: 5 * 60_000_000}), fees) {
-		t.Fatal("the transaction signed again (plain) and refused went back to the queue again")
+	if got := s.feeCap(ahead, fees); got.Cmp(big.NewInt(4_000_000_000)) != 0 {
+		t.Fatalf("cap after the refusal %s, want the balance's 4 gwei", got)
+	}
+	if s.raisedCapUnpaid(sign(ahead), refusal("100000000000000"), fees) {
+		t.Fatal("a cap within the learned limit, refused, went back to the queue again")
+	}
+	// A node that does not say the balance: the plain cap from then on.
+	s.capLimit = nil
+	if !s.raisedCapUnpaid(sign(ahead), errors.New("insufficient funds for gas * price + value"), fees) {
+		t.Fatal("a raised cap's refusal without amounts did not send the transaction back")
+	}
+	if got := s.feeCap(ahead, fees); got.Cmp(plain) != 0 {
+		t.Fatalf("cap after a refusal without amounts %s, want the plain %s", got, plain)
 	}
 }

@@ -61,10 +61,12 @@ type Sender struct {
 	log     *slog.Logger
 	// fence is the activation's lease (zero: single-node mode).
 	fence Fence
-	// plainCaps is set when the node refused a transaction whose fee cap
-	// covered the blocks ahead (feeCapAhead) for funds the account lacks:
-	// it signs with MaxFeePerGas's cap from then on (raisedCapUnpaid).
-	plainCaps bool
+	// capLimit (nil: none) is set when the node refused a transaction whose
+	// fee cap covered the blocks ahead (feeCapAhead) for funds the account
+	// lacks: the highest cap its balance paid then (at least MaxFeePerGas's;
+	// 0 when the node did not say the balance), which later caps do not pass
+	// (raisedCapUnpaid).
+	capLimit *big.Int
 	// io reaches the store and the node for the calls a SubmitStage
 	// merges with other accounts' (batchedIO, WithStage), or each call on
 	// its own (perAccountIO, the default).

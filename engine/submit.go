@@ -162,6 +162,16 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 	return chosen, signed, nodeErr, nil
 }
 
+// feeCap is p's fee cap: feeCapAhead, within the account's capLimit when
+// it has one, and never below MaxFeePerGas's.
+func (s *Sender) feeCap(p plannedTx, fees feeQuote) *big.Int {
+	feeCap := feeCapAhead(fees.baseFee, fees.tip, p.ahead, fees.blockGas)
+	if s.capLimit != nil && feeCap.Cmp(s.capLimit) > 0 {
+		feeCap = maxOf(s.capLimit, MaxFeePerGas(fees.baseFee, fees.tip))
+	}
+	return feeCap
+}
+
 // noteBacklog notes the account's in-flight gas on its network once the
 // first signed of plan go: what it had in flight (at the batch's first
 // estimate each) and theirs.
@@ -275,8 +285,8 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 	head, _ := s.net.LastHead()
 	kinds := classifySends(sendErrs, load.inFlight > 0)
 	for i := range kinds {
-		if kinds[i] == NodeInsufficientFunds && s.raisedCapUnpaid(signed[i], fees) {
-			kinds[i] = NodeFundsReserved // back to the queue, signed again with the plain cap
+		if kinds[i] == NodeInsufficientFunds && s.raisedCapUnpaid(signed[i], sendErrs[i], fees) {
+			kinds[i] = NodeFundsReserved // back to the queue, signed again within the balance
 		}
 	}
 	tail := rejectedTail(kinds)
@@ -319,20 +329,31 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 }
 
 // raisedCapUnpaid reports whether tx, which the node refused for
-// insufficient funds, was signed with a fee cap above MaxFeePerGas's (one
-// that covers the blocks ahead, feeCapAhead): the account may afford the
-// plain cap, so it signs with that from now on (plainCaps) and tx goes back
-// to the queue instead of failing.
-func (s *Sender) raisedCapUnpaid(tx *types.Transaction, fees feeQuote) bool {
-	if s.plainCaps || fees.baseFee == nil || tx == nil {
+// insufficient funds (err), was signed with a fee cap above MaxFeePerGas's
+// (one that covers the blocks ahead, feeCapAhead) while the account may
+// afford the plain cap: tx goes back to the queue instead of failing, and
+// the account's caps stay within what the balance the node reported pays
+// for tx's gas and value from now on (capLimit; the plain cap when the
+// node did not say).
+func (s *Sender) raisedCapUnpaid(tx *types.Transaction, err error, fees feeQuote) bool {
+	if fees.baseFee == nil || tx == nil || tx.Gas() == 0 {
 		return false
 	}
 	plain, _ := s.net.CapFees(MaxFeePerGas(fees.baseFee, fees.tip), fees.tip)
-	if tx.GasFeeCap().Cmp(plain) <= 0 {
+	if tx.GasFeeCap().Cmp(plain) <= 0 || (s.capLimit != nil && tx.GasFeeCap().Cmp(s.capLimit) <= 0) {
 		return false
 	}
-	s.plainCaps = true
-	s.log.Info("the account cannot pay a fee cap for the blocks ahead; it signs with twice the base fee", "feeCap", tx.GasFeeCap(), "plain", plain)
+	limit := new(big.Int)
+	if m := fundsBalanceRE.FindStringSubmatch(err.Error()); m != nil {
+		if balance, ok := new(big.Int).SetString(m[1], 10); ok && balance.Cmp(tx.Value()) > 0 {
+			limit.Div(balance.Sub(balance, tx.Value()), new(big.Int).SetUint64(tx.Gas()))
+		}
+	}
+	if limit.Cmp(tx.GasFeeCap()) >= 0 {
+		limit.Set(plain) // the balance paid it: reserved by others; only the plain cap is sure
+	}
+	s.capLimit = limit
+	s.log.Info("the account cannot pay a fee cap for the blocks ahead; its caps stay within its balance", "feeCap", tx.GasFeeCap(), "limit", limit, "plain", plain)
 	return true
 }
 
@@ -484,11 +505,7 @@ func (s *Sender) sign(ctx context.Context, p plannedTx, fees feeQuote) (*types.T
 	to := txTo(tx)
 	var unsigned *types.Transaction
 	if fees.baseFee != nil {
-		ahead := p.ahead
-		if s.plainCaps {
-			ahead = 0
-		}
-		feeCap, tip := s.net.CapFees(feeCapAhead(fees.baseFee, fees.tip, ahead, fees.blockGas), fees.tip)
+		feeCap, tip := s.net.CapFees(s.feeCap(p, fees), fees.tip)
 		unsigned = types.NewTx(&types.DynamicFeeTx{
 			ChainID: s.net.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
 			Gas: gas, To: to, Value: valueOf(tx), Data: tx.Data,
