@@ -99,3 +99,22 @@ func TestRaisedCapUnpaidKeepsCapsWithinTheBalance(t *testing.T) {
 		t.Fatalf("cap after a refusal without amounts %s, want the plain %s", got, plain)
 	}
 }
+
+// TestAwaitsTopUp: a transfer through a pool waits for its member's top-up
+// when the node refuses it for funds; the treasury's own top-ups and
+// transfers outside pools do not.
+func TestAwaitsTopUp(t *testing.T) {
+	for _, c := range []struct {
+		tx   Transaction
+		want bool
+	}{
+		{Transaction{PoolID: "p"}, true},
+		{Transaction{PoolID: "p", OrderingKey: "invoice-7"}, true},
+		{Transaction{PoolID: "p", OrderingKey: TopUpKeyPrefix + "m:ETH"}, false},
+		{Transaction{}, false},
+	} {
+		if got := awaitsTopUp(&c.tx); got != c.want {
+			t.Errorf("awaitsTopUp(pool %q, key %q) = %v, want %v", c.tx.PoolID, c.tx.OrderingKey, got, c.want)
+		}
+	}
+}

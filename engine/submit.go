@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"strings"
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -285,8 +286,8 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 	head, _ := s.net.LastHead()
 	kinds := classifySends(sendErrs, load.inFlight > 0)
 	for i := range kinds {
-		if kinds[i] == NodeInsufficientFunds && s.raisedCapUnpaid(signed[i], sendErrs[i], fees) {
-			kinds[i] = NodeFundsReserved // back to the queue, signed again within the balance
+		if kinds[i] == NodeInsufficientFunds && (s.raisedCapUnpaid(signed[i], sendErrs[i], fees) || awaitsTopUp(chosen[i])) {
+			kinds[i] = NodeFundsReserved // back to the queue: signed again within the balance, or after the top-up
 		}
 	}
 	tail := rejectedTail(kinds)
@@ -326,6 +327,16 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 		s.ledger.checked, s.ledger.since, s.ledger.moved, s.ledger.lowest = head, head, head, first
 	}
 	return kept, busy, s.fillRefused(ctx, head, fill, signed, fees)
+}
+
+// awaitsTopUp reports whether tx is a transfer through a sender pool (not
+// one of the treasury's top-ups): its member's lack of funds is the
+// keeper's to fill, so the transfer waits in its queue for the top-up
+// instead of failing. A transfer that waited for the member's token may be
+// released by the token's top-up before the gas top-up of the same round
+// is mined (the keeper holds an asset's top-ups for its batch).
+func awaitsTopUp(tx *Transaction) bool {
+	return tx.PoolID != "" && !strings.HasPrefix(tx.OrderingKey, TopUpKeyPrefix)
 }
 
 // raisedCapUnpaid reports whether tx, which the node refused for
