@@ -31,10 +31,12 @@ const maxBlocksAhead = 20
 const backlogTTL = 30 * time.Second
 
 // backlog is the gas of a network's transactions in flight, as each
-// account's last pump noted it (noteBacklog).
+// account's last pump noted it (noteBacklog), with their sum kept as notes
+// change: a pump reads it without walking every account's note.
 type backlog struct {
 	mu     sync.Mutex
 	notes  map[string]backlogNote
+	total  uint64
 	pruned time.Time
 }
 
@@ -50,6 +52,7 @@ func (n *Network) noteBacklog(account string, gas uint64, now time.Time) {
 	b := &n.backlog
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.total -= b.notes[account].gas
 	if gas == 0 {
 		delete(b.notes, account)
 		return
@@ -58,31 +61,27 @@ func (n *Network) noteBacklog(account string, gas uint64, now time.Time) {
 		b.notes = map[string]backlogNote{}
 	}
 	b.notes[account] = backlogNote{gas: gas, at: now}
+	b.total += gas
 }
 
 // backlogAhead returns the in-flight gas the other accounts of the network
-// noted within backlogTTL of now (account's own is not counted), dropping
-// older notes once a second.
+// noted (account's own is not counted). Notes older than backlogTTL are
+// dropped by a sweep at most once a second, so one counts at most a second
+// past its TTL.
 func (n *Network) backlogAhead(account string, now time.Time) uint64 {
 	b := &n.backlog
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	prune := now.Sub(b.pruned) >= time.Second
-	if prune {
+	if now.Sub(b.pruned) >= time.Second {
 		b.pruned = now
-	}
-	var gas uint64
-	for id, note := range b.notes {
-		switch {
-		case now.Sub(note.at) > backlogTTL:
-			if prune {
+		for id, note := range b.notes {
+			if now.Sub(note.at) > backlogTTL {
+				b.total -= note.gas
 				delete(b.notes, id)
 			}
-		case id != account:
-			gas += note.gas
 		}
 	}
-	return gas
+	return b.total - b.notes[account].gas
 }
 
 // feeCapAhead is MaxFeePerGas(baseFee, tip) for a transaction with
@@ -94,9 +93,9 @@ func feeCapAhead(baseFee, tip *big.Int, gasAhead, blockGas uint64) *big.Int {
 	if blockGas > 0 {
 		blocks = min(gasAhead/blockGas, maxBlocksAhead)
 	}
-	fee := new(big.Int).Set(baseFee)
+	fee, step := new(big.Int).Set(baseFee), new(big.Int)
 	for range blocks {
-		fee.Add(fee, new(big.Int).Rsh(fee, 3)) // × 1.125, as EIP-1559's largest step
+		fee.Add(fee, step.Rsh(fee, 3)) // × 1.125, as EIP-1559's largest step
 	}
 	return MaxFeePerGas(fee, tip)
 }

@@ -118,3 +118,17 @@ func TestAwaitsTopUp(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBacklogAhead is a pump's read of its network's backlog while
+// 10,000 accounts have transactions in flight (10,000 × 1's shape).
+func BenchmarkBacklogAhead(b *testing.B) {
+	var n Network
+	now := time.Unix(1_700_000_000, 0)
+	for i := range 10_000 {
+		n.noteBacklog(fmt.Sprint("account-", i), 39_027, now)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		n.backlogAhead("account-7", now.Add(time.Duration(i)*time.Millisecond))
+	}
+}

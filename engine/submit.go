@@ -126,10 +126,11 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 	var plan []plannedTx
 	// The gas before each transaction: the other accounts' in flight, the
 	// account's own (at this batch's first estimate each), then the batch's.
-	ahead := s.net.backlogAhead(s.account.ID, s.clock.Now())
+	var own uint64
 	if len(gas) > 0 {
-		ahead += uint64(load.inFlight) * gas[0]
+		own = uint64(load.inFlight) * gas[0]
 	}
+	ahead := s.net.backlogAhead(s.account.ID, s.clock.Now()) + own
 	for i, tx := range txs {
 		if estErrs[i] != nil {
 			txErr, gone := s.estimateRefused(ctx, tx, estErrs[i])
@@ -156,7 +157,12 @@ func (s *Sender) estimateAndSign(ctx context.Context, txs []*Transaction, fees f
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s.noteBacklog(plan, len(chosen), load)
+	if len(plan) > 0 {
+		for _, p := range plan[:len(chosen)] {
+			own += p.gas
+		}
+		s.net.noteBacklog(s.account.ID, own, s.clock.Now())
+	}
 	if signErr != nil && nodeErr == nil {
 		nodeErr = signErr
 	}
@@ -171,20 +177,6 @@ func (s *Sender) feeCap(p plannedTx, fees feeQuote) *big.Int {
 		feeCap = maxOf(s.capLimit, MaxFeePerGas(fees.baseFee, fees.tip))
 	}
 	return feeCap
-}
-
-// noteBacklog notes the account's in-flight gas on its network once the
-// first signed of plan go: what it had in flight (at the batch's first
-// estimate each) and theirs.
-func (s *Sender) noteBacklog(plan []plannedTx, signed int, load *accountLoad) {
-	if len(plan) == 0 {
-		return
-	}
-	gas := uint64(load.inFlight) * plan[0].gas
-	for _, p := range plan[:signed] {
-		gas += p.gas
-	}
-	s.net.noteBacklog(s.account.ID, gas, s.clock.Now())
 }
 
 // estimateRefused acts on the node's refusal (err) to estimate tx.

@@ -174,6 +174,15 @@ const (
 	fresh   recipients = "fresh"
 )
 
+// key is the part key (wantShapes) of the rows of store to r: store
+// itself to holders, store.fresh to fresh recipients.
+func (r recipients) key(store string) string {
+	if r == fresh {
+		return store + ".fresh"
+	}
+	return store
+}
+
 // args are txload's arguments for n transfers to r.
 func (r recipients) args(n int) []string {
 	if r == fresh {
@@ -210,8 +219,7 @@ func benchShapes(t *testing.T, b bins, logf func(string, ...any)) []benchtable.R
 		st := startGethStack(t, b.txengine, nil)
 		// txload checks each completed transfer on the node too (--rpc).
 		for _, r := range []recipients{holders, fresh} {
-			key := map[recipients]string{holders: "pg", fresh: "pg.fresh"}[r]
-			if wantShapes(key) {
+			if key := r.key("pg"); wantShapes(key) {
 				rows = append(rows, shapeRows(t, b, logf, key, "on PostgreSQL (fsync on) + geth --dev, to "+string(r), r, st.svc, st.ec, "--rpc", st.node.HTTPURL)...)
 			}
 		}
@@ -224,8 +232,7 @@ func benchShapes(t *testing.T, b bins, logf func(string, ...any)) []benchtable.R
 		emb := startService(t, b.txengine, t.TempDir())
 		defer emb.stop()
 		for _, r := range []recipients{holders, fresh} {
-			key := map[recipients]string{holders: "emb", fresh: "emb.fresh"}[r]
-			if wantShapes(key) {
+			if key := r.key("emb"); wantShapes(key) {
 				rows = append(rows, shapeRows(t, b, logf, key, "on the embedded default, to "+string(r), r, emb, nil)...)
 			}
 		}
