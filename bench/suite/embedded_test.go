@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,9 +27,11 @@ func embBreadthRows(t *testing.T, b bins, logf func(string, ...any), svc *servic
 	for _, pair := range embPairs {
 		var ms [2]measured
 		for i, sh := range pair {
-			m := measure(t, b.txload, svc, sh, nil, "--concurrency", itoa(p1Clients), "--timeout", "10m")
-			ms[i] = m
 			id := fmt.Sprintf("E.%dx%d", sh.accounts, sh.per)
+			prof := embProfiler(t, id)
+			m := measure(t, b.txload, svc, sh, prof.during, "--concurrency", itoa(p1Clients), "--timeout", "10m")
+			prof.after()
+			ms[i] = m
 			cpuPer := 1000 * m.cpu / m.completed
 			logf("%s on the embedded default: accepts %.0f/s p99 %.1f ms, drain %.1fs, CPU %.2f ms per completed, check %s",
 				sh, m.r.AcceptedPerSec, m.r.LatencyMs.P99, m.r.LastCompletedSeconds, cpuPer, verdict(m.r))
@@ -50,6 +53,49 @@ func embBreadthRows(t *testing.T, b bins, logf func(string, ...any), svc *servic
 		)
 	}
 	return rows
+}
+
+// embProfile takes the profiles of one shape of the embedded rows when
+// TXENGINE_PROFILE names a folder and TXENGINE_PPROF the pprof listener of
+// a profiling build (TXENGINE_BENCH_BIN, built with -tags pprof): a CPU
+// profile of TXENGINE_PROFILE_SECONDS (3, about a breadth's accept phase)
+// from the first accepted transfer, and the block and mutex profiles of
+// the whole shape (id.block.pprof with id.block.base.pprof, its state
+// before: go tool pprof -base).
+type embProfile struct {
+	t        *testing.T
+	dir, url string
+	id       string
+	seconds  int
+}
+
+func embProfiler(t *testing.T, id string) *embProfile {
+	dir, addr := os.Getenv("TXENGINE_PROFILE"), os.Getenv("TXENGINE_PPROF")
+	if dir == "" || addr == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &embProfile{t: t, dir: dir, url: "http://" + addr + "/debug/pprof/", id: id, seconds: envInt(t, "TXENGINE_PROFILE_SECONDS", 3)}
+	for _, name := range []string{"block", "mutex"} {
+		fetch(t, p.url+name, filepath.Join(dir, id+"."+name+".base.pprof"))
+	}
+	return p
+}
+
+func (p *embProfile) during() {
+	if p != nil {
+		fetch(p.t, fmt.Sprintf("%sprofile?seconds=%d", p.url, p.seconds), filepath.Join(p.dir, p.id+".cpu.pprof"))
+	}
+}
+
+func (p *embProfile) after() {
+	if p != nil {
+		for _, name := range []string{"block", "mutex"} {
+			fetch(p.t, p.url+name, filepath.Join(p.dir, p.id+"."+name+".pprof"))
+		}
+	}
 }
 
 // TestBenchEmbedded runs the embedded breadth rows of the suite alone

@@ -14,8 +14,7 @@ import (
 // BenchmarkReadyOfOneAccount measures the submit stage's read of one
 // account's ready transactions (ReadyTransactionsOf with one account and
 // one new transaction): what a pump reads in the breadth shape (400 × 10),
-// about once per transfer. modernc.org/sqlite parses a statement on every
-// run, so the parse is most of it.
+// about once per transfer, a statement parsed at each run.
 func BenchmarkReadyOfOneAccount(b *testing.B) {
 	ctx := context.Background()
 	s := mustOpenB(b, filepath.Join(b.TempDir(), "txengine.db"))

@@ -237,7 +237,7 @@ func (s *Store) lockNetworkFence(ctx context.Context, tx Conn, f engine.NetworkF
 // insertAttempt records the version of tx just stored in the transaction
 // dbtx (hash, and account and nonce as the row holds them) with f's node
 // and epoch, signed at at.
-func (s *Store) insertAttempt(ctx context.Context, dbtx Conn, f engine.Fence, tx *engine.Transaction, at time.Time) error {
+func (s *Store) insertAttempt(ctx context.Context, dbtx stmtExecer, f engine.Fence, tx *engine.Transaction, at time.Time) error {
 	if _, err := dbtx.Exec(ctx, `INSERT INTO tx_attempts (network, hash, tx_id, account_id, nonce, node, epoch, created)
 		SELECT network, ?, id, account_id, nonce, ?, ?, ? FROM transactions WHERE id = ?
 		ON CONFLICT DO NOTHING`, tx.Hash.Hex(), f.Node, f.Epoch, s.ts(at), tx.ID); err != nil {

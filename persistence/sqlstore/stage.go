@@ -135,8 +135,8 @@ const readyOfAccountWhere = sqlrow.TxSelect + `
 // readyOfAccountLimit is readyOfAccountWhere with at most n rows, n written
 // in the statement. SQLite (3.47 and later) treats a bound LIMIT as a constant
 // when it plans a statement and marks the statement to be planned again
-// whenever the parameter is bound; modernc.org/sqlite prepares a statement
-// on every run, so a bound LIMIT cost a second parse of this wide SELECT
+// whenever the parameter is bound; a statement run without being prepared
+// is parsed on every run, so a bound LIMIT cost a second parse of this wide SELECT
 // at every step: about a third of the read, run once per pump, that is
 // about once per transfer when many accounts send a few each (profiled:
 // 400 accounts × 10 transfers on the embedded default).
@@ -189,9 +189,11 @@ func (s *Store) ReadyTransactionsOf(ctx context.Context, network string, limits 
 		return out, nil
 	}
 	err := s.readTx(ctx, func(tx Conn) error {
+		st := tx.stmts() // one parse per limit, not per account
+		defer st.Close()
 		for i, id := range ids {
 			var rows []txRow
-			if err := tx.Select(ctx, &rows, readyOfAccountLimit(lims[i]), id, network); err != nil {
+			if err := st.Select(ctx, &rows, readyOfAccountLimit(lims[i]), id, network); err != nil {
 				return s.wrap(err, "ready transactions of %s on %s", id, network)
 			}
 			txs, err := decoded(sqlrow.Transactions(rows))

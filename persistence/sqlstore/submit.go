@@ -103,9 +103,11 @@ func (s *Store) submitGroups(ctx context.Context, fences []engine.Fence, groups 
 		if err := lockFences(tx); err != nil {
 			return err
 		}
+		st := tx.stmts()
+		defer st.Close()
 		for _, g := range groups {
 			for _, t := range g.Txs {
-				if err := s.markSubmitted(ctx, tx, g.Fence, t); err != nil {
+				if err := s.markSubmitted(ctx, tx, st, g.Fence, t); err != nil {
 					return err
 				}
 			}
@@ -169,8 +171,9 @@ func rowsNamed(n int, first string) string {
 	return fmt.Sprintf("%d transactions", n)
 }
 
-// markSubmitted marks one transaction submitted inside tx.
-func (s *Store) markSubmitted(ctx context.Context, dbtx Conn, f engine.Fence, tx *engine.Transaction) error {
+// markSubmitted marks one transaction submitted inside dbtx, its
+// statements run by st (prepared once for the rows of dbtx).
+func (s *Store) markSubmitted(ctx context.Context, dbtx Conn, st stmtExecer, f engine.Fence, tx *engine.Transaction) error {
 	if tx.Nonce == nil || tx.Hash == nil || tx.Submitted == nil {
 		return s.errorf("mark %s submitted: nonce, hash and submitted time are required", tx.ID)
 	}
@@ -183,7 +186,7 @@ func (s *Store) markSubmitted(ctx context.Context, dbtx Conn, f engine.Fence, tx
 		return s.errorf("mark %s submitted: %w", tx.ID, err)
 	}
 	cond, args := from(engine.TxSubmit)
-	res, err := dbtx.Exec(ctx, `UPDATE transactions
+	res, err := st.Exec(ctx, `UPDATE transactions
 		SET status = ?, nonce = ?, gas_limit = ?, hash = ?, raw_tx = ?, submitted = ?, error = NULL
 		WHERE id = ? AND `+cond,
 		append([]any{string(engine.StatusSubmitted), nonce, gasLimit, sqlrow.NullHash(tx.Hash), sqlrow.NullBytes(tx.RawTx),
@@ -194,7 +197,7 @@ func (s *Store) markSubmitted(ctx context.Context, dbtx Conn, f engine.Fence, tx
 	if err := s.checkUpdated(ctx, dbtx, res, tx.ID, "mark %s submitted", "not new"); err != nil {
 		return err
 	}
-	return s.insertAttempt(ctx, dbtx, f, tx, *tx.Submitted)
+	return s.insertAttempt(ctx, st, f, tx, *tx.Submitted)
 }
 
 // MarkReplaced implements engine.TxStore; the fence is checked as in
