@@ -154,6 +154,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		s.stages = make(map[string]*engine.SubmitStage, len(cfg.Networks))
 		for name, net := range cfg.Networks {
 			s.stages[name] = engine.NewSubmitStage(net, ss)
+			if sw, ok := cfg.Store.(engine.SingleWriter); ok && sw.SingleWriter() {
+				s.stages[name].YieldTo(s.commits, engine.YieldMax)
+			}
 		}
 	}
 	s.acfg = account.Config{

@@ -46,6 +46,12 @@ type CommitQueue struct {
 	mu      sync.Mutex
 	waiting []*commitRequest
 	closed  bool
+	// callers counts the Commit calls waiting for their outcome; pressed
+	// is set while they are pressCallers or more. calm is closed, and
+	// replaced, when they fall below (AwaitCalm).
+	callers int
+	pressed bool
+	calm    chan struct{}
 
 	wake chan struct{} // size 1: the writer has work (or must stop)
 	done chan struct{} // closed when the writer returned
@@ -89,7 +95,7 @@ type commitRequest struct {
 func NewCommitQueue(store CommitStore, maxRows int) *CommitQueue {
 	q := &CommitQueue{
 		store: store, maxRows: maxRows, commitTimeout: defaultCommitTimeout, resolveFor: defaultResolveFor,
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), done: make(chan struct{}), calm: make(chan struct{}),
 	}
 	go q.run() // owned by q: Close stops it and waits
 	return q
@@ -135,11 +141,27 @@ func (q *CommitQueue) Commit(_ context.Context, txs []*Transaction, claims []*Cl
 		return errs
 	}
 	q.waiting = append(q.waiting, r)
+	q.callers++
+	q.pressed = q.callers >= pressCallers
 	q.mu.Unlock()
 	q.signal()
 	<-r.done
+	q.mu.Lock()
+	q.callers--
+	if q.pressed && q.callers < pressCallers {
+		q.pressed = false
+		close(q.calm)
+		q.calm = make(chan struct{})
+	}
+	q.mu.Unlock()
 	return r.errs
 }
+
+// pressCallers is how many callers waiting for their commits at once make
+// the queue pressed (AwaitCalm): one account's burst is one caller at a
+// time (its actor waits for its group commit), a burst of many accounts is
+// one per account.
+const pressCallers = 4
 
 // Close writes the batches already queued, refuses new ones and stops the
 // writer. It is safe to call more than once.
@@ -176,6 +198,58 @@ func (q *CommitQueue) run() {
 			}
 		}
 	}
+}
+
+// AwaitCalm returns when accepts no longer queue for the writer (at once
+// when they do not), after max at the latest, or when ctx ends. The submit
+// stage waits here before a pump's first read (SubmitStage.YieldTo): while
+// a burst of many accounts' requests keeps the writer busy, their pumps,
+// each a read, an estimate, a signature and a write for a transfer or two,
+// would take the CPU and the writer from the requests that clients wait
+// for; after the burst, or max, they run merged.
+func (q *CommitQueue) AwaitCalm(ctx context.Context, max time.Duration) {
+	pressed, calm := q.pressure()
+	if !pressed {
+		return
+	}
+	t := time.NewTimer(max)
+	defer t.Stop()
+	for {
+		// A merged commit answers its callers at once, so their number
+		// dips between commits of a burst: calm is calm for calmFor.
+		if pressed {
+			select {
+			case <-calm:
+			case <-t.C:
+				return
+			case <-ctx.Done():
+				return
+			}
+		} else {
+			select {
+			case <-time.After(calmFor):
+			case <-t.C:
+				return
+			case <-ctx.Done():
+				return
+			}
+			if pressed, calm = q.pressure(); !pressed {
+				return
+			}
+			continue
+		}
+		pressed, calm = q.pressure()
+	}
+}
+
+// calmFor is how long the callers of a CommitQueue stay fewer than
+// pressCallers before AwaitCalm returns.
+const calmFor = 50 * time.Millisecond
+
+func (q *CommitQueue) pressure() (bool, chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pressed, q.calm
 }
 
 // take removes the next merged commit from the queue: the oldest batches,

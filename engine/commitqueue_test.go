@@ -344,3 +344,62 @@ func TestCommitQueueUnknownOutcome(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitQueueAwaitCalm: AwaitCalm returns at once while fewer than
+// pressCallers wait for commits; with that many waiting it holds until
+// they are answered and have stayed fewer for calmFor, or until its max.
+func TestCommitQueueAwaitCalm(t *testing.T) {
+	f := &recordingInsert{in: make(chan struct{}, 100)}
+	q := NewCommitQueue(f, 0)
+	defer q.Close()
+
+	began := time.Now()
+	q.AwaitCalm(context.Background(), time.Minute)
+	if d := time.Since(began); d > calmFor/2 {
+		t.Fatalf("idle queue: AwaitCalm took %v", d)
+	}
+
+	f.gate.Lock() // the commits stay on disk: their callers keep waiting
+	var wg sync.WaitGroup
+	for i := range pressCallers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := q.InsertTransactions(context.Background(), txsNamed(fmt.Sprintf("t%d", i))); err != nil {
+				t.Errorf("insert t%d: %v", i, err)
+			}
+		}()
+	}
+	waitFor(t, func() bool { p, _ := q.pressure(); return p })
+
+	// While pressed, max bounds the wait.
+	began = time.Now()
+	q.AwaitCalm(context.Background(), 100*time.Millisecond)
+	if d := time.Since(began); d < 100*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("pressed queue: AwaitCalm returned after %v, want its max of 100ms", d)
+	}
+
+	// Released: AwaitCalm returns once the callers are answered and calmFor
+	// has passed, well before its max.
+	done := make(chan time.Duration, 1)
+	go func() {
+		began := time.Now()
+		q.AwaitCalm(context.Background(), time.Minute)
+		done <- time.Since(began)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	released := time.Now()
+	f.gate.Unlock()
+	wg.Wait()
+	select {
+	case d := <-done:
+		if since := time.Since(released); since < calmFor {
+			t.Fatalf("AwaitCalm returned %v after the release, before calmFor", since)
+		}
+		if d > 30*time.Second {
+			t.Fatalf("AwaitCalm took %v", d)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("AwaitCalm did not return after the callers were answered")
+	}
+}

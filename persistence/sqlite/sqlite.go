@@ -194,3 +194,7 @@ func checkNonceDuplicates(ctx context.Context, tx sqlstore.Conn) error {
 	}
 	return nil
 }
+
+// SingleWriter implements engine.SingleWriter: one connection writes, so
+// the submit stage's writes and the group commits of accepts queue for it.
+func (s *Store) SingleWriter() bool { return true }
