@@ -62,14 +62,16 @@ type SingleWriter interface {
 
 // YieldMax bounds how long a pump waits for a burst of accepts to end
 // (YieldTo) on a store with a single writer. Measured on the embedded
-// default, 2 cores (TestBenchEmbedded, one run each): 400 accounts × 10
-// accepted 1,846/s without the wait, 3,492/s with 500 ms and 5,843/s with
-// 2 s, the drains unchanged; on PostgreSQL, whose writers run side by
-// side, the same 500 ms took 1,000 × 10 from 2,645 to 5,887 accepts/s but
-// its drain from 11.0 to 12.2 s, so it is not used there. Half a second
-// is half a block of the dev chain: the transactions a burst held back
-// still reach the next block.
-const YieldMax = 500 * time.Millisecond
+// default, 2 cores (TestBenchEmbedded): 400 accounts × 10 accepted 1,846/s
+// without the wait; with 500 ms, 3,492 to 9,441/s in six runs, in two
+// modes: when the burst outlasted the wait, the pumps released into it
+// slowed the rest; with 1 s, 9,232 to 9,647/s in three runs, and 1,000 × 10
+// 3,838 to 8,106/s (1,439/s without), the drains unchanged. On PostgreSQL,
+// whose writers run side by side, 500 ms took 1,000 × 10 from 2,645 to
+// 5,887 accepts/s but its drain from 11.0 to 12.2 s, so it is not used
+// there. A second is a block of the dev chain: what a burst holds back
+// goes in the next block or the one after.
+const YieldMax = time.Second
 
 // Calmer tells when accepts stop queueing for the database (CommitQueue).
 type Calmer interface {
