@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/txengine/txengine/internal/servicetest"
 	"math/big"
 	"net/http"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/txengine/txengine/internal/servicetest"
 )
 
 // client is the HTTP client of every request: a request to a node that is

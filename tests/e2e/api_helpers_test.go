@@ -1,9 +1,10 @@
 package e2e
 
 import (
-	"github.com/txengine/txengine/internal/servicetest"
 	"testing"
 	"time"
+
+	"github.com/txengine/txengine/internal/servicetest"
 )
 
 // callHeaders is call with extra request headers (name, value pairs),
