@@ -101,20 +101,25 @@ func TestRaisedCapUnpaidKeepsCapsWithinTheBalance(t *testing.T) {
 }
 
 // TestAwaitsTopUp: a transfer through a pool waits for its member's top-up
-// when the node refuses it for funds; the treasury's own top-ups and
-// transfers outside pools do not.
+// when the node refuses it for funds, until its waitTimeout; the
+// treasury's own top-ups and transfers outside pools do not.
 func TestAwaitsTopUp(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	later, earlier := now.Add(time.Second), now.Add(-time.Second)
 	for _, c := range []struct {
 		tx   Transaction
 		want bool
 	}{
 		{Transaction{PoolID: "p"}, true},
 		{Transaction{PoolID: "p", OrderingKey: "invoice-7"}, true},
+		{Transaction{PoolID: "p", WaitUntil: &later}, true},
+		{Transaction{PoolID: "p", WaitUntil: &earlier}, false},
+		{Transaction{PoolID: "p", WaitUntil: &now}, false},
 		{Transaction{PoolID: "p", OrderingKey: TopUpKeyPrefix + "m:ETH"}, false},
 		{Transaction{}, false},
 	} {
-		if got := awaitsTopUp(&c.tx); got != c.want {
-			t.Errorf("awaitsTopUp(pool %q, key %q) = %v, want %v", c.tx.PoolID, c.tx.OrderingKey, got, c.want)
+		if got := awaitsTopUp(&c.tx, now); got != c.want {
+			t.Errorf("awaitsTopUp(pool %q, key %q, wait until %v) = %v, want %v", c.tx.PoolID, c.tx.OrderingKey, c.tx.WaitUntil, got, c.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"time"
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -278,7 +279,7 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 	head, _ := s.net.LastHead()
 	kinds := classifySends(sendErrs, load.inFlight > 0)
 	for i := range kinds {
-		if kinds[i] == NodeInsufficientFunds && (s.raisedCapUnpaid(signed[i], sendErrs[i], fees) || awaitsTopUp(chosen[i])) {
+		if kinds[i] == NodeInsufficientFunds && (s.raisedCapUnpaid(signed[i], sendErrs[i], fees) || awaitsTopUp(chosen[i], s.clock.Now())) {
 			kinds[i] = NodeFundsReserved // back to the queue: signed again within the balance, or after the top-up
 		}
 	}
@@ -326,9 +327,14 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 // keeper's to fill, so the transfer waits in its queue for the top-up
 // instead of failing. A transfer that waited for the member's token may be
 // released by the token's top-up before the gas top-up of the same round
-// is mined (the keeper holds an asset's top-ups for its batch).
-func awaitsTopUp(tx *Transaction) bool {
-	return tx.PoolID != "" && !strings.HasPrefix(tx.OrderingKey, TopUpKeyPrefix)
+// is mined (the keeper holds an asset's top-ups for its batch). The wait
+// ends at the transfer's waitTimeout, as its wait for the token would: a
+// refusal after WaitUntil fails it (insufficient_funds), so a pool whose
+// treasury cannot pay does not keep it queued past the deadline its sender
+// gave.
+func awaitsTopUp(tx *Transaction, now time.Time) bool {
+	return tx.PoolID != "" && !strings.HasPrefix(tx.OrderingKey, TopUpKeyPrefix) &&
+		(tx.WaitUntil == nil || now.Before(*tx.WaitUntil))
 }
 
 // raisedCapUnpaid reports whether tx, which the node refused for
