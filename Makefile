@@ -183,7 +183,7 @@ bench-pools:
 ## throwaway cluster), written to bench/results/go-bench.txt with the machine and date.
 bench-go:
 	@{ echo "# $$(date -u '+%Y-%m-%d %H:%M UTC'), $$(nproc) cores, $$(go version)"; \
-	  $(GO) test -run '^$$' -bench . -benchtime 300ms -count 1 ./engine/ ./http/ ./persistence/sqlite/ ./persistence/postgres/; } \
+	  $(GO) test -run '^$$' -bench . -benchtime 300ms -count 1 ./engine/ ./engine/keystore/ ./http/ ./persistence/sqlite/ ./persistence/postgres/; } \
 	  | tee bench/results/go-bench.txt
 
 ## bench-cluster: throughput of 1 node (single-node and cluster mode) beside 3 nodes in
