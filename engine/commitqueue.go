@@ -46,11 +46,10 @@ type CommitQueue struct {
 	mu      sync.Mutex
 	waiting []*commitRequest
 	closed  bool
-	// callers counts the Commit calls waiting for their outcome; pressed
-	// is set while they are pressCallers or more. calm is closed, and
+	// callers counts the Commit calls waiting for their outcome: the queue
+	// is pressed while they are pressCallers or more. calm is closed, and
 	// replaced, when they fall below (AwaitCalm).
 	callers int
-	pressed bool
 	calm    chan struct{}
 
 	wake chan struct{} // size 1: the writer has work (or must stop)
@@ -142,14 +141,11 @@ func (q *CommitQueue) Commit(_ context.Context, txs []*Transaction, claims []*Cl
 	}
 	q.waiting = append(q.waiting, r)
 	q.callers++
-	q.pressed = q.callers >= pressCallers
 	q.mu.Unlock()
 	q.signal()
 	<-r.done
 	q.mu.Lock()
-	q.callers--
-	if q.pressed && q.callers < pressCallers {
-		q.pressed = false
+	if q.callers--; q.callers == pressCallers-1 {
 		close(q.calm)
 		q.calm = make(chan struct{})
 	}
@@ -212,31 +208,25 @@ func (q *CommitQueue) AwaitCalm(ctx context.Context, max time.Duration) {
 	if !pressed {
 		return
 	}
-	t := time.NewTimer(max)
-	defer t.Stop()
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
 	for {
 		// A merged commit answers its callers at once, so their number
 		// dips between commits of a burst: calm is calm for calmFor.
-		if pressed {
-			select {
-			case <-calm:
-			case <-t.C:
-				return
-			case <-ctx.Done():
-				return
-			}
-		} else {
-			select {
-			case <-time.After(calmFor):
-			case <-t.C:
-				return
-			case <-ctx.Done():
+		var settled <-chan time.Time
+		if !pressed {
+			settled, calm = time.After(calmFor), nil
+		}
+		select {
+		case <-calm:
+		case <-settled:
+			if pressed, _ = q.pressure(); !pressed {
 				return
 			}
-			if pressed, calm = q.pressure(); !pressed {
-				return
-			}
-			continue
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
 		}
 		pressed, calm = q.pressure()
 	}
@@ -246,10 +236,12 @@ func (q *CommitQueue) AwaitCalm(ctx context.Context, max time.Duration) {
 // pressCallers before AwaitCalm returns.
 const calmFor = 50 * time.Millisecond
 
+// pressure reports whether pressCallers or more wait for their commits,
+// and the channel closed when they fall below.
 func (q *CommitQueue) pressure() (bool, chan struct{}) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.pressed, q.calm
+	return q.callers >= pressCallers, q.calm
 }
 
 // take removes the next merged commit from the queue: the oldest batches,

@@ -3,12 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/txengine/txengine/engine"
-	"github.com/txengine/txengine/engine/keystore"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
 
@@ -17,21 +15,16 @@ import (
 // Compare runs with benchstat.
 func BenchmarkInsertTransactions500(b *testing.B) {
 	ctx := context.Background()
-	s := mustOpenB(b, filepath.Join(b.TempDir(), "txengine.db"))
+	s, accts := benchStore(b, 1)
+	a := accts[0]
 	now := time.Now().UTC()
-	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: []byte("cs"), Created: now}
-	a := &engine.Account{ID: "a1", Owner: "u1", EncryptedKey: []byte{1, 2}, Created: now}
-	a.Address[19] = 1
-	if err := s.CreateUser(ctx, u, keystore.HashToken("tok"), a); err != nil {
-		b.Fatal(err)
-	}
 	const batch = 500
 	n := 0
 	for b.Loop() {
 		txs := make([]*engine.Transaction, batch)
 		for i := range txs {
 			n++
-			txs[i] = &engine.Transaction{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n), Owner: "u1", AccountID: "a1",
+			txs[i] = &engine.Transaction{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n), Owner: "u1", AccountID: a.ID,
 				Network: "dev", From: a.Address, Method: "transfer", Status: engine.StatusNew, Created: now}
 		}
 		if err := s.InsertTransactions(ctx, txs); err != nil {

@@ -19,13 +19,13 @@ import (
 // merged write held about 26 rows.
 const stageAccounts = 32
 
-// stageStore opens a store with stageAccounts accounts of one user.
-func stageStore(b *testing.B) (*sqlite.Store, []*engine.Account) {
+// benchStore opens a store with n accounts of one user.
+func benchStore(b *testing.B, n int) (*sqlite.Store, []*engine.Account) {
 	ctx := context.Background()
 	s := mustOpenB(b, filepath.Join(b.TempDir(), "txengine.db"))
 	now := time.Now().UTC()
 	u := &engine.User{ID: "u1", Operator: true, CallbackSecret: []byte("cs"), Created: now}
-	accts := make([]*engine.Account, stageAccounts)
+	accts := make([]*engine.Account, n)
 	for i := range accts {
 		a := &engine.Account{ID: fmt.Sprintf("a%d", i), Owner: "u1", EncryptedKey: []byte{1, 2}, Created: now}
 		a.Address[18], a.Address[19] = byte(i>>8), byte(i)+1
@@ -61,7 +61,7 @@ func newOfEach(b *testing.B, s *sqlite.Store, accts []*engine.Account, n *int) [
 // transactions of stageAccounts accounts, one each: the read of the
 // breadth shape's pumps.
 func BenchmarkReadyOfBreadth(b *testing.B) {
-	s, accts := stageStore(b)
+	s, accts := benchStore(b, stageAccounts)
 	n := 0
 	newOfEach(b, s, accts, &n)
 	limits := map[string]int{}
@@ -81,7 +81,7 @@ func BenchmarkReadyOfBreadth(b *testing.B) {
 // stage: stageAccounts groups of one transaction each marked submitted (the
 // row and its attempt), one database transaction.
 func BenchmarkMarkSubmittedBreadth(b *testing.B) {
-	s, accts := stageStore(b)
+	s, accts := benchStore(b, stageAccounts)
 	n := 0
 	for b.Loop() {
 		b.StopTimer()
