@@ -156,8 +156,7 @@ bench:
 ## 10,000 x 1 with the defaults, 64 clients, to holders and to fresh recipients, on PostgreSQL +
 ## geth --dev and on the embedded default; accepts, p99, drain beside the chain bound, CPU per
 ## completed transfer, each block. SHAPES=pg,pg.fresh,pool,emb,emb.fresh,emb.breadth picks parts
-## (all but emb.fresh by default: the embedded chain's 10 ETH an account does not pay it, see
-## docs/performance.md).
+## (all by default).
 SHAPES ?=
 bench-shapes:
 	TXENGINE_BENCH=shapes TXENGINE_BENCH_SHAPES=$(SHAPES) $(GO) test -v -count=1 -timeout 60m -run '^TestBenchShapes$$' ./bench/suite/

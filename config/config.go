@@ -121,7 +121,9 @@ type Network struct {
 type DevChain struct {
 	// BlockPeriod is the time between blocks (TXENGINE_DEV_BLOCK_PERIOD).
 	BlockPeriod time.Duration `yaml:"blockPeriod"`
-	// FaucetWei is what each new account receives (decimal wei).
+	// FaucetWei is what each new account receives (decimal wei; default
+	// 1,000 ETH: one account's burst of 10,000 transfers to new addresses
+	// fills 25 blocks, raises the base fee about 19 × and costs about 10 ETH).
 	FaucetWei string `yaml:"faucetWei"`
 	// InFlight is the per-account window on the embedded chain, whose pool
 	// keeps 1,024 transactions per account (0: engine.inFlight).
@@ -164,7 +166,7 @@ func Default() Config {
 	c := Config{
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
-		Dev:     DevChain{BlockPeriod: time.Second, FaucetWei: "10000000000000000000", InFlight: 512},
+		Dev:     DevChain{BlockPeriod: time.Second, FaucetWei: "1000000000000000000000", InFlight: 512},
 		// Networks: none, so the embedded dev chain runs as network "dev".
 		Engine: Engine{InFlight: 64, MinInFlight: 16, MaxInFlight: 4096, GasMarginPercent: 20, IdleAccount: 2 * time.Minute, MaxBatch: 500},
 		Log:    Log{Format: "text", Level: "info"},

@@ -193,17 +193,10 @@ func (r recipients) args(n int) []string {
 
 // wantShapes says whether the part key of benchShapes runs:
 // TXENGINE_BENCH_SHAPES, a comma-separated list of parts (pg, pg.fresh,
-// pool, emb, emb.fresh, emb.breadth), runs those only; empty runs all but
-// emb.fresh. On the embedded chain every account gets 10 ETH, and one
-// account's 10,000 transfers to fresh addresses fill 25 blocks in a row,
-// which raise the base fee about 19 ×: the sender ran out of ETH after
-// about 6,000 (docs/performance.md).
+// pool, emb, emb.fresh, emb.breadth), runs those only; empty runs all.
 func wantShapes(key string) bool {
 	only := os.Getenv("TXENGINE_BENCH_SHAPES")
-	if only == "" {
-		return key != "emb.fresh"
-	}
-	return slices.Contains(strings.Split(only, ","), key)
+	return only == "" || slices.Contains(strings.Split(only, ","), key)
 }
 
 // benchShapes measures the three shapes, in this order, with the default
