@@ -345,61 +345,102 @@ func TestCommitQueueUnknownOutcome(t *testing.T) {
 	})
 }
 
-// TestCommitQueueAwaitCalm: AwaitCalm returns at once while fewer than
-// pressCallers wait for commits; with that many waiting it holds until
-// they are answered and have stayed fewer for calmFor, or until its max.
+// TestCommitQueueAwaitCalm: AwaitCalm returns at once on an idle queue and
+// under one account's burst; while pressAccounts accounts or more hand it
+// batches it holds for its max, and after they stop it returns once
+// calmFor has passed.
 func TestCommitQueueAwaitCalm(t *testing.T) {
 	f := &recordingInsert{in: make(chan struct{}, 100)}
 	q := NewCommitQueue(f, 0)
 	defer q.Close()
-
-	began := time.Now()
-	q.AwaitCalm(context.Background(), time.Minute)
-	if d := time.Since(began); d > calmFor/2 {
-		t.Fatalf("idle queue: AwaitCalm took %v", d)
+	insert := func(id, account string) {
+		if err := q.InsertTransactions(context.Background(), []*Transaction{{ID: id, AccountID: account}}); err != nil {
+			t.Errorf("insert %s: %v", id, err)
+		}
 	}
-
-	f.gate.Lock() // the commits stay on disk: their callers keep waiting
-	var wg sync.WaitGroup
-	for i := range pressCallers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := q.InsertTransactions(context.Background(), txsNamed(fmt.Sprintf("t%d", i))); err != nil {
-				t.Errorf("insert t%d: %v", i, err)
-			}
-		}()
-	}
-	waitFor(t, func() bool { p, _ := q.pressure(); return p })
-
-	// While pressed, max bounds the wait.
-	began = time.Now()
-	q.AwaitCalm(context.Background(), 100*time.Millisecond)
-	if d := time.Since(began); d < 100*time.Millisecond || d > 5*time.Second {
-		t.Fatalf("pressed queue: AwaitCalm returned after %v, want its max of 100ms", d)
-	}
-
-	// Released: AwaitCalm returns once the callers are answered and calmFor
-	// has passed, well before its max.
-	done := make(chan time.Duration, 1)
-	go func() {
+	quick := func(what string) {
+		t.Helper()
 		began := time.Now()
 		q.AwaitCalm(context.Background(), time.Minute)
-		done <- time.Since(began)
-	}()
-	time.Sleep(50 * time.Millisecond)
-	released := time.Now()
-	f.gate.Unlock()
-	wg.Wait()
-	select {
-	case d := <-done:
-		if since := time.Since(released); since < calmFor {
-			t.Fatalf("AwaitCalm returned %v after the release, before calmFor", since)
+		if d := time.Since(began); d > calmFor/2 {
+			t.Fatalf("%s: AwaitCalm took %v", what, d)
 		}
-		if d > 30*time.Second {
-			t.Fatalf("AwaitCalm took %v", d)
+	}
+	quick("idle queue")
+	for i := range 20 {
+		insert(fmt.Sprintf("one%d", i), "a1")
+	}
+	quick("one account's burst")
+
+	// Many accounts send: held for max.
+	stop, fed := make(chan struct{}), make(chan time.Time, 1)
+	go func() {
+		var last time.Time
+		defer func() { fed <- last }()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			insert(fmt.Sprintf("many%d", i), fmt.Sprintf("acct%d", i))
+			last = time.Now()
+		}
+	}()
+	waitFor(t, q.pressed)
+	began := time.Now()
+	q.AwaitCalm(context.Background(), 100*time.Millisecond)
+	if d := time.Since(began); d < 100*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("many accounts sending: AwaitCalm returned after %v, want its max of 100ms", d)
+	}
+
+	// They stop: AwaitCalm returns calmFor or more after the last batch,
+	// well before its max.
+	done := make(chan time.Time, 1)
+	go func() {
+		q.AwaitCalm(context.Background(), time.Minute)
+		done <- time.Now()
+	}()
+	time.Sleep(30 * time.Millisecond)
+	close(stop)
+	last := <-fed
+	select {
+	case at := <-done:
+		if d := at.Sub(last); d < calmFor {
+			t.Fatalf("AwaitCalm returned %v after the last batch, before calmFor", d)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("AwaitCalm did not return after the callers were answered")
+		t.Fatal("AwaitCalm did not return after the accounts stopped")
+	}
+}
+
+// TestSenderWindow: pressAccounts distinct accounts within calmFor press
+// the queue, in that window and the next; one account, however often,
+// does not; two windows of calm release it.
+func TestSenderWindow(t *testing.T) {
+	var w senderWindow
+	t0 := time.Unix(1000, 0)
+	for i := range 50 {
+		w.note("a", t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	if w.pressed(t0.Add(50 * time.Millisecond)) {
+		t.Fatal("one account pressed the window")
+	}
+	t1 := t0.Add(time.Second)
+	for i := range pressAccounts - 1 {
+		w.note(fmt.Sprint("b", i), t1)
+	}
+	w.note("b0", t1)
+	if w.pressed(t1) {
+		t.Fatalf("%d accounts pressed the window", pressAccounts-1)
+	}
+	w.note("c", t1.Add(10*time.Millisecond))
+	for _, at := range []time.Duration{10 * time.Millisecond, calmFor + 10*time.Millisecond} {
+		if !w.pressed(t1.Add(at)) {
+			t.Fatalf("%d accounts: not pressed %v after", pressAccounts, at)
+		}
+	}
+	if w.pressed(t1.Add(2*calmFor + 20*time.Millisecond)) {
+		t.Fatal("still pressed two windows after the last batch")
 	}
 }

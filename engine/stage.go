@@ -47,7 +47,7 @@ type SubmitStage struct {
 	// cannot (stagefence.go).
 	fences *Merger[Fence, error]
 	// calm, when set (YieldTo), is what a pump's first read waits for:
-	// accepts that no longer queue for the writer, or yieldMax.
+	// the end of a burst of many accounts' accepts, or yieldMax.
 	calm     Calmer
 	yieldMax time.Duration
 }
@@ -73,14 +73,14 @@ type SingleWriter interface {
 // goes in the next block or the one after.
 const YieldMax = time.Second
 
-// Calmer tells when accepts stop queueing for the database (CommitQueue).
+// Calmer tells when a burst of many accounts' accepts ends (CommitQueue).
 type Calmer interface {
 	AwaitCalm(ctx context.Context, max time.Duration)
 }
 
 // YieldTo makes the stage's pumps yield to accepts: each merged first read
-// of the pumps (the in-flight summaries) waits while c says that accepts
-// queue for the writer, max at most. It returns st.
+// of the pumps (the in-flight summaries) waits while c says that many
+// accounts' accepts arrive, max at most. It returns st.
 func (st *SubmitStage) YieldTo(c Calmer, max time.Duration) *SubmitStage {
 	st.calm, st.yieldMax = c, max
 	return st
