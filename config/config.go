@@ -126,9 +126,14 @@ type DevChain struct {
 	// fills 25 blocks, raises the base fee about 19 × and costs about 10 ETH).
 	FaucetWei string `yaml:"faucetWei"`
 	// InFlight is the per-account window on the embedded chain, whose pool
-	// keeps 1,024 transactions per account (0: engine.inFlight).
+	// keeps DevPoolSlots transactions per account (0: engine.inFlight).
 	InFlight int `yaml:"inFlight"`
 }
+
+// DevPoolSlots is what the embedded chain's pool keeps per account
+// (evm.DevPoolAccountSlots, checked by a test): the bound of dev.inFlight
+// and of the window there.
+const DevPoolSlots = 4096
 
 // maxWindow bounds engine.maxInFlight and a network's maxInFlight.
 const maxWindow = 16384
@@ -338,8 +343,8 @@ func (c Config) Validate() error {
 		}
 		seen[c.Networks[i].Name] = i
 	}
-	if c.Dev.InFlight < 0 || c.Dev.InFlight > 1024 {
-		return fmt.Errorf("dev.inFlight: must be between 0 and 1024 (the embedded pool's slots per account), got %d", c.Dev.InFlight)
+	if c.Dev.InFlight < 0 || c.Dev.InFlight > DevPoolSlots {
+		return fmt.Errorf("dev.inFlight: must be between 0 and %d (the embedded pool's slots per account), got %d", DevPoolSlots, c.Dev.InFlight)
 	}
 	if c.Dev.BlockPeriod < 0 {
 		return fmt.Errorf("dev.blockPeriod: must not be negative")

@@ -136,7 +136,7 @@ func startDev(cfg config.Config) (*networks, error) {
 	poll := max(cfg.Dev.BlockPeriod/4, 50*time.Millisecond)
 	dev := &engine.Network{
 		Name: devNetwork, ChainID: chain.ChainID(), Confirmations: 0,
-		InFlight: devWindow(cfg), MinInFlight: cfg.Engine.MinInFlight, MaxInFlight: min(cfg.Engine.MaxInFlight, devPoolSlots),
+		InFlight: devWindow(cfg), MinInFlight: cfg.Engine.MinInFlight, MaxInFlight: min(cfg.Engine.MaxInFlight, evm.DevPoolAccountSlots),
 		GasMarginPercent: cfg.Engine.GasMarginPercent,
 		PollInterval:     poll, Chain: chain.Client(), FeeQuoteTTL: feeQuoteTTL,
 	}
@@ -150,10 +150,6 @@ func startDev(cfg config.Config) (*networks, error) {
 
 // devWindow is the in-flight window of the embedded chain: dev.inFlight,
 // or engine.inFlight when that is 0.
-// devPoolSlots is what the embedded chain's pool keeps per account: the
-// bound of its window.
-const devPoolSlots = 1024
-
 func devWindow(cfg config.Config) int {
 	if cfg.Dev.InFlight > 0 {
 		return cfg.Dev.InFlight
