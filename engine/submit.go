@@ -313,7 +313,9 @@ func (s *Sender) actOnSend(ctx context.Context, first uint64, chosen []*Transact
 		return kept, busy, err
 	}
 	if tookAll(kinds) {
-		s.window.fit(head, fees.blockGas, maxGas(signed))
+		// A block is packed by the gas used, about the estimate: the
+		// margin on each limit is refunded.
+		s.window.fit(head, fees.blockGas, maxGas(signed)*100/(100+s.net.GasMarginPercent))
 	}
 	if s.ledger.checked == 0 && kept > 0 && head > 0 {
 		// The window was empty: the blocks are counted from here.

@@ -266,7 +266,9 @@ func TestSenderWindowFitsABlock(t *testing.T) {
 	s, store := windowSender(t, chain, 4, 100)
 	s.net.ObserveHead(1)
 	store.summaries = 0
-	gas := uint64(50_000) + 50_000*s.net.GasMarginPercent/100
+	// A block holds what the estimates say (50,000 each), not what the
+	// limits with their margin would.
+	gas := uint64(50_000)
 	want := int(1_000_000 / gas)
 	if n, err := s.Pump(context.Background()); err != nil || n != want {
 		t.Fatalf("first pump: %d, %v; want %d (4, then what a block of 1M gas holds at %d gas)", n, err, want, gas)
@@ -338,4 +340,35 @@ func windowSender(t *testing.T, chain *fakeChain, window, n int) (*Sender, *memS
 	}
 	queue(t, s, ids...)
 	return s, store
+}
+
+// TestWindowGrowsToTwoBlocks: once a fit has seen the gas of the account's
+// transactions, growth stops at blocksAhead blocks of them; a window
+// already wider (a fit, or the initial size) stays as it is.
+func TestWindowGrowsToTwoBlocks(t *testing.T) {
+	w := window{size: 100, min: 16, max: 4096}
+	w.fit(1, 1_000_000, 10_000) // a block holds 100
+	for head := uint64(2); head < 10; head++ {
+		w.limited = true
+		w.grow(head, 10)
+	}
+	if w.size != blocksAhead*100 {
+		t.Fatalf("window grew to %d, want %d (blocksAhead blocks of 100)", w.size, blocksAhead*100)
+	}
+	// Without a fit the maximum bounds it, as before.
+	u := window{size: 100, min: 16, max: 4096}
+	for head := uint64(2); head < 10; head++ {
+		u.limited = true
+		u.grow(head, 10)
+	}
+	if u.size != 4096 {
+		t.Fatalf("unfitted window grew to %d, want 4096", u.size)
+	}
+	// Wider than two blocks already: no growth, no shrink.
+	v := window{size: 512, min: 16, max: 4096}
+	v.fit(1, 1_000_000, 10_000)
+	v.limited = true
+	if v.grow(2, 10) || v.size != 512 {
+		t.Fatalf("a window of 512 beside blocks of 100: grew to %d", v.size)
+	}
 }
