@@ -478,6 +478,21 @@ func (f *fixture) waitStatus(id string, want engine.TxStatus, cond func(*engine.
 	}
 }
 
+// waitInPool waits until the chain's pool holds the transaction hash.
+func (f *fixture) waitInPool(hash common.Hash) {
+	f.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, pending, err := f.sim.Backend.Client().TransactionByHash(context.Background(), hash); err == nil && pending {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("transaction %s never reached the node's pool", hash)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestReorgPutsTransactionBackAndCompletesItOnce mines a transfer, forks
 // the chain below its block, and checks that the transaction goes back to
 // submitted, is mined again on the new chain, completes with the new
@@ -491,7 +506,10 @@ func TestReorgPutsTransactionBackAndCompletesItOnce(t *testing.T) {
 	if _, err := f.sys.Submit(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
-	f.waitStatus(tx.ID, engine.StatusSubmitted, nil)
+	sent := f.waitStatus(tx.ID, engine.StatusSubmitted, nil)
+	// Submitted is stored before the broadcast: the block below must not
+	// be sealed before the node holds the transaction.
+	f.waitInPool(*sent.Hash)
 	parent, err := f.net.Chain.HeaderByNumber(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

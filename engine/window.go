@@ -99,17 +99,14 @@ func newWindow(net *Network) window {
 // account's transactions once a fit has seen their gas. It reports whether
 // it grew.
 func (w *window) grow(head uint64, inFlight int) bool {
-	if !w.limited || w.size >= w.max || head == 0 || head <= w.grownAt || head <= w.refusedAt {
+	bound := w.max
+	if w.block > 0 {
+		bound = min(bound, blocksAhead*w.block)
+	}
+	if !w.limited || w.size >= bound || head == 0 || head <= w.grownAt || head <= w.refusedAt {
 		return false
 	}
 	if w.ceiling > 0 && w.size >= w.ceiling && head < w.ceilingAt+probeBlocks {
-		return false
-	}
-	bound := w.max
-	if w.block > 0 {
-		bound = min(bound, max(blocksAhead*w.block, w.size))
-	}
-	if w.size >= bound {
 		return false
 	}
 	factor := 2

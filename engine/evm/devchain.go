@@ -231,13 +231,16 @@ func startOnNode(stack *node.Node, cfg DevChainConfig, faucet common.Address) (*
 // time.Ticker keeps the cadence; a seal longer than the period skips the
 // ticks it overran.
 type blockTicker struct {
-	beacon interface{ Commit() common.Hash } // *catalyst.SimulatedBeacon
+	beacon sealer
 	period time.Duration
 	stop   chan struct{}
 	done   chan struct{}
 }
 
-func newBlockTicker(beacon interface{ Commit() common.Hash }, period time.Duration) *blockTicker {
+// sealer seals a block (*catalyst.SimulatedBeacon).
+type sealer interface{ Commit() common.Hash }
+
+func newBlockTicker(beacon sealer, period time.Duration) *blockTicker {
 	return &blockTicker{beacon: beacon, period: period, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
