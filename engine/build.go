@@ -169,7 +169,7 @@ func (b Builder) Build(ctx context.Context, r SendRequest) (*Transaction, error)
 		}
 	}
 	tx := &Transaction{
-		ID:              uuid.NewString(),
+		ID:              NewID(),
 		Owner:           r.Owner,
 		AccountID:       from.ID,
 		Network:         r.Target.Network,

@@ -14,7 +14,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/contracts"
 	"github.com/txengine/txengine/engine/abicodec"
@@ -197,7 +196,7 @@ func (k *PoolKeeper) scanDeploys(ctx context.Context, p *Pool, treasury *Account
 // disperser's deployment, an approval).
 func (k *PoolKeeper) setupTx(p *Pool, treasury *Account, key string, to common.Address, method string, data []byte, params []any) *Transaction {
 	return &Transaction{
-		ID: uuid.NewString(), Owner: p.Owner, AccountID: treasury.ID, Network: p.Network, From: treasury.Address,
+		ID: NewID(), Owner: p.Owner, AccountID: treasury.ID, Network: p.Network, From: treasury.Address,
 		ContractAddress: to, Method: method, Parameters: params, Data: data, Value: new(big.Int), Status: StatusNew,
 		Created: k.cfg.Clock.Now(), PoolID: p.ID, OrderingKey: key,
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/google/uuid"
 )
 
 // erc20TransferABI is ERC-20's transfer and its event: a token top-up is
@@ -28,7 +27,7 @@ var erc20Transfer = func() abi.Method {
 // the token's transfer(member, amount).
 func (k *PoolKeeper) topUpTx(p *Pool, treasury *Account, t topUp) (*Transaction, error) {
 	tx := &Transaction{
-		ID: uuid.NewString(), Owner: p.Owner, AccountID: treasury.ID, Network: p.Network, From: treasury.Address,
+		ID: NewID(), Owner: p.Owner, AccountID: treasury.ID, Network: p.Network, From: treasury.Address,
 		ContractAddress: t.member.Address, Value: new(big.Int).Set(t.amount), Status: StatusNew,
 		Created: k.cfg.Clock.Now(), PoolID: p.ID, OrderingKey: t.key(),
 	}

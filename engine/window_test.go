@@ -365,10 +365,39 @@ func TestWindowGrowsToTwoBlocks(t *testing.T) {
 		t.Fatalf("unfitted window grew to %d, want 4096", u.size)
 	}
 	// Wider than two blocks already: no growth, no shrink.
-	v := window{size: 512, min: 16, max: 4096}
+	v := window{size: 512, base: 512, min: 16, max: 4096}
 	v.fit(1, 1_000_000, 10_000)
 	v.limited = true
 	if v.grow(2, 10) || v.size != 512 {
 		t.Fatalf("a window of 512 beside blocks of 100: grew to %d", v.size)
+	}
+}
+
+// A window that grew for light transactions narrows to blocksAhead blocks
+// of heavier ones, not below where it started; growth then follows the
+// new size.
+func TestWindowNarrowsToTwoBlocksOfHeavierTransactions(t *testing.T) {
+	w := newWindow(&Network{InFlight: 512, MinInFlight: 16, MaxInFlight: 4096})
+	const blockGas = 60_000_000
+	w.fit(1, blockGas, 48_783) // transfers to holders: 1,229 a block
+	if w.size != 1229 {
+		t.Fatalf("fitted to %d, want 1229", w.size)
+	}
+	w.limited = true
+	w.grow(2, 100)
+	if w.size != 2458 {
+		t.Fatalf("grew to %d, want 2458", w.size)
+	}
+	w.fit(3, blockGas, 146_703) // transfers to fresh addresses: 408 a block
+	if w.size != 816 {
+		t.Fatalf("after a batch of 408 a block the window is %d, want 816 (two blocks)", w.size)
+	}
+	w.fit(4, blockGas, 6_000_000) // 10 a block: not below the start
+	if w.size != 512 {
+		t.Fatalf("after a batch of 10 a block the window is %d, want 512 (where it started)", w.size)
+	}
+	w.fit(5, blockGas, 48_783) // light again: one block at once
+	if w.size != 1229 {
+		t.Fatalf("after light transactions again the window is %d, want 1229", w.size)
 	}
 }

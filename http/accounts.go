@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 )
@@ -159,7 +158,7 @@ func (s *Server) newCustodyAccount(ctx context.Context, owner string, custody *c
 	} else if !engine.IsNotFound(err) {
 		return nil, fmt.Errorf("KMS account %s: %w", a.Address.Hex(), err)
 	}
-	a.ID, a.Owner, a.Created = uuid.NewString(), owner, s.clock.Now()
+	a.ID, a.Owner, a.Created = engine.NewID(), owner, s.clock.Now()
 	return a, nil
 }
 
@@ -169,7 +168,7 @@ func (s *Server) newAccount(owner string, isDefault bool) (*engine.Account, erro
 	if err != nil {
 		return nil, fmt.Errorf("new account: %w", err)
 	}
-	a.ID = uuid.NewString()
+	a.ID = engine.NewID()
 	a.Owner = owner
 	a.Default = isDefault
 	a.Created = s.clock.Now()

@@ -292,7 +292,9 @@ func settleBaseFee(t *testing.T, svc *service, network string, logf func(string,
 // shapeRows runs the shapes on svc (txload with loadArgs more), the
 // transfers going to r; ec reads the chain for the bound and the blocks
 // (nil: the embedded dev chain, whose gas limit and period are its
-// defaults).
+// defaults). With a profiling build (TXENGINE_BENCH_BIN, TXENGINE_PPROF)
+// and TXENGINE_PROFILE, each shape's profiles are written there
+// (embProfiler: CPU from the first accepted transfer).
 func shapeRows(t *testing.T, b bins, logf func(string, ...any), key, where string, r recipients, svc *service, ec *ethclient.Client, loadArgs ...string) []benchtable.Row {
 	var rows []benchtable.Row
 	network := "geth"
@@ -307,8 +309,10 @@ func shapeRows(t *testing.T, b bins, logf func(string, ...any), key, where strin
 		}
 		settleBaseFee(t, svc, network, logf)
 		args := append([]string{"--concurrency", itoa(p1Clients), "--timeout", "10m"}, r.args(sh.accounts*sh.per)...)
-		m := measure(t, b.txload, svc, sh, nil, append(args, loadArgs...)...)
 		id := fmt.Sprintf("S.%s.%dx%d", key, sh.accounts, sh.per)
+		prof := embProfiler(t, id) // nil unless TXENGINE_PROFILE and TXENGINE_PPROF are set
+		m := measure(t, b.txload, svc, sh, prof.during, append(args, loadArgs...)...)
+		prof.after()
 		cpuPer := 1000 * m.cpu / m.completed
 		logf("%s %s: accepts %.0f/s p99 %.1f ms, drain %.1fs, CPU %.2f ms per completed, %.0f completed, gas %d, check %s",
 			sh, where, m.r.AcceptedPerSec, m.r.LatencyMs.P99, m.r.LastCompletedSeconds, cpuPer, m.completed, m.r.GasUsedMedian, verdict(m.r))

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 )
@@ -405,7 +404,7 @@ func (p *Processor) delivery(s *engine.Subscription, seq int64, l *types.Log) (e
 	}
 	ev := engine.ViewEvent(decoded)
 	view := DeliveryView{
-		ID: uuid.NewString(), SubscriptionID: s.ID, Sequence: seq, Network: p.net.Name,
+		ID: engine.NewID(), SubscriptionID: s.ID, Sequence: seq, Network: p.net.Name,
 		ContractID: s.ContractID, Address: ev.Address, Event: ev.Event, Signature: ev.Signature,
 		BlockNumber: ev.BlockNumber, BlockHash: ev.BlockHash, TransactionHash: ev.TransactionHash,
 		LogIndex: ev.LogIndex, ReturnValues: ev.ReturnValues,

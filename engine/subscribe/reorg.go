@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/txengine/txengine/engine"
 )
 
@@ -146,7 +144,7 @@ func (p *Processor) retraction(s *engine.Subscription, ev engine.SubscriptionEve
 		return engine.SubscriptionEvent{}, fmt.Errorf("subscriptions %s: stored delivery %s: %w", p.net.Name, ev.ID, err)
 	}
 	s.LastSeq++
-	view.ID, view.Sequence, view.Removed = uuid.NewString(), s.LastSeq, true
+	view.ID, view.Sequence, view.Removed = engine.NewID(), s.LastSeq, true
 	body, err := json.Marshal(view)
 	if err != nil {
 		return engine.SubscriptionEvent{}, fmt.Errorf("subscriptions %s: retraction body: %w", p.net.Name, err)

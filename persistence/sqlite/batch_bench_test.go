@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/sqlite"
 )
@@ -32,6 +34,52 @@ func BenchmarkInsertTransactions500(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkInsertIntoLargeTable measures a group commit of 64 new
+// transactions (one account's burst from 64 clients) into a table that
+// already holds 50,000, with random (version 4) ids and with the
+// time-ordered ids the engine makes (engine.NewID): a random
+// id lands on a random leaf page of the unique index on id, so each row
+// of a commit dirties a page of its own once the table is large.
+//
+//	go test -run '^$' -bench InsertIntoLargeTable -benchtime 400x ./persistence/sqlite/
+func BenchmarkInsertIntoLargeTable(b *testing.B) {
+	for _, ids := range []struct {
+		name string
+		new  func() string
+	}{{"ids=random", uuid.NewString}, {"ids=ordered", engine.NewID}} {
+		b.Run(ids.name, func(b *testing.B) {
+			ctx := context.Background()
+			s, accts := benchStore(b, 1)
+			a := accts[0]
+			now := time.Now().UTC()
+			rows := func(n int) []*engine.Transaction {
+				txs := make([]*engine.Transaction, n)
+				for i := range txs {
+					txs[i] = &engine.Transaction{ID: ids.new(), Owner: "u1", AccountID: a.ID, Network: "dev", From: a.Address,
+						Method: "transfer", Parameters: []any{"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "1000"},
+						Status: engine.StatusNew, Created: now}
+				}
+				return txs
+			}
+			for range 100 { // 50,000 rows already there
+				if err := s.InsertTransactions(ctx, rows(500)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			const batch = 64
+			for b.Loop() {
+				b.StopTimer()
+				txs := rows(batch)
+				b.StartTimer()
+				if err := s.InsertTransactions(ctx, txs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
 }
 
 func mustOpenB(b *testing.B, path string) *sqlite.Store {

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
 )
@@ -88,7 +86,7 @@ func (s *Store) outboxRows(id string, raw sql.NullString, ended time.Time) ([]Ou
 	}
 	rows := make([]OutboxRow, len(urls))
 	for i, u := range urls {
-		rows[i] = OutboxRow{ID: uuid.NewString(), TxID: id, URL: u, At: ended}
+		rows[i] = OutboxRow{ID: engine.NewID(), TxID: id, URL: u, At: ended}
 	}
 	return rows, nil
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
@@ -300,7 +299,7 @@ func (s *Store) enqueueDeliveries(ctx context.Context, tx Conn, events []engine.
 	for _, ev := range events {
 		for _, u := range urls[ev.SubscriptionID] {
 			p := pair{ev.SubscriptionID, u}
-			rows = append(rows, OutboxRow{ID: uuid.NewString(), EventID: ev.ID, SubscriptionID: ev.SubscriptionID,
+			rows = append(rows, OutboxRow{ID: engine.NewID(), EventID: ev.ID, SubscriptionID: ev.SubscriptionID,
 				EventSeq: ev.Seq, URL: u, Held: queued[p], At: createdOrNow(ev.Created)})
 			queued[p] = true
 		}
