@@ -72,7 +72,9 @@ type HeaderReader interface {
 
 // Head returns the chain's head: the one observed within fresh, else the
 // node's (which it then records). Callers that find the head stale at the
-// same time share one read of the node's.
+// same time share one read of the node's: its error (the node's, or the
+// end of the reading caller's context) is theirs too, and their next call
+// reads again. A caller whose own context ends stops waiting at once.
 //
 // The sharing is measured: on the nodes of a cluster that do not hold the
 // network's lease, no watcher observes heads, and each account's pump
