@@ -8,10 +8,11 @@ import (
 )
 
 // IdempotencyWriter is the optional bulk statement of a Dialect that writes
-// idempotency records: delete the expired record of each (user, key) of rs,
-// then insert rs, in two statements whatever their number. A live record,
-// or two of rs with the same (user, key), is the unique violation of the
-// insert. Without it, the store runs the two statements once per record.
+// idempotency records, whatever their number: each replaces an expired
+// record of its (user, key); a live record, or two of rs with the same
+// (user, key), is engine.ErrConflict (the caller's transaction is then
+// rolled back). Without it, the store runs a delete of the expired record
+// and an insert per record.
 type IdempotencyWriter interface {
 	InsertIdempotency(ctx context.Context, tx Conn, rs []*engine.IdempotencyRecord) error
 }

@@ -72,6 +72,33 @@ func testIdempotency(t *testing.T, s engine.Store) {
 	if got.RequestHash != "h8" {
 		t.Errorf("after expiry: record hash %s, want h8", got.RequestHash)
 	}
+
+	// One key twice in a batch: conflict, nothing written.
+	t4, t5 := f.tx("dev", 9), f.tx("dev", 9)
+	t4.Idempotency, t5.Idempotency = idem(u.ID, "k9", "h9", later), idem(u.ID, "k9", "h10", later)
+	wantCode(t, s.InsertTransactions(ctx, []*engine.Transaction{t4, t5}), engine.CodeConflict, "InsertTransactions with one key twice")
+	_, err = s.IdempotencyRecord(ctx, u.ID, "k9")
+	wantCode(t, err, engine.CodeNotFound, "record of the batch with one key twice")
+
+	// A live key among new ones fails the batch as a whole; once it and an
+	// older one have expired, a batch of expired and new keys is written
+	// whole and replaces the expired records.
+	must(t, s.CreateContract(ctx, &engine.Contract{ID: newID(), Owner: u.ID, Name: "c2", Network: "dev", Address: randomAddress(t), Created: at(10),
+		Idempotency: idem(u.ID, "k10", "h11", at(10))}))
+	t6, t7, t8 := f.tx("dev", 11), f.tx("dev", 11), f.tx("dev", 11)
+	t6.Idempotency, t7.Idempotency = idem(u.ID, "k11", "h12", later), idem(u.ID, "k1", "h13", later) // k1: h8, live
+	wantCode(t, s.InsertTransactions(ctx, []*engine.Transaction{t6, t7}), engine.CodeConflict, "InsertTransactions with a live key among new ones")
+	_, err = s.IdempotencyRecord(ctx, u.ID, "k11")
+	wantCode(t, err, engine.CodeNotFound, "new key of the failed batch")
+	muchLater := later.Add(engine.IdempotencyTTL) // k1's h8 and k10's h11 have expired
+	t6.Idempotency.Created, t7.Idempotency.Created = muchLater, muchLater
+	t8.Idempotency = idem(u.ID, "k10", "h14", muchLater)
+	insert(t, s, t6, t7, t8)
+	for key, want := range map[string]string{"k11": "h12", "k1": "h13", "k10": "h14"} {
+		if got, err = s.IdempotencyRecord(ctx, u.ID, key); err != nil || got.RequestHash != want {
+			t.Errorf("record of %s after the batch: %+v, %v; want %s", key, got, err, want)
+		}
+	}
 }
 
 func testUserLimits(t *testing.T, s engine.Store) {
