@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/txengine/txengine/engine/keystore"
 )
 
@@ -34,7 +33,7 @@ type NewUser struct {
 // for. Nothing is stored. Every way of creating a user (the API, the
 // operator's bootstrap, `txengine users create`) goes through it.
 func MakeUser(s *keystore.KeySealer, spec NewUserSpec, now time.Time) (*NewUser, error) {
-	id := uuid.NewString()
+	id := NewID()
 	secret, err := s.NewCallbackSecret(id)
 	if err != nil {
 		return nil, fmt.Errorf("new user: callback secret: %w", err)
@@ -49,7 +48,7 @@ func MakeUser(s *keystore.KeySealer, spec NewUserSpec, now time.Time) (*NewUser,
 		if n.Account, err = NewLocalAccount(s); err != nil {
 			return nil, fmt.Errorf("new user: %w", err)
 		}
-		n.Account.ID, n.Account.Owner, n.Account.Default, n.Account.Created = uuid.NewString(), id, true, now
+		n.Account.ID, n.Account.Owner, n.Account.Default, n.Account.Created = NewID(), id, true, now
 	}
 	return n, nil
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/contracts"
 	"github.com/txengine/txengine/engine"
@@ -158,7 +157,7 @@ func (s *Server) createContract(c *gin.Context) {
 		return
 	}
 	ct := &engine.Contract{
-		ID: uuid.NewString(), Owner: currentUser(c).ID, Name: *req.Name, Network: nw.Name, Address: addr,
+		ID: engine.NewID(), Owner: currentUser(c).ID, Name: *req.Name, Network: nw.Name, Address: addr,
 		ABI: rawABI, Block: head.Number.Uint64(), Created: s.clock.Now(),
 	}
 	if typ != "" {

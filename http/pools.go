@@ -130,7 +130,7 @@ func (s *Server) poolOf(ctx context.Context, u *engine.User, req *createPoolRequ
 	if err := checkPoolSize(req.Size); err != nil {
 		return nil, err
 	}
-	p := &engine.Pool{ID: uuid.NewString(), Owner: u.ID, Name: *req.Name, Network: *req.Network, Size: *req.Size, Created: s.clock.Now()}
+	p := &engine.Pool{ID: engine.NewID(), Owner: u.ID, Name: *req.Name, Network: *req.Network, Size: *req.Size, Created: s.clock.Now()}
 	if req.Treasury != nil {
 		id, err := uuid.Parse(*req.Treasury)
 		if err != nil || len(*req.Treasury) != 36 {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/engine"
 )
@@ -81,7 +80,7 @@ func (s *Server) createSubscription(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	sub.ID, sub.Owner, sub.Next, sub.Created = uuid.NewString(), u.ID, sub.FromBlock, s.clock.Now()
+	sub.ID, sub.Owner, sub.Next, sub.Created = engine.NewID(), u.ID, sub.FromBlock, s.clock.Now()
 
 	unlock, err := s.checkSubscriptionCap(c.Request.Context(), u)
 	if err != nil {

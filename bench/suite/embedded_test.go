@@ -28,7 +28,7 @@ func embBreadthRows(t *testing.T, b bins, logf func(string, ...any), svc *servic
 		var ms [2]measured
 		for i, sh := range pair {
 			id := fmt.Sprintf("E.%dx%d", sh.accounts, sh.per)
-			prof := embProfiler(t, id)
+			prof := shapeProfiler(t, id)
 			m := measure(t, b.txload, svc, sh, prof.during, "--concurrency", itoa(p1Clients), "--timeout", "10m")
 			prof.after()
 			ms[i] = m
@@ -55,21 +55,22 @@ func embBreadthRows(t *testing.T, b bins, logf func(string, ...any), svc *servic
 	return rows
 }
 
-// embProfile takes the profiles of one shape of the embedded rows when
+// shapeProfile takes the profiles of one shape (the embedded breadth rows,
+// the shape rows of make bench-shapes) when
 // TXENGINE_PROFILE names a folder and TXENGINE_PPROF the pprof listener of
 // a profiling build (TXENGINE_BENCH_BIN, built with -tags pprof): a CPU
 // profile of TXENGINE_PROFILE_SECONDS (3, about a breadth's accept phase)
 // from the first accepted transfer, and the block and mutex profiles of
 // the whole shape (id.block.pprof with id.block.base.pprof, its state
 // before: go tool pprof -base).
-type embProfile struct {
+type shapeProfile struct {
 	t        *testing.T
 	dir, url string
 	id       string
 	seconds  int
 }
 
-func embProfiler(t *testing.T, id string) *embProfile {
+func shapeProfiler(t *testing.T, id string) *shapeProfile {
 	dir, addr := os.Getenv("TXENGINE_PROFILE"), os.Getenv("TXENGINE_PPROF")
 	if dir == "" || addr == "" {
 		return nil
@@ -77,20 +78,20 @@ func embProfiler(t *testing.T, id string) *embProfile {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := &embProfile{t: t, dir: dir, url: "http://" + addr + "/debug/pprof/", id: id, seconds: envInt(t, "TXENGINE_PROFILE_SECONDS", 3)}
+	p := &shapeProfile{t: t, dir: dir, url: "http://" + addr + "/debug/pprof/", id: id, seconds: envInt(t, "TXENGINE_PROFILE_SECONDS", 3)}
 	for _, name := range []string{"block", "mutex"} {
 		fetch(t, p.url+name, filepath.Join(dir, id+"."+name+".base.pprof"))
 	}
 	return p
 }
 
-func (p *embProfile) during() {
+func (p *shapeProfile) during() {
 	if p != nil {
 		fetch(p.t, fmt.Sprintf("%sprofile?seconds=%d", p.url, p.seconds), filepath.Join(p.dir, p.id+".cpu.pprof"))
 	}
 }
 
-func (p *embProfile) after() {
+func (p *shapeProfile) after() {
 	if p != nil {
 		for _, name := range []string{"block", "mutex"} {
 			fetch(p.t, p.url+name, filepath.Join(p.dir, p.id+"."+name+".pprof"))

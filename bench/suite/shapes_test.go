@@ -294,7 +294,7 @@ func settleBaseFee(t *testing.T, svc *service, network string, logf func(string,
 // (nil: the embedded dev chain, whose gas limit and period are its
 // defaults). With a profiling build (TXENGINE_BENCH_BIN, TXENGINE_PPROF)
 // and TXENGINE_PROFILE, each shape's profiles are written there
-// (embProfiler: CPU from the first accepted transfer).
+// (shapeProfiler: CPU from the first accepted transfer).
 func shapeRows(t *testing.T, b bins, logf func(string, ...any), key, where string, r recipients, svc *service, ec *ethclient.Client, loadArgs ...string) []benchtable.Row {
 	var rows []benchtable.Row
 	network := "geth"
@@ -310,7 +310,7 @@ func shapeRows(t *testing.T, b bins, logf func(string, ...any), key, where strin
 		settleBaseFee(t, svc, network, logf)
 		args := append([]string{"--concurrency", itoa(p1Clients), "--timeout", "10m"}, r.args(sh.accounts*sh.per)...)
 		id := fmt.Sprintf("S.%s.%dx%d", key, sh.accounts, sh.per)
-		prof := embProfiler(t, id) // nil unless TXENGINE_PROFILE and TXENGINE_PPROF are set
+		prof := shapeProfiler(t, id) // nil unless TXENGINE_PROFILE and TXENGINE_PPROF are set
 		m := measure(t, b.txload, svc, sh, prof.during, append(args, loadArgs...)...)
 		prof.after()
 		cpuPer := 1000 * m.cpu / m.completed

@@ -9,7 +9,6 @@ import (
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/google/uuid"
 
 	"github.com/txengine/txengine/contracts"
 	"github.com/txengine/txengine/engine"
@@ -67,7 +66,7 @@ func Deploy(ctx context.Context, store ContractStore, net *engine.Network, key *
 		}
 	}
 	c := &engine.Contract{
-		ID: uuid.NewString(), Owner: d.Owner, Name: d.Name, Network: net.Name, Address: addr,
+		ID: engine.NewID(), Owner: d.Owner, Name: d.Name, Network: net.Name, Address: addr,
 		ABI: d.Artifact.ABI, BWType: d.Type, BWVer: "1", Block: head.Number.Uint64(), Created: engine.SystemClock{}.Now(),
 	}
 	if err := store.CreateContract(ctx, c); err != nil {

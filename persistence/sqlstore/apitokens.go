@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/txengine/txengine/engine"
 )
 
@@ -30,7 +28,7 @@ func (s *Store) insertToken(ctx context.Context, tx Conn, userID string, hash []
 		return s.errorf("add token for user %s: empty token hash", userID)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO api_tokens (id, hash, user_id, created) VALUES (?, ?, ?, ?)`,
-		uuid.NewString(), hash, userID, s.ts(created)); err != nil {
+		engine.NewID(), hash, userID, s.ts(created)); err != nil {
 		return s.wrap(err, "add token for user %s", userID)
 	}
 	return nil
