@@ -36,6 +36,9 @@ type UserStore interface {
 type IdempotencyStore interface {
 	// IdempotencyRecord returns the record of (userID, key), expired or not.
 	IdempotencyRecord(ctx context.Context, userID, key string) (*IdempotencyRecord, error)
+	// IdempotencyRecords returns the records of userID's keys that exist,
+	// expired or not, by key (in one read).
+	IdempotencyRecords(ctx context.Context, userID string, keys []string) (map[string]*IdempotencyRecord, error)
 }
 
 // UserAdminStore changes users after their creation.
@@ -44,8 +47,17 @@ type UserAdminStore interface {
 	SetUserLimits(ctx context.Context, id string, limits *RateLimits) error
 }
 
+// AccountsReader reads many accounts at once: the submit stage's merged
+// reads and the HTTP account cache's merged misses.
+type AccountsReader interface {
+	// AccountsByID is AccountByID of each of ids, in one statement; an id
+	// without an account is absent.
+	AccountsByID(ctx context.Context, ids []string) (map[string]*Account, error)
+}
+
 // AccountStore keeps custodial accounts.
 type AccountStore interface {
+	AccountsReader
 	// CreateAccount inserts a. When a.Default is true, the owner's other
 	// accounts stop being default in the same database transaction.
 	CreateAccount(ctx context.Context, a *Account) error
@@ -161,9 +173,7 @@ type StageStore interface {
 	// CountQueuedOf is CountQueued of each of accountIDs on network, in one
 	// statement; an account with nothing queued is absent.
 	CountQueuedOf(ctx context.Context, network string, accountIDs []string) (map[string]int, error)
-	// AccountsByID is AccountByID of each of ids, in one statement; an id
-	// without an account is absent.
-	AccountsByID(ctx context.Context, ids []string) (map[string]*Account, error)
+	AccountsReader
 	// MaxNonces is MaxNonce of each of accountIDs on network, in one
 	// statement; an account that was never assigned a nonce is absent.
 	MaxNonces(ctx context.Context, network string, accountIDs []string) (map[string]uint64, error)

@@ -164,3 +164,17 @@ func (c *accountCache) forgetDefault(owner string) {
 	c.defaults.delete(owner)
 	c.gen++
 }
+
+// accountByIDMerged reads account id for the account cache through
+// accountReads: the misses of concurrent requests (a cluster node meets
+// every account another node created once) are one statement.
+func (s *Server) accountByIDMerged(ctx context.Context, id string) (*engine.Account, error) {
+	a, found, err := s.accountReads.get(ctx, id)
+	if err != nil {
+		return nil, err // the caller names the account
+	}
+	if !found {
+		return nil, engine.ErrNotFound
+	}
+	return a, nil
+}

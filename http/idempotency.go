@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,8 +87,8 @@ func (s *Server) idempotent(c *gin.Context) {
 // replay answers a request whose key is known: the first response again,
 // or 409 for another request. It reports whether it answered.
 func (s *Server) replay(c *gin.Context, u *engine.User, req *idemRequest) bool {
-	rec, err := s.store.IdempotencyRecord(c.Request.Context(), u.ID, req.key)
-	if engine.IsNotFound(err) || (err == nil && rec.Expired(s.clock.Now())) {
+	rec, found, err := s.idemReads.get(c.Request.Context(), idemKey{user: u.ID, key: req.key})
+	if err == nil && (!found || rec.Expired(s.clock.Now())) {
 		return false
 	}
 	if err != nil {
@@ -108,6 +109,33 @@ func (s *Server) replay(c *gin.Context, u *engine.User, req *idemRequest) bool {
 	c.Data(rec.Status, "application/json; charset=utf-8", body)
 	c.Abort()
 	return true
+}
+
+// idemKey is an Idempotency-Key of a user.
+type idemKey struct{ user, key string }
+
+// readIdempotency reads the records of keys that exist (idemReads): one
+// read per user among keys (a burst is usually one user's).
+func (s *Server) readIdempotency(ctx context.Context, keys []idemKey) (map[idemKey]*engine.IdempotencyRecord, error) {
+	byUser := make(map[string][]string)
+	var users []string
+	for _, k := range keys {
+		if _, ok := byUser[k.user]; !ok {
+			users = append(users, k.user)
+		}
+		byUser[k.user] = append(byUser[k.user], k.key)
+	}
+	out := make(map[idemKey]*engine.IdempotencyRecord, len(keys))
+	for _, u := range users {
+		recs, err := s.store.IdempotencyRecords(ctx, u, byUser[u])
+		if err != nil {
+			return nil, err
+		}
+		for key, r := range recs {
+			out[idemKey{user: u, key: key}] = r
+		}
+	}
+	return out, nil
 }
 
 // replayAfterConflict answers a request with an Idempotency-Key whose

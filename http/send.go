@@ -346,7 +346,7 @@ func (l sendLookup) Sender(ctx context.Context, owner string, from *string) (*en
 	if err != nil || len(*from) != 36 {
 		return nil, engine.Invalid("from", "from must be an address or an account id")
 	}
-	a, err := s.accounts.byIDForSend(ctx, id.String(), s.store.AccountByID)
+	a, err := s.accounts.byIDForSend(ctx, id.String(), s.accountByIDMerged)
 	if engine.IsNotFound(err) || (err == nil && a.Owner != owner) {
 		return nil, notFound("from", "account %s not found", id)
 	}

@@ -186,6 +186,10 @@ type Server struct {
 	draining atomic.Bool
 	// idemLocks serialises requests with the same user and Idempotency-Key.
 	idemLocks keyedMutex
+	// idemReads merges the reads of concurrent requests' Idempotency-Keys.
+	idemReads readBatch[idemKey, *engine.IdempotencyRecord]
+	// accountReads merges the reads of the account cache's misses.
+	accountReads readBatch[string, *engine.Account]
 	// subLocks serialises the subscription creations of one user tree
 	// (the cap is counted before the insert).
 	subLocks keyedMutex
@@ -229,6 +233,10 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	s.log = slog.New(requestIDHandler{s.log.Handler()})
 	s.accounts.cacheDefaults = !s.cfg.Cluster
+	s.idemReads = readBatch[idemKey, *engine.IdempotencyRecord]{read: s.readIdempotency, timeout: s.cfg.RequestTimeout}
+	s.accountReads = readBatch[string, *engine.Account]{read: func(ctx context.Context, ids []string) (map[string]*engine.Account, error) {
+		return s.store.AccountsByID(ctx, ids)
+	}, timeout: s.cfg.RequestTimeout}
 	s.metrics, s.metricsHandler, s.revocations = deps.Metrics, deps.MetricsHandler, deps.Revocations
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}

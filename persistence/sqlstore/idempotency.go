@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/txengine/txengine/engine"
 	"github.com/txengine/txengine/persistence/internal/sqlrow"
@@ -62,4 +63,26 @@ func (s *Store) IdempotencyRecord(ctx context.Context, userID, key string) (*eng
 		return nil, s.wrap(err, "idempotency key of %s", userID)
 	}
 	return decoded(r.Record())
+}
+
+// IdempotencyRecords returns the records of userID's keys that exist,
+// expired or not, by key: one statement (per chunk of the dialect's
+// list) for what IdempotencyRecord reads one key at a time.
+func (s *Store) IdempotencyRecords(ctx context.Context, userID string, keys []string) (map[string]*engine.IdempotencyRecord, error) {
+	out := make(map[string]*engine.IdempotencyRecord, len(keys))
+	what := fmt.Sprintf("%d idempotency keys of %s", len(keys), userID)
+	err := selectIn(ctx, s, what, "key", keys, `SELECT `+sqlrow.IdempotencyColumns+`
+		FROM idempotency_keys WHERE user_id = ? AND `, ``, []any{userID},
+		func(r *idempotencyRow) error {
+			rec, err := decoded(r.Record())
+			if err != nil {
+				return err
+			}
+			out[rec.Key] = rec
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -99,6 +99,26 @@ func testIdempotency(t *testing.T, s engine.Store) {
 			t.Errorf("record of %s after the batch: %+v, %v; want %s", key, got, err, want)
 		}
 	}
+
+	// IdempotencyRecords: IdempotencyRecord of each key that exists, in one
+	// read; an unknown key and another user's key (v has a k1 too) absent.
+	recs, err := s.IdempotencyRecords(ctx, u.ID, []string{"k1", "k2", "k3", "k9", "k11", "no-such-key"})
+	must(t, err)
+	for _, key := range []string{"k1", "k2", "k3", "k11"} {
+		one, err := s.IdempotencyRecord(ctx, u.ID, key)
+		must(t, err)
+		got := recs[key]
+		if got == nil || got.UserID != u.ID || got.Key != key || got.RequestHash != one.RequestHash ||
+			got.Status != one.Status || string(got.Body) != string(one.Body) || !got.Created.Equal(one.Created) {
+			t.Errorf("IdempotencyRecords[%s] = %+v, IdempotencyRecord = %+v", key, got, one)
+		}
+	}
+	if len(recs) != 4 {
+		t.Errorf("IdempotencyRecords = %d records, want the 4 of u's keys that exist", len(recs))
+	}
+	if recs, err = s.IdempotencyRecords(ctx, v.ID, []string{"k1", "k2"}); err != nil || len(recs) != 1 || recs["k1"].RequestHash != "h3" {
+		t.Errorf("IdempotencyRecords of v = %v, %v; want k1 only, with v's hash h3", recs, err)
+	}
 }
 
 func testUserLimits(t *testing.T, s engine.Store) {
