@@ -103,3 +103,31 @@ func BenchmarkMarkSubmittedBreadth(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(accts)), "ns/row")
 }
+
+// BenchmarkListReads measures the merged reads whose condition is the
+// dialect's List (a column among many values): AccountsByID and MaxNonces
+// of the accounts of one pump round of the cold shape (10,000 × 1: each
+// account pumps once), 1,000 accounts of 10,000.
+//
+//	go test -run '^$' -bench ListReads -count 5 ./persistence/sqlite/
+func BenchmarkListReads(b *testing.B) {
+	s, accts := benchStore(b, 10_000)
+	ids := make([]string, 0, 1000)
+	for i := 0; i < len(accts); i += 10 {
+		ids = append(ids, accts[i].ID)
+	}
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("accounts=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				got, err := s.AccountsByID(context.Background(), ids[:n])
+				if err != nil || len(got) != n {
+					b.Fatalf("AccountsByID: %d, %v", len(got), err)
+				}
+				if _, err := s.MaxNonces(context.Background(), "dev", ids[:n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/account")
+		})
+	}
+}
