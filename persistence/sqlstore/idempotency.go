@@ -10,10 +10,11 @@ import (
 
 // IdempotencyWriter is the optional bulk statement of a Dialect that writes
 // idempotency records, whatever their number: each replaces an expired
-// record of its (user, key); a live record, or two of rs with the same
-// (user, key), is engine.ErrConflict (the caller's transaction is then
-// rolled back). Without it, the store runs a delete of the expired record
-// and an insert per record.
+// record of its (user, key); a live record is engine.ErrConflict (the
+// caller's transaction is then rolled back). The store passes records of
+// distinct (user, key) only: two of one key in a batch are a conflict it
+// reports itself. Without it, the store runs a delete of the expired
+// record and an insert per record.
 type IdempotencyWriter interface {
 	InsertIdempotency(ctx context.Context, tx Conn, rs []*engine.IdempotencyRecord) error
 }
@@ -23,12 +24,18 @@ type IdempotencyWriter interface {
 // engine.ErrConflict.
 func (s *Store) insertIdempotency(ctx context.Context, tx Conn, rs ...*engine.IdempotencyRecord) error {
 	var live []*engine.IdempotencyRecord
+	seen := make(map[[2]string]bool, len(rs))
 	for _, r := range rs {
 		if r == nil {
 			continue
 		}
 		if err := sqlrow.CheckIdempotency(r); err != nil {
 			return s.errorf("%w", err)
+		}
+		if k := [2]string{r.UserID, r.Key}; seen[k] {
+			return s.errorf("two records of idempotency key %q of %s in one write: %w", r.Key, r.UserID, engine.ErrConflict)
+		} else {
+			seen[k] = true
 		}
 		if r.Body == nil {
 			r.Body = []byte{}
