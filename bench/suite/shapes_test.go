@@ -334,6 +334,11 @@ func shapeRows(t *testing.T, b bins, logf func(string, ...any), key, where strin
 		} else if m.r.GasUsedMedian > 0 {
 			perBlock = evm.DefaultDevGasLimit / m.r.GasUsedMedian
 			bound = math.Ceil(float64(sh.accounts*sh.per) / float64(perBlock))
+			// No node to read: the blocks as the completed transfers show them.
+			for _, b := range m.r.Blocks {
+				logf("block %d: %4d transfers (%3.0f %% of %d), first seen ended at %+6.1fs from the first request",
+					b.Number, b.Transfers, 100*float64(b.Transfers)/float64(perBlock), perBlock, b.EndedSeconds)
+			}
 		}
 		rows = append(rows, benchtable.Row{ID: id + ".drain", What: fmt.Sprintf("%s drain (first request to last completed; chain bound %.0fs: %d transfers a block)", sh, bound, perBlock), Value: m.r.LastCompletedSeconds, Unit: "s"})
 		if bound > 0 {

@@ -648,7 +648,12 @@ type loadReport struct {
 	LastCompletedSeconds float64 `json:"lastCompletedSeconds"`
 	CompletedPerSec      float64 `json:"completedPerSec"`
 	GasUsedMedian        uint64  `json:"gasUsedMedian"`
-	LatencyMs            struct {
+	Blocks               []struct {
+		Number       uint64  `json:"number"`
+		Transfers    int     `json:"transfers"`
+		EndedSeconds float64 `json:"endedSeconds"`
+	} `json:"blocks"`
+	LatencyMs struct {
 		P50, P90, P99, Max float64
 	} `json:"acceptLatencyMs"`
 	Errors map[string]int `json:"errors"`

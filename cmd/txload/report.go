@@ -43,6 +43,10 @@ type Report struct {
 	// FirstBlock and LastBlock span the blocks of the completed transfers.
 	FirstBlock uint64 `json:"firstBlock,omitempty"`
 	LastBlock  uint64 `json:"lastBlock,omitempty"`
+	// Blocks are the blocks of the completed transfers, oldest first: a
+	// block log read through the service, for a chain the load cannot
+	// reach itself (the embedded dev chain).
+	Blocks []BlockFill `json:"blocks,omitempty"`
 	// RPCRoundTrips is the growth of the service's
 	// txengine_rpc_requests_total from before the load until every transfer
 	// ended (a JSON-RPC batch counts once); RPCRequests counts the requests
@@ -129,6 +133,44 @@ func summarizeCompletion(rep *Report, observed map[string]txView, start time.Tim
 		}
 	}
 	rep.GasUsedMedian = uint64(stats.Median(gas))
+	rep.Blocks = blockFills(observed, start)
+}
+
+// BlockFill is what the completed transfers of one block show: how many
+// it holds and when the first of them ended (the service saw the block),
+// in seconds from the first request.
+type BlockFill struct {
+	Number       uint64  `json:"number"`
+	Transfers    int     `json:"transfers"`
+	EndedSeconds float64 `json:"endedSeconds"`
+}
+
+// blockFills returns the blocks of the completed transfers of observed,
+// oldest first.
+func blockFills(observed map[string]txView, start time.Time) []BlockFill {
+	by := map[uint64]*BlockFill{}
+	for _, t := range observed {
+		if t.Status != "completed" || t.BlockNumber == nil {
+			continue
+		}
+		b := by[*t.BlockNumber]
+		if b == nil {
+			b = &BlockFill{Number: *t.BlockNumber, EndedSeconds: -1}
+			by[*t.BlockNumber] = b
+		}
+		b.Transfers++
+		if e, err := time.Parse(time.RFC3339Nano, t.Ended); err == nil {
+			if s := e.Sub(start).Seconds(); b.EndedSeconds < 0 || s < b.EndedSeconds {
+				b.EndedSeconds = s
+			}
+		}
+	}
+	out := make([]BlockFill, 0, len(by))
+	for _, b := range by {
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out
 }
 
 // errorLines formats errors by code, most frequent first.

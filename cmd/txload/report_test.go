@@ -29,6 +29,35 @@ func TestCompletedPerSecCountsCompleted(t *testing.T) {
 	}
 }
 
+// TestBlockFills: the completed transfers by block, oldest first, each
+// block with its count and the earliest end among them; failed and
+// unfinished transfers left out.
+func TestBlockFills(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) string { return start.Add(time.Duration(ms) * time.Millisecond).Format(time.RFC3339Nano) }
+	block := func(n uint64) *uint64 { return &n }
+	observed := map[string]txView{
+		"a": {Status: "completed", BlockNumber: block(8), Ended: at(2500)},
+		"b": {Status: "completed", BlockNumber: block(7), Ended: at(1700)},
+		"c": {Status: "completed", BlockNumber: block(8), Ended: at(2250)},
+		"d": {Status: "failed", BlockNumber: block(9), Ended: at(3000)},
+		"e": {Status: "submitted"},
+		"f": {Status: "completed", BlockNumber: block(7), Ended: at(1600)},
+		"g": {Status: "completed", BlockNumber: block(8), Ended: at(2400)},
+	}
+	rep := &Report{}
+	summarizeCompletion(rep, observed, start)
+	want := []BlockFill{{Number: 7, Transfers: 2, EndedSeconds: 1.6}, {Number: 8, Transfers: 3, EndedSeconds: 2.25}}
+	if len(rep.Blocks) != len(want) {
+		t.Fatalf("blocks %+v, want %+v", rep.Blocks, want)
+	}
+	for i, b := range rep.Blocks {
+		if b != want[i] {
+			t.Errorf("block %d: %+v, want %+v", i, b, want[i])
+		}
+	}
+}
+
 func TestReportRPC(t *testing.T) {
 	rep := &Report{Completed: 1000}
 	summarizeRPC(rep, rpcmetrics.Counters{RoundTrips: 123, Batches: 3, Batched: 4447})
