@@ -168,8 +168,8 @@ func (c *accountCache) forgetDefault(owner string) {
 // accountByIDMerged reads account id for the account cache through
 // accountReads: the misses of concurrent requests (a cluster node meets
 // every account another node created once) are one statement.
-func (s *Server) accountByIDMerged(ctx context.Context, id string) (*engine.Account, error) {
-	a, found, err := s.accountReads.get(ctx, id)
+func (s *Server) accountByIDMerged(_ context.Context, id string) (*engine.Account, error) {
+	a, found, err := readOne(s.accountReads, id)
 	if err != nil {
 		return nil, err // the caller names the account
 	}

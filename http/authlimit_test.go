@@ -98,7 +98,7 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 // the one it forwards.
 func TestAuthFailuresTrustedProxy(t *testing.T) {
 	env := newTestEnv(t)
-	env.server = NewServer(Config{TrustedProxies: []string{"10.0.0.0/8"},
+	env.server = newTestServer(t, Config{TrustedProxies: []string{"10.0.0.0/8"},
 		RateLimit: RateLimitConfig{AuthFailuresPerSecond: 1, AuthFailuresPerHour: 10}}, Deps{
 		Store: env.store, Sealer: env.server.sealer, Engine: env.engine, Clock: fixedClock{testNow},
 	})

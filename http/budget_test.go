@@ -47,7 +47,7 @@ func newQuotaEnv(t *testing.T, rl RateLimitConfig, q QuotaConfig) *quotaEnv {
 		t.Fatal(err)
 	}
 	env := &quotaEnv{t: t, engine: &fakeEngine{}, clock: clk, opToken: token}
-	env.server = NewServer(Config{RateLimit: rl, Quotas: q}, Deps{Store: store, Sealer: sealer, Engine: env.engine, Clock: clk,
+	env.server = newTestServer(t, Config{RateLimit: rl, Quotas: q}, Deps{Store: store, Sealer: sealer, Engine: env.engine, Clock: clk,
 		Networks: map[string]*engine.Network{"dev": {Name: "dev", ChainID: big.NewInt(1337), Chain: &fakeChain{}}}})
 	return env
 }

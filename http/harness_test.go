@@ -24,6 +24,13 @@ import (
 )
 
 // testEnv is a server on fakes with two users: alice (an operator with a
+// newTestServer is NewServer, closed when the test ends.
+func newTestServer(tb testing.TB, cfg Config, deps Deps) *Server {
+	s := NewServer(cfg, deps)
+	tb.Cleanup(s.Close)
+	return s
+}
+
 // default account and a registered token) and bob (with a default account).
 type testEnv struct {
 	t      testing.TB
@@ -107,7 +114,7 @@ func newTestEnv(t testing.TB) *testEnv {
 	}
 	// Generous limits: the tests send many requests at one fixed instant;
 	// the rate-limit tests install their own limiter (withLimiter).
-	env.server = NewServer(Config{RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30,
+	env.server = newTestServer(t, Config{RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30,
 		AuthFailuresPerSecond: 1 << 30, AuthFailuresPerHour: 1 << 30}}, Deps{
 		Store:    store,
 		Sealer:   sealer,

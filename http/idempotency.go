@@ -87,7 +87,7 @@ func (s *Server) idempotent(c *gin.Context) {
 // replay answers a request whose key is known: the first response again,
 // or 409 for another request. It reports whether it answered.
 func (s *Server) replay(c *gin.Context, u *engine.User, req *idemRequest) bool {
-	rec, found, err := s.idemReads.get(c.Request.Context(), idemKey{user: u.ID, key: req.key})
+	rec, found, err := readOne(s.idemReads, idemKey{user: u.ID, key: req.key})
 	if err == nil && (!found || rec.Expired(s.clock.Now())) {
 		return false
 	}
@@ -115,7 +115,8 @@ func (s *Server) replay(c *gin.Context, u *engine.User, req *idemRequest) bool {
 type idemKey struct{ user, key string }
 
 // readIdempotency reads the records of keys that exist (idemReads): one
-// read per user among keys (a burst is usually one user's).
+// read per user among keys (a burst is usually one user's). keys holds no
+// key twice: idemLocks serialises the requests of one key.
 func (s *Server) readIdempotency(ctx context.Context, keys []idemKey) (map[idemKey]*engine.IdempotencyRecord, error) {
 	byUser := make(map[string][]string)
 	var users []string

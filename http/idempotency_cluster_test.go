@@ -68,7 +68,7 @@ func newIdemCluster(t *testing.T) *idemCluster {
 	c := &idemCluster{store: store, user: u, token: token, hiding: &hidingStore{Store: store}}
 	cfg := Config{RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30}}
 	for i, st := range []Store{store, c.hiding} {
-		c.nodes[i] = NewServer(cfg, Deps{Store: st, Sealer: sealer, Engine: &fakeEngine{}, Clock: fixedClock{testNow}})
+		c.nodes[i] = newTestServer(t, cfg, Deps{Store: st, Sealer: sealer, Engine: &fakeEngine{}, Clock: fixedClock{testNow}})
 	}
 	return c
 }

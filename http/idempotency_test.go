@@ -99,3 +99,16 @@ func containsBytes(haystack, needle []byte) bool {
 	}
 	return false
 }
+
+// TestIdempotentAfterClose: once the server's merged reads are closed (the
+// HTTP server stopped), a request still running that must read its key
+// gets 503 and creates nothing.
+func TestIdempotentAfterClose(t *testing.T) {
+	env := newTestEnv(t)
+	env.server.Close()
+	rec := env.do("POST", "/accounts", env.bobToken, "", "Idempotency-Key", "after-close")
+	wantError(t, rec, http.StatusServiceUnavailable, engine.CodeUnavailable, "")
+	if accts, _ := env.store.ListAccounts(t.Context(), env.bob.ID); len(accts) != 1 {
+		t.Fatalf("bob has %d accounts, want only the default", len(accts))
+	}
+}

@@ -75,7 +75,7 @@ func (s blockingStore) ListAccounts(ctx context.Context, _ string) ([]*engine.Ac
 // returns without answering after the deadline gets 503 as well.
 func TestRequestTimeout(t *testing.T) {
 	env := newTestEnv(t)
-	s := NewServer(Config{RequestTimeout: 50 * time.Millisecond, RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30}}, Deps{
+	s := newTestServer(t, Config{RequestTimeout: 50 * time.Millisecond, RateLimit: RateLimitConfig{PerSecond: 1 << 30, PerHour: 1 << 30}}, Deps{
 		Store: blockingStore{env.store}, Sealer: env.server.sealer, Networks: env.server.networks,
 		Engine: env.engine, Clock: fixedClock{testNow},
 	})

@@ -51,7 +51,7 @@ func TestRateLimitSharedByTwoServers(t *testing.T) {
 	clk := &stepClock{t: testNow.Truncate(time.Second).Add(100 * time.Millisecond)}
 	cfg := Config{RateLimit: RateLimitConfig{PerSecond: 3, PerHour: 5, Counter: counter}}
 	deps := Deps{Store: env.store, Sealer: env.server.sealer, Engine: env.engine, Clock: clk}
-	nodes := []*Server{NewServer(cfg, deps), NewServer(cfg, deps)}
+	nodes := []*Server{newTestServer(t, cfg, deps), newTestServer(t, cfg, deps)}
 	get := func(i int) *httptest.ResponseRecorder {
 		return serveOn(t, nodes[i%2], "GET", "/accounts", env.bobToken, "")
 	}
@@ -120,7 +120,7 @@ func TestRateLimitCounterDownFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := &stepClock{t: testNow.Truncate(time.Second).Add(100 * time.Millisecond)}
-	srv := NewServer(Config{RateLimit: RateLimitConfig{PerSecond: 3, PerHour: 100, Counter: counter}}, Deps{
+	srv := newTestServer(t, Config{RateLimit: RateLimitConfig{PerSecond: 3, PerHour: 100, Counter: counter}}, Deps{
 		Store: env.store, Sealer: env.server.sealer, Engine: env.engine, Clock: clk,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Metrics: metrics,
 	})
@@ -185,7 +185,7 @@ func TestRateLimitCounterClosedStore(t *testing.T) {
 	if err := closed.Close(); err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Config{RateLimit: RateLimitConfig{PerSecond: 2, PerHour: 100, Counter: closed}}, Deps{
+	srv := newTestServer(t, Config{RateLimit: RateLimitConfig{PerSecond: 2, PerHour: 100, Counter: closed}}, Deps{
 		Store: env.store, Sealer: env.server.sealer, Engine: env.engine, Clock: fixedClock{testNow},
 	})
 	wantStatus(t, serveOn(t, srv, "GET", "/accounts", env.bobToken, ""), http.StatusOK)

@@ -187,9 +187,9 @@ type Server struct {
 	// idemLocks serialises requests with the same user and Idempotency-Key.
 	idemLocks keyedMutex
 	// idemReads merges the reads of concurrent requests' Idempotency-Keys.
-	idemReads readBatch[idemKey, *engine.IdempotencyRecord]
+	idemReads *readMerger[idemKey, *engine.IdempotencyRecord]
 	// accountReads merges the reads of the account cache's misses.
-	accountReads readBatch[string, *engine.Account]
+	accountReads *readMerger[string, *engine.Account]
 	// subLocks serialises the subscription creations of one user tree
 	// (the cap is counted before the insert).
 	subLocks keyedMutex
@@ -233,10 +233,10 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	s.log = slog.New(requestIDHandler{s.log.Handler()})
 	s.accounts.cacheDefaults = !s.cfg.Cluster
-	s.idemReads = readBatch[idemKey, *engine.IdempotencyRecord]{read: s.readIdempotency, timeout: s.cfg.RequestTimeout}
-	s.accountReads = readBatch[string, *engine.Account]{read: func(ctx context.Context, ids []string) (map[string]*engine.Account, error) {
+	s.idemReads = newReadMerger(s.readIdempotency, s.cfg.RequestTimeout)
+	s.accountReads = newReadMerger(func(ctx context.Context, ids []string) (map[string]*engine.Account, error) {
 		return s.store.AccountsByID(ctx, ids)
-	}, timeout: s.cfg.RequestTimeout}
+	}, s.cfg.RequestTimeout)
 	s.metrics, s.metricsHandler, s.revocations = deps.Metrics, deps.MetricsHandler, deps.Revocations
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}
@@ -249,6 +249,14 @@ func NewServer(cfg Config, deps Deps) *Server {
 	}
 	s.router = s.routes()
 	return s
+}
+
+// Close stops the server's merged reads (readMerger) once the reads
+// already waiting have run; call it after the HTTP server stopped. A
+// request still running then gets 503.
+func (s *Server) Close() {
+	s.idemReads.Close()
+	s.accountReads.Close()
 }
 
 // Handler returns the http.Handler that serves the API.

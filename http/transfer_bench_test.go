@@ -36,7 +36,7 @@ func BenchmarkCreateTransfer(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := NewServer(Config{}, Deps{
+	srv := newTestServer(b, Config{}, Deps{
 		Store:    env.store,
 		Networks: map[string]*engine.Network{"dev": {Name: "dev", ChainID: big.NewInt(1337), Chain: env.chain}},
 		Engine:   &acceptAll{},

@@ -222,7 +222,7 @@ func (n *node) newAPI(context.Context) (func(), error) {
 	})
 	sys.OnTokenRevoked(api.ForgetToken) // tokens revoked on other members
 	n.api, n.metricsHandler = api, metricsHandler
-	return nil, nil
+	return api.Close, nil // after the HTTP server stopped (stops run in reverse)
 }
 
 // serveMetrics starts the metrics listener when metrics have their own

@@ -32,11 +32,11 @@ func (s *Store) insertIdempotency(ctx context.Context, tx Conn, rs ...*engine.Id
 		if err := sqlrow.CheckIdempotency(r); err != nil {
 			return s.errorf("%w", err)
 		}
-		if k := [2]string{r.UserID, r.Key}; seen[k] {
+		k := [2]string{r.UserID, r.Key}
+		if seen[k] {
 			return s.errorf("two records of idempotency key %q of %s in one write: %w", r.Key, r.UserID, engine.ErrConflict)
-		} else {
-			seen[k] = true
 		}
+		seen[k] = true
 		if r.Body == nil {
 			r.Body = []byte{}
 		}
